@@ -1,0 +1,33 @@
+# The project's commands. Every target installs the pinned environment first (once).
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+export MULTI30K_DIR ?= $(abspath ../shared/data/multi30k)
+export OMP_WAIT_POLICY ?= PASSIVE
+
+.PHONY: setup grade-examples test test-slow train-cpu bench
+
+$(VENV)/.installed: requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, from its exact pin, so nothing else can pull another build of it.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -r requirements.lock
+	touch $@
+
+setup: $(VENV)/.installed
+
+grade-examples: setup
+	$(PY) -m autograder grade examples/ --out grading-output
+
+test: setup
+	$(PY) -m pytest
+
+test-slow: setup
+	$(PY) -m pytest -m slow
+
+train-cpu: setup
+	$(PY) -m reference.train --profile cpu --out runs/cpu
+
+bench: setup
+	$(PY) bench/data_prep.py
