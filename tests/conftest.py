@@ -1,0 +1,22 @@
+"""Shared pytest fixtures: location of the real Multi30k files for tests that need them."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# shared/ sits beside the repository checkout (in development and in CI alike).
+DEFAULT_MULTI30K_DIRS = (REPO_ROOT.parent / "shared" / "data" / "multi30k", Path("/work/shared/data/multi30k"))
+
+
+@pytest.fixture(scope="session")
+def multi30k_dir() -> Path:
+    """The raw Multi30k folder: env MULTI30K_DIR, else shared/data/multi30k beside the repo."""
+    from_env = os.environ.get("MULTI30K_DIR")
+    if from_env:
+        return Path(from_env)  # set explicitly: a wrong path should fail, not skip
+    for candidate in DEFAULT_MULTI30K_DIRS:
+        if candidate.is_dir():
+            return candidate
+    pytest.skip("real Multi30k data not found; set MULTI30K_DIR")
