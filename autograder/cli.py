@@ -1,0 +1,185 @@
+"""Command line: `python -m autograder grade | config | validate-config`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from autograder import batch, config as grader_config
+from autograder.config import ConfigError
+from autograder.reports.files import write_reports
+from autograder.reports.submission_json import dumps_stable
+from autograder.reports.table import render_report
+
+EXIT_OK = 0        # grading completed, whatever the scores
+EXIT_CRASH = 1     # the grader itself failed before producing results
+EXIT_USAGE = 2     # bad arguments or configuration
+
+# CLI flag (argparse dest) -> grader.yml key it overrides.
+FLAG_TO_CONFIG_KEY = {
+    "out": "grading.out_dir",
+    "jobs": "grading.jobs",
+    "seed": "grading.seed",
+    "timeout": "worker.timeout_s",
+    "train": "training.enabled",
+    "profile": "training.profile",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `python -m autograder`.
+
+    Returns:
+        A parser with the subcommands grade, config and validate-config.
+    """
+    parser = argparse.ArgumentParser(prog="python -m autograder",
+                                     description="Grade Transformer (German-English) submissions.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    grade = commands.add_parser("grade", help="grade notebooks/scripts and write reports",
+                                description="Grade submissions; flags override grader.yml keys.")
+    grade.add_argument("paths", nargs="+", metavar="PATH",
+                       help="a .ipynb/.py file, or a folder of them")
+    grade.add_argument("--config", type=Path, default=None, metavar="FILE",
+                       help="grader.yml to use (default: the project's)")
+    grade.add_argument("--out", metavar="DIR", help="report folder (grading.out_dir)")
+    grade.add_argument("--jobs", type=int, metavar="N",
+                       help="submissions graded in parallel (grading.jobs)")
+    grade.add_argument("--parts", metavar="P1,P2", help="grade only these parts (default: all)")
+    grade.add_argument("--train", action=argparse.BooleanOptionalAction, default=None,
+                       help="grade the training part (training.enabled)")
+    grade.add_argument("--profile", metavar="NAME", help="training profile (training.profile)")
+    grade.add_argument("--timeout", type=float, metavar="S",
+                       help="seconds per worker request (worker.timeout_s)")
+    grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
+    grade.add_argument("--recursive", "-r", action="store_true",
+                       help="also look for submissions in subfolders of folders")
+    grade.add_argument("--json", action="store_true",
+                       help="print the results as a JSON list instead of the table")
+    grade.add_argument("--quiet", "-q", action="store_true",
+                       help="print neither the table nor the progress bar")
+    commands.add_parser("config", help="describe every grader.yml key and its default")
+    validate = commands.add_parser("validate-config", help="check a grader.yml")
+    validate.add_argument("file", nargs="?", type=Path, default=None,
+                          help="the file (default: the project's grader.yml)")
+    return parser
+
+
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The grader.yml overrides given as flags (flags left out override nothing).
+
+    Args:
+        args: parsed `grade` arguments.
+
+    Returns:
+        Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}.
+    """
+    return {key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items()
+            if getattr(args, flag) is not None}
+
+
+def parse_parts(text: str | None, config: dict[str, Any]) -> list[str] | None:
+    """Turn `--parts p1,p2` into part names, checked against grader.yml.
+
+    Args:
+        text: the flag's value, or None.
+        config: the validated configuration.
+
+    Returns:
+        The names in the order given (duplicates dropped), or None for all parts.
+
+    Raises:
+        ConfigError: an unknown or empty part list.
+    """
+    if text is None:
+        return None
+    names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    known = list(config["parts"])
+    if not names:
+        raise ConfigError(f"--parts: give at least one of {', '.join(known)}")
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ConfigError(f"--parts: unknown part {unknown[0]!r} (known: {', '.join(known)})")
+    return names
+
+
+def _load_grading_config(args: argparse.Namespace) -> dict[str, Any]:
+    config = grader_config.load_config(args.config, config_overrides(args))
+    if config["grading"]["jobs"] < 1:
+        raise ConfigError("grading.jobs: must be at least 1")
+    if config["worker"]["timeout_s"] <= 0:
+        raise ConfigError("worker.timeout_s: must be positive")
+    return config
+
+
+def _command_grade(args: argparse.Namespace) -> int:
+    try:
+        config = _load_grading_config(args)
+        parts = parse_parts(args.parts, config)
+        submissions = batch.expand_paths(args.paths, recursive=args.recursive)
+    except (ConfigError, batch.SubmissionPathError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        grade_function = batch.load_grade_function()
+    except ImportError as error:
+        print(f"error: cannot load the grading engine (autograder.engine): {error}",
+              file=sys.stderr)
+        return EXIT_CRASH
+    show_progress = not args.quiet and (len(submissions) > 1
+                                        or any(Path(path).is_dir() for path in args.paths))
+    results = batch.grade_all(submissions, config, parts, jobs=config["grading"]["jobs"],
+                              grade_function=grade_function, progress=show_progress)
+    out_dir = Path(config["grading"]["out_dir"])
+    try:
+        write_reports(results, [s.stem for s in submissions], config, out_dir)
+    except OSError as error:
+        print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
+        return EXIT_CRASH
+    if args.json:
+        sys.stdout.write(dumps_stable([result.to_json() for result in results]))
+    elif not args.quiet:
+        sys.stdout.write(render_report(results, config["parts"]))
+    if not args.quiet:
+        print(f"Reports written to {out_dir}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _command_validate(path: Path | None) -> int:
+    shown = path if path is not None else grader_config.DEFAULT_CONFIG_PATH
+    try:
+        config = grader_config.load_config(path)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    points = sum(part["points"] for part in config["parts"].values())
+    training = "enabled" if config["training"]["enabled"] else "disabled"
+    print(f"{shown}: valid ({len(config['parts'])} parts, {points:g} points, "
+          f"training {training})")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: the arguments after the program name (None: sys.argv[1:]).
+
+    Returns:
+        The exit code: 0 when grading completed (whatever the scores), 2 for usage or
+        configuration errors, 1 when the grader crashed before producing results.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "config":
+            print(grader_config.describe())
+            return EXIT_OK
+        if args.command == "validate-config":
+            return _command_validate(args.file)
+        return _command_grade(args)
+    except Exception:  # a bug in the grader: show it, and say so with the exit code
+        traceback.print_exc()
+        return EXIT_CRASH

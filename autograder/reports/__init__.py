@@ -1,0 +1,1 @@
+"""Renderers of grading results: terminal table, Gradescope results.json, CSV gradebook, Markdown, JSON."""

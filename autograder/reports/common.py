@@ -1,0 +1,177 @@
+"""Shared rules of every report: part columns, skipped parts, graded totals and number formatting."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.results import PartResult, SubmissionResult
+
+SKIPPED = "skipped"       # shown for a part that was not graded in this run (never as 0)
+NOT_PRESENT = "-"         # shown for a part the result does not mention at all
+
+
+@dataclass(frozen=True)
+class PartColumn:
+    """One part as a report column: its key in grader.yml, its title and configured points."""
+
+    name: str
+    title: str
+    points: float | None
+
+
+def part_columns(config_parts: Mapping[str, Mapping[str, Any]] | None,
+                 results: Iterable[SubmissionResult] = ()) -> list[PartColumn]:
+    """The report's part columns: grader.yml order first, then unknown parts in first-seen order.
+
+    Args:
+        config_parts: `config["parts"]` (name -> {title, points, checks}); None uses only results.
+        results: the results to render (parts missing from the config are appended).
+
+    Returns:
+        One column per part, without duplicates.
+    """
+    columns = [PartColumn(name, str(part.get("title", name)), part.get("points"))
+               for name, part in (config_parts or {}).items()]
+    known = {column.name for column in columns}
+    for result in results:
+        for part in result.parts:
+            if part.part not in known:
+                known.add(part.part)
+                columns.append(PartColumn(part.part, part.title, part.max_points))
+    return columns
+
+
+def find_part(result: SubmissionResult, name: str) -> PartResult | None:
+    """The result's part called `name`, or None when the result does not contain it.
+
+    Args:
+        result: one graded submission.
+        name: the part's key in grader.yml.
+
+    Returns:
+        The PartResult, or None.
+    """
+    return next((part for part in result.parts if part.part == name), None)
+
+
+def is_skipped(part: PartResult) -> bool:
+    """Whether a part was not graded in this run: it has checks and every one of them is skipped.
+
+    Args:
+        part: one part of a result.
+
+    Returns:
+        True for a skipped part (reports show "skipped" and leave it out of the totals).
+    """
+    return bool(part.checks) and all(check.skipped for check in part.checks)
+
+
+def part_possible(part: PartResult) -> float:
+    """Points a part could earn in this run: the sum of its checks that were not skipped.
+
+    Args:
+        part: one part of a result.
+
+    Returns:
+        Its possible points (0 for a skipped part; `max_points` for a part without checks,
+        e.g. the zeroed parts of a grader error).
+    """
+    if not part.checks:
+        return part.max_points
+    return sum(check.max_points for check in part.checks if not check.skipped)
+
+
+def graded_total(result: SubmissionResult) -> float:
+    """Points earned over all parts (skipped parts contribute nothing).
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        The sum of the parts' points.
+    """
+    return sum(part.points for part in result.parts)
+
+
+def graded_possible(result: SubmissionResult) -> float:
+    """Points possible over the parts graded in this run (skipped parts excluded).
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        The sum of `part_possible` over its parts.
+    """
+    return sum(part_possible(part) for part in result.parts)
+
+
+def skipped_parts(result: SubmissionResult) -> list[PartResult]:
+    """The parts that were not graded in this run, in result order.
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        The skipped parts.
+    """
+    return [part for part in result.parts if is_skipped(part)]
+
+
+def format_points(value: float) -> str:
+    """Points for humans: whole numbers without decimals, others with at most two.
+
+    Args:
+        value: a number of points.
+
+    Returns:
+        e.g. "6", "2.5", "0.33".
+    """
+    if math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def format_score(points: float, possible: float) -> str:
+    """A compact "points/possible" pair.
+
+    Args:
+        points: points earned.
+        possible: points possible.
+
+    Returns:
+        e.g. "17/20".
+    """
+    return f"{format_points(points)}/{format_points(possible)}"
+
+
+def part_cell(result: SubmissionResult, name: str) -> str:
+    """The text of one part cell in a summary table.
+
+    Args:
+        result: one graded submission.
+        name: the part's key in grader.yml.
+
+    Returns:
+        "points/possible", "skipped", or "-" when the result lacks the part.
+    """
+    part = find_part(result, name)
+    if part is None:
+        return NOT_PRESENT
+    if is_skipped(part):
+        return SKIPPED
+    return format_score(part.points, part_possible(part))
+
+
+def skip_reason(part: PartResult) -> str:
+    """Why a skipped part was not graded, from its checks' messages (may be empty).
+
+    Args:
+        part: a skipped part.
+
+    Returns:
+        The first non-empty check message, or "".
+    """
+    return next((check.message for check in part.checks if check.message), "")

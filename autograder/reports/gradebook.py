@@ -1,0 +1,115 @@
+"""CSV gradebook, one row per submission, laid out like Otter Grader's final_grades.csv."""
+
+# Otter 7 (otter/grade/utils.py, `merge_scores_to_df`) writes the columns `file`, one column per
+# question, `total_points_earned`, `percent_correct` (earned/possible rounded to 4 digits, 0 when
+# nothing is possible) and `grading_status`, after a first row `file=points-per-question` holding
+# the points possible. This gradebook keeps those names where they overlap and adds `possible`,
+# `status` and `grading_seconds`: `file, <parts in grader.yml order>, total_points_earned,
+# possible, percent_correct, status, grading_seconds`. A part skipped in this run (e.g. training
+# not enabled) is an empty cell, never 0, and is not counted in `possible`.
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from autograder.reports.common import (
+    PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
+    part_columns, part_possible,
+)
+from autograder.results import SubmissionResult
+
+FILE_COLUMN = "file"
+POINTS_ROW_LABEL = "points-per-question"   # Otter's label of the points-possible row
+TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "status", "grading_seconds"]
+
+
+def gradebook_header(columns: Sequence[PartColumn]) -> list[str]:
+    """The CSV header for the given part columns.
+
+    Args:
+        columns: the part columns in grader.yml order.
+
+    Returns:
+        The column names.
+    """
+    return [FILE_COLUMN, *(column.name for column in columns), *TOTAL_COLUMNS]
+
+
+def percent_correct(points: float, possible: float) -> float:
+    """Otter's `percent_correct`: the fraction earned, rounded to 4 digits (0 if nothing possible).
+
+    Args:
+        points: points earned.
+        possible: points possible.
+
+    Returns:
+        A number between 0 and 1.
+    """
+    return round(points / possible, 4) if possible else 0
+
+
+def _part_value(result: SubmissionResult, name: str) -> str:
+    part = find_part(result, name)
+    return "" if part is None or is_skipped(part) else format_points(part.points)
+
+
+def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[str]:
+    total, possible = graded_total(result), graded_possible(result)
+    return [result.submission, *(_part_value(result, column.name) for column in columns),
+            format_points(total), format_points(possible),
+            str(percent_correct(total, possible)), result.status,
+            f"{result.grading_seconds:.2f}"]
+
+
+def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColumn]) -> list[str]:
+    cells = []
+    possible_total = 0.0
+    for column in columns:
+        graded = [part_possible(part) for result in results
+                  if (part := find_part(result, column.name)) is not None and not is_skipped(part)]
+        points = max(graded) if graded else None
+        possible_total += points or 0
+        cells.append("" if points is None else format_points(points))
+    total = format_points(possible_total)
+    return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", ""]
+
+
+def render_gradebook(results: Sequence[SubmissionResult],
+                     config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                     points_row: bool = True) -> str:
+    """The gradebook as CSV text; submission rows sorted by file name.
+
+    Args:
+        results: the graded submissions (any order).
+        config_parts: `config["parts"]`, for the part columns and their order.
+        points_row: start with Otter's "points-per-question" row (the points possible per part
+            among the parts graded in this run).
+
+    Returns:
+        CSV text with "\\n" line endings.
+    """
+    columns = part_columns(config_parts, results)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(gradebook_header(columns))
+    if points_row and results:
+        writer.writerow(_points_row(results, columns))
+    for result in sorted(results, key=lambda result: result.submission):
+        writer.writerow(_submission_row(result, columns))
+    return buffer.getvalue()
+
+
+def write_gradebook(results: Sequence[SubmissionResult], path: Path,
+                    config_parts: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """Write `render_gradebook(...)` to a file.
+
+    Args:
+        results: the graded submissions.
+        path: the destination, e.g. `<out>/gradebook.csv`.
+        config_parts: `config["parts"]`.
+    """
+    path.write_text(render_gradebook(results, config_parts), encoding="utf-8", newline="")

@@ -1,0 +1,136 @@
+"""Gradescope results.json: one test per check, the total score, and a student-facing summary."""
+
+# Decisions (see gradescope_results): skipped checks (a part not graded in this run, e.g.
+# training not enabled) are left out of `tests`, so that Gradescope never shows them as 0/max;
+# the top-level `output` lists the skipped parts and why. `score` is the sum of the parts'
+# points. A graded part without checks (a grader error zeroes every part) appears as one failed
+# test for the whole part, so the maximum stays comparable between submissions.
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from autograder.reports.common import (
+    PartColumn, format_score, graded_possible, graded_total, is_skipped, part_columns,
+    skip_reason,
+)
+from autograder.reports.submission_json import dumps_stable
+from autograder.results import PartResult, SubmissionResult
+
+SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
+
+
+@cache
+def load_schema() -> dict[str, Any]:
+    """The JSON Schema of Gradescope's results.json (written from Gradescope's documentation).
+
+    Returns:
+        The schema as a dict (for `jsonschema.validate`).
+    """
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dict[str, Any]]:
+    if not part.checks:
+        return [{
+            "name": part.title, "number": str(part_number), "score": part.points,
+            "max_score": part.max_points, "status": "failed", "visibility": visibility,
+            "output": "This part was not graded; see the notes above.", "tags": [part.part],
+        }]
+    tests = []
+    for index, check in enumerate(part.checks, 1):
+        if check.skipped:
+            continue
+        failed_output = check.message or "This check failed."
+        tests.append({
+            "name": f"{part.title}: {check.check_id}",
+            "number": f"{part_number}.{index}",
+            "score": check.points,
+            "max_score": check.max_points,
+            "status": "passed" if check.passed else "failed",
+            "output": "" if check.passed else failed_output,
+            "visibility": visibility,
+            "tags": [part.part],
+        })
+    return tests
+
+
+def _summary(result: SubmissionResult, assignment: str) -> str:
+    score = format_score(graded_total(result), graded_possible(result))
+    lines = [assignment] if assignment else []
+    lines.append(f"Score: {score} (status: {result.status})")
+    skipped = [part for part in result.parts if is_skipped(part)]
+    sections: list[tuple[str, list[str]]] = [
+        ("Not graded in this run (not counted in the score):",
+         [f"{part.title}: {skip_reason(part)}" if skip_reason(part) else part.title
+          for part in skipped]),
+        ("Problems loading your submission:", result.load_problems),
+        ("Notes:", result.notes),
+    ]
+    for heading, entries in sections:
+        if entries:
+            lines.extend(["", heading, *(f"  - {entry}" for entry in entries)])
+    return "\n".join(lines)
+
+
+def _ordered_parts(result: SubmissionResult,
+                   columns: Sequence[PartColumn]) -> list[tuple[int, PartResult]]:
+    number = {column.name: index for index, column in enumerate(columns, 1)}
+    return sorted(((number[part.part], part) for part in result.parts), key=lambda item: item[0])
+
+
+def gradescope_results(result: SubmissionResult,
+                       config_parts: Mapping[str, Mapping[str, Any]] | None = None, *,
+                       assignment: str = "", visibility: str = "visible",
+                       stdout_visibility: str = "hidden",
+                       test_visibility: str = "visible") -> dict[str, Any]:
+    """Build the results.json document of one submission.
+
+    Tests are the checks, named "<part title>: <check id>" and numbered "<part>.<check>" in
+    grader.yml order. Skipped checks are omitted (explained in `output`, never shown as 0/max).
+
+    Args:
+        result: one graded submission.
+        config_parts: `config["parts"]`, giving test numbers "<part>.<check>" in grader.yml order.
+        assignment: the assignment's name, first line of the top-level output.
+        visibility: of the whole result (Gradescope: hidden, after_due_date, after_published,
+            visible).
+        stdout_visibility: of the autograder's stdout (grader logs; hidden by default).
+        test_visibility: of each test; messages are student-facing, so visible by default.
+
+    Returns:
+        A dict valid against `load_schema()`.
+    """
+    columns = part_columns(config_parts, [result])
+    tests = [test
+             for number, part in _ordered_parts(result, columns) if not is_skipped(part)
+             for test in _part_tests(part, number, test_visibility)]
+    return {
+        "score": graded_total(result),
+        "execution_time": round(result.grading_seconds),
+        "output": _summary(result, assignment),
+        "visibility": visibility,
+        "stdout_visibility": stdout_visibility,
+        "extra_data": {"submission": result.submission, "status": result.status,
+                       "possible": graded_possible(result)},
+        "tests": tests,
+    }
+
+
+def write_gradescope_results(result: SubmissionResult, path: Path,
+                             config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                             assignment: str = "") -> None:
+    """Write `gradescope_results(...)` as stable JSON.
+
+    Args:
+        result: one graded submission.
+        path: the destination, e.g. `<out>/<stem>.results.json` or /autograder/results/results.json.
+        config_parts: `config["parts"]`, for test numbering.
+        assignment: the assignment's name for the summary.
+    """
+    document = gradescope_results(result, config_parts, assignment=assignment)
+    path.write_text(dumps_stable(document), encoding="utf-8")

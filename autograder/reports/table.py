@@ -1,0 +1,173 @@
+"""Plain-text terminal report: a summary table of submissions, and per-check details for one."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autograder.reports.common import (
+    SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
+    part_columns, part_possible, skip_reason,
+)
+from autograder.results import CheckResult, SubmissionResult
+
+GAP = "  "
+MIN_SUBMISSION_WIDTH = 12
+DEFAULT_WIDTH = 100
+MESSAGE_INDENT = " " * 8
+SCORE_WIDTH = len(SKIPPED)
+
+
+def terminal_width(width: int | None = None) -> int:
+    """The width to render for: the given one, else the terminal's, else 100 columns.
+
+    Args:
+        width: an explicit width, or None.
+
+    Returns:
+        A width of at least 40 columns.
+    """
+    if width is None:
+        width = shutil.get_terminal_size(fallback=(DEFAULT_WIDTH, 24)).columns
+    return max(40, width)
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 3)] + "..."
+
+
+def _layout(rows: list[list[str]], header: list[str]) -> list[int]:
+    return [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+
+def _render_rows(header: list[str], rows: list[list[str]], widths: list[int]) -> list[str]:
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [cell.rjust(widths[i + 1]) for i, cell in enumerate(cells[1:-1])]
+        return GAP.join([first, *rest, cells[-1].ljust(widths[-1])]).rstrip()
+
+    return [line(header), GAP.join("-" * w for w in widths), *(line(row) for row in rows)]
+
+
+def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartColumn],
+                   width: int | None = None) -> str:
+    """One row per submission: a cell per part ("points/possible" or "skipped"), total, status.
+
+    Part headers are the parts' titles when the table fits the width, else P1..Pn with a legend;
+    long submission names are then shortened with "...".
+
+    Args:
+        results: the submissions, in the order to show.
+        columns: the part columns (see `common.part_columns`).
+        width: the available width; None asks the terminal.
+
+    Returns:
+        The table as text (no colour, no trailing newline).
+    """
+    width = terminal_width(width)
+    rows = [[result.submission,
+             *(part_cell(result, column.name) for column in columns),
+             format_score(graded_total(result), graded_possible(result)),
+             result.status]
+            for result in results]
+    header = ["submission", *(column.title for column in columns), "total", "status"]
+    widths = _layout(rows, header)
+    legend: list[str] = []
+    if sum(widths) + len(GAP) * (len(widths) - 1) > width:
+        header = ["submission", *(f"P{i}" for i in range(1, len(columns) + 1)), "total", "status"]
+        legend = [f"P{i} = {column.title} ({column.name})" for i, column in enumerate(columns, 1)]
+        widths = _layout(rows, header)
+    overflow = sum(widths) + len(GAP) * (len(widths) - 1) - width
+    if overflow > 0:
+        widths[0] = max(MIN_SUBMISSION_WIDTH, widths[0] - overflow)
+        for row in rows:
+            row[0] = _truncate(row[0], widths[0])
+    return "\n".join(_render_rows(header, rows, widths) + legend)
+
+
+def _wrap(text: str, width: int, indent: str = MESSAGE_INDENT) -> list[str]:
+    lines = []
+    for paragraph in text.splitlines() or [""]:
+        lines.extend(textwrap.wrap(paragraph, width=width, initial_indent=indent,
+                                   subsequent_indent=indent + "  ", break_long_words=True,
+                                   break_on_hyphens=False) or [indent.rstrip()])
+    return lines
+
+
+def _check_lines(check: CheckResult, name_width: int, width: int, shown: set[str]) -> list[str]:
+    if check.skipped:
+        marker, score = "SKIP", SKIPPED
+    else:
+        marker = "PASS" if check.passed else "FAIL"
+        score = format_score(check.points, check.max_points)
+    lines = [f"  {marker}  {check.check_id.ljust(name_width)}  {score.rjust(SCORE_WIDTH)}"]
+    # A message shared by many checks (e.g. an unreadable file) is printed only once.
+    if check.message and (not check.passed or check.skipped) and check.message not in shown:
+        lines.extend(_wrap(check.message, width))
+        shown.add(check.message)
+    return lines
+
+
+def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
+                   width: int | None = None) -> str:
+    """Everything about one submission: per part its checks (PASS/FAIL/SKIP) with the failure
+    messages, then load problems (cell/line) and grader notes.
+
+    Args:
+        result: one graded submission.
+        columns: the part columns, for grader.yml order (parts not listed follow in result order).
+        width: the available width; None asks the terminal.
+
+    Returns:
+        The details as text (no trailing newline).
+    """
+    width = terminal_width(width)
+    order = {column.name: index for index, column in enumerate(columns)}
+    parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
+    total = format_score(graded_total(result), graded_possible(result))
+    lines = [f"{result.submission}: {total} ({result.status})"]
+    check_prefix = len("  PASS  ")
+    name_width = max([len(c.check_id) for p in parts for c in p.checks]
+                     + [len(p.title) - check_prefix for p in parts] + [20])
+    title_width = name_width + check_prefix
+    shown_messages: set[str] = set()
+    for part in parts:
+        lines.append("")
+        if is_skipped(part):
+            lines.append(f"{part.title.ljust(title_width)}  {SKIPPED.rjust(SCORE_WIDTH)}")
+            reason = skip_reason(part)
+            if reason:
+                lines.extend(_wrap(reason, width, indent="  "))
+            continue
+        score = format_score(part.points, part_possible(part))
+        lines.append(f"{part.title.ljust(title_width)}  {score.rjust(SCORE_WIDTH)}")
+        for check in part.checks:
+            lines.extend(_check_lines(check, name_width, width, shown_messages))
+    for heading, entries in (("Load problems", result.load_problems), ("Notes", result.notes)):
+        if entries:
+            lines.extend(["", f"{heading}:"])
+            for entry in entries:
+                lines.extend(_wrap(entry, width, indent="  "))
+    return "\n".join(lines)
+
+
+def render_report(results: Sequence[SubmissionResult],
+                  config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                  width: int | None = None) -> str:
+    """The terminal report: the summary table, plus the details when there is one submission.
+
+    Args:
+        results: the graded submissions, in the order to show.
+        config_parts: `config["parts"]`, for column order and titles.
+        width: the available width; None asks the terminal.
+
+    Returns:
+        The report text, ending with a newline.
+    """
+    columns = part_columns(config_parts, results)
+    text = render_summary(results, columns, width)
+    if len(results) == 1:
+        text += "\n\n" + render_details(results[0], columns, width)
+    return text + "\n"

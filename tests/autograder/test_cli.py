@@ -1,0 +1,161 @@
+"""Command line: flags to config keys, written reports, exit codes, config commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.config import describe
+from autograder.reports.submission_json import read_submission_json
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "results"
+FIXTURE_CONFIG = str(FIXTURES / "grader.yml")
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    """A fake autograder.engine: returns the `partial` fixture; records every call."""
+    calls = []
+
+    def grade_submission(path, config, parts=None):
+        calls.append({"path": Path(path), "config": config, "parts": parts})
+        if "raise" in Path(path).read_text(encoding="utf-8"):
+            raise RuntimeError("engine bug")
+        return read_submission_json(FIXTURES / "partial.json")
+
+    module = types.ModuleType("autograder.engine")
+    module.grade_submission = grade_submission
+    monkeypatch.setitem(sys.modules, "autograder.engine", module)
+    return calls
+
+
+@pytest.fixture
+def notebook(tmp_path):
+    path = tmp_path / "subs" / "bob.ipynb"
+    path.parent.mkdir()
+    path.write_text("{}", encoding="utf-8")
+    return path
+
+
+def grade(*args: str) -> int:
+    return cli.main(["grade", "--config", FIXTURE_CONFIG, "--jobs", "1", *args])
+
+
+def test_grading_one_file_writes_every_report_and_prints_the_details(engine, notebook, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert grade(str(notebook), "--out", str(out)) == cli.EXIT_OK
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bob.json", "bob.md", "bob.results.json", "gradebook.csv", "summary.md"]
+    stdout = capsys.readouterr().out
+    assert "bob.ipynb: 66/80 (graded)" in stdout
+    assert "  FAIL  mask_blocks_future" in stdout
+    assert json.loads((out / "bob.results.json").read_text())["score"] == 66
+    assert read_submission_json(out / "bob.json").submission == "bob.ipynb"
+    assert (out / "gradebook.csv").read_text().splitlines()[2].startswith("bob.ipynb,7,11,")
+
+
+def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
+    args = ["--out", str(tmp_path / "o"), "--timeout", "5", "--seed", "7", "--train",
+            "--profile", "cpu", "--parts", "decoder, look_ahead_mask,decoder"]
+    assert grade(str(notebook), *args) == cli.EXIT_OK
+    call, = engine
+    config = call["config"]
+    assert config["worker"]["timeout_s"] == 5.0
+    assert config["grading"] == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o")}
+    assert config["training"]["enabled"] is True and config["training"]["profile"] == "cpu"
+    assert call["parts"] == ["decoder", "look_ahead_mask"]
+
+
+def test_flags_not_given_override_nothing():
+    args = cli.build_parser().parse_args(["grade", "x.ipynb", "--no-train"])
+    assert cli.config_overrides(args) == {"training.enabled": False}
+
+
+def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, notebook, tmp_path, capsys):
+    (notebook.parent / "alice.py").write_text("raise", encoding="utf-8")
+    out = tmp_path / "out"
+    assert grade(str(notebook.parent), "--out", str(out)) == cli.EXIT_OK
+    captured = capsys.readouterr()
+    assert "Grading" in captured.err and "2/2" in captured.err
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == ["points-per-question", "alice.py", "bob.ipynb"]
+    assert ",grader-error," in rows[2]
+    assert "FAIL" not in captured.out   # a batch shows only the summary table
+
+
+def test_grading_twice_gives_identical_json_except_the_timing(engine, notebook, tmp_path):
+    texts = []
+    for run in ("first", "second"):
+        assert grade(str(notebook), "--out", str(tmp_path / run), "--quiet") == cli.EXIT_OK
+        text = (tmp_path / run / "bob.json").read_text(encoding="utf-8")
+        texts.append([line for line in text.splitlines() if '"grading_seconds"' not in line])
+    assert texts[0] == texts[1]
+
+
+def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook, tmp_path, capsys):
+    assert grade(str(notebook), "--out", str(tmp_path / "a"), "--json") == cli.EXIT_OK
+    printed = json.loads(capsys.readouterr().out)
+    assert [r["submission"] for r in printed] == ["bob.ipynb"]
+    assert grade(str(notebook), "--out", str(tmp_path / "b"), "--quiet") == cli.EXIT_OK
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
+    (["--jobs", "0"], "grading.jobs: must be at least 1"),
+    (["--profile", "tpu"], "training.profile: no profile named 'tpu'"),
+    (["--timeout", "0"], "worker.timeout_s: must be positive"),
+])
+def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engine, notebook, capsys):
+    assert grade(str(notebook), *args) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert engine == []
+
+
+def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, capsys):
+    bad = tmp_path / "grader.yml"
+    bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
+    assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
+    assert "error: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
+
+
+def test_missing_path_exits_2(engine, tmp_path, capsys):
+    assert grade(str(tmp_path / "nothing.ipynb")) == cli.EXIT_USAGE
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "autograder.engine", None)   # makes the import fail
+    assert grade(str(notebook), "--out", str(tmp_path / "o")) == cli.EXIT_CRASH
+    assert "cannot load the grading engine" in capsys.readouterr().err
+
+
+def test_config_command_prints_every_key(capsys):
+    assert cli.main(["config"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == describe() + "\n"
+
+
+def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, capsys):
+    assert cli.main(["validate-config", FIXTURE_CONFIG]) == cli.EXIT_OK
+    assert "valid (6 parts, 100 points, training disabled)" in capsys.readouterr().out
+    bad = tmp_path / "bad.yml"
+    bad.write_text("grading: {jobs: many}\nparts: {p: {points: 1, checks: {a: 1}}}\n")
+    assert cli.main(["validate-config", str(bad)]) == cli.EXIT_USAGE
+    assert "grading.jobs: expected an integer" in capsys.readouterr().err
+
+
+def test_python_dash_m_entry_point():
+    ok = subprocess.run([sys.executable, "-m", "autograder", "validate-config", FIXTURE_CONFIG],
+                        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert (ok.returncode, ok.stderr) == (0, "")
+    usage = subprocess.run([sys.executable, "-m", "autograder", "grade"], cwd=REPO_ROOT,
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "PATH" in usage.stderr
