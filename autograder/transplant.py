@@ -1,0 +1,136 @@
+"""Structural weight mapping between a reference module and a student's module."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+ParamList = Sequence[tuple[str, Sequence[int]]]   # named_parameters() order: (name, shape)
+Mapping = dict[str, str]                          # reference name -> student name
+
+# Upper bound on the extra pairings tried after the cheap ones (each costs a forward pass).
+MAX_CANDIDATES = 48
+
+
+def describe_mismatch(reference: ParamList, student: ParamList) -> str:
+    """Explain, for a student, why parameters cannot be matched.
+
+    Args:
+        reference: reference (name, shape) list.
+        student: student (name, shape) list.
+
+    Returns:
+        One sentence comparing counts and sizes.
+    """
+    ref_total = sum(_numel(s) for _, s in reference)
+    stu_total = sum(_numel(s) for _, s in student)
+    return (f"your module has {len(student)} parameter tensors ({stu_total:,} numbers), "
+            f"the expected one has {len(reference)} ({ref_total:,} numbers)")
+
+
+def _numel(shape: Sequence[int]) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
+
+
+def _shape_key(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(s) for s in shape)
+
+
+def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Mapping]:
+    """Yield plausible reference→student parameter mappings, most likely first.
+
+    Order: (1) by registration order when the shape sequences agree; (2) by documented names
+    when every reference name exists in the student with the same shape; (3) owner modules
+    (the module holding a tensor) paired by shape in their relative registration order; (4) other
+    pairings of small groups of same-shaped owners. The caller keeps the first mapping under
+    which the student's module reproduces the reference, so a wrong pairing costs nothing.
+
+    Args:
+        reference: reference (name, shape) pairs in registration order.
+        student: the student's (name, shape) pairs in registration order.
+
+    Returns:
+        An iterator of mappings; empty when the parameter shapes cannot correspond.
+    """
+    seen: list[Mapping] = []
+
+    def fresh(mapping: Mapping) -> bool:
+        if mapping in seen:
+            return False
+        seen.append(mapping)
+        return True
+
+    ref_shapes = sorted(_shape_key(s) for _, s in reference)
+    stu_shapes = sorted(_shape_key(s) for _, s in student)
+    if ref_shapes != stu_shapes:
+        return
+    if [_shape_key(s) for _, s in reference] == [_shape_key(s) for _, s in student]:
+        by_order = {r: s for (r, _), (s, _) in zip(reference, student)}
+        if fresh(by_order):
+            yield by_order
+    student_shapes = {name: _shape_key(shape) for name, shape in student}
+    if all(student_shapes.get(name) == _shape_key(shape) for name, shape in reference):
+        by_name = {name: name for name, _ in reference}
+        if fresh(by_name):
+            yield by_name
+    owner_order = _owner_order_mapping(reference, student)
+    if owner_order is not None and fresh(owner_order):
+        yield owner_order
+    for mapping in itertools.islice(_owner_permutations(reference, student), MAX_CANDIDATES):
+        if fresh(mapping):
+            yield mapping
+
+
+def _owner(name: str) -> str:
+    # "decoder_layers.0.norm1.layer_norm.weight" -> "decoder_layers.0.norm1.layer_norm"
+    return name.rsplit(".", 1)[0] if "." in name else ""
+
+
+def _grouped_by_owner(params: ParamList) -> dict[tuple[tuple[int, ...], ...], list[list[str]]]:
+    """Owner modules grouped by the shapes they hold, each group in registration order."""
+    owners: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for name, shape in params:
+        owners.setdefault(_owner(name), []).append((name, _shape_key(shape)))
+    groups: dict[tuple[tuple[int, ...], ...], list[list[str]]] = defaultdict(list)
+    for members in owners.values():
+        signature = tuple(shape for _, shape in members)
+        groups[signature].append([name for name, _ in members])
+    return groups
+
+
+def _owner_order_mapping(reference: ParamList, student: ParamList) -> Mapping | None:
+    """Match owner modules with the same shapes in their relative registration order.
+
+    This accepts modules whose attributes are registered in another order overall (say, all
+    three LayerNorms last) as long as same-shaped submodules keep their relative order.
+    """
+    ref_groups = _grouped_by_owner(reference)
+    stu_groups = _grouped_by_owner(student)
+    if {k: len(v) for k, v in ref_groups.items()} != {k: len(v) for k, v in stu_groups.items()}:
+        return None
+    mapping: Mapping = {}
+    for signature, ref_owners in ref_groups.items():
+        for ref_names, stu_names in zip(ref_owners, stu_groups[signature]):
+            mapping.update(zip(ref_names, stu_names))
+    return mapping
+
+
+def _owner_permutations(reference: ParamList, student: ParamList) -> Iterator[Mapping]:
+    """Other pairings of same-shaped owners, for groups small enough to search (≤ 3 owners)."""
+    base = _owner_order_mapping(reference, student)
+    if base is None:
+        return
+    ref_groups = _grouped_by_owner(reference)
+    stu_groups = _grouped_by_owner(student)
+    small = [sig for sig, owners in ref_groups.items() if 1 < len(owners) <= 3]
+    choices = [list(itertools.permutations(stu_groups[sig])) for sig in small]
+    for choice in itertools.product(*choices):
+        mapping = dict(base)
+        for sig, stu_owners in zip(small, choice):
+            for ref_names, stu_names in zip(ref_groups[sig], stu_owners):
+                mapping.update(zip(ref_names, stu_names))
+        yield mapping
