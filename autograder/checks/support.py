@@ -1,0 +1,199 @@
+"""Shared helpers of the hidden checks: seeded cases, tensor comparison, weight transplant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from autograder.transplant import candidate_mappings, describe_mismatch
+from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
+
+ATOL = 1e-5
+RTOL = 1e-4
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict: the message is shown to the student as is.
+
+    `blocking` marks failures that stop a whole part (the function is missing, or returns no
+    tensor at all): when every check of a part fails, the report then shows that one cause.
+    """
+
+    def __init__(self, message: str, blocking: bool = False) -> None:
+        super().__init__(message)
+        self.blocking = blocking
+
+
+def fail(message: str, blocking: bool = False) -> None:
+    """Fail the current check with a student-facing message.
+
+    Args:
+        message: what was observed and what to look at.
+        blocking: the part cannot run at all (see CheckFailed).
+    """
+    raise CheckFailed(message, blocking)
+
+
+@dataclass
+class CheckContext:
+    """What every check needs: the student side, the seed and per-run caches."""
+
+    student: Any                       # the worker client, or ReferenceStudent
+    seed: int = 0
+    cache: dict[str, Any] = field(default_factory=dict)
+    why_missing: Callable[[str], str | None] | None = None   # the loader's explanation of a gap
+
+
+def token_batch(gen: torch.Generator, batch: int, length: int, vocab: int, pad_idx: int = PAD_IDX,
+                ragged: bool = True, min_len: int = 2) -> Tensor:
+    """Random target-like id sequences `<sos> w… <eos> <pad>…`, shape (batch, length).
+
+    Args:
+        gen: the seeded generator.
+        batch: rows.
+        length: columns (the common padded length).
+        vocab: vocabulary size; ordinary tokens are drawn from [4, vocab) and never equal pad_idx.
+        pad_idx: the padding id.
+        ragged: random true lengths (so rows end in padding); False fills every row.
+        min_len: shortest true length when ragged.
+
+    Returns:
+        LongTensor (batch, length).
+    """
+    ids = torch.randint(4, vocab, (batch, length), generator=gen)
+    ids[ids == pad_idx] = 4 if pad_idx != 4 else 5
+    for row in range(batch):
+        true_len = length
+        if ragged and length > min_len:
+            true_len = int(torch.randint(min_len, length + 1, (1,), generator=gen))
+        if length >= 1:
+            ids[row, 0] = SOS_IDX
+        if true_len >= 2:
+            ids[row, true_len - 1] = EOS_IDX
+        ids[row, true_len:] = pad_idx
+    if ragged and batch > 1 and length > min_len:
+        ids[0, length - 1] = EOS_IDX   # one full-length row so that L is the batch maximum
+        ids[0, 1:length - 1] = ids[0, 1:length - 1].clamp(min=4)
+    return ids
+
+
+def first_mismatch(actual: Tensor, expected: Tensor, close: bool) -> tuple[int, ...] | None:
+    """Index of the first element where two same-shaped tensors disagree (None if they agree)."""
+    if close:
+        bad = ~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL)
+    else:
+        bad = actual != expected
+    if not bool(bad.any()):
+        return None
+    return tuple(int(i) for i in bad.nonzero()[0])
+
+
+def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None,
+                  floating: bool | None = None) -> Tensor:
+    """Fail unless value is a tensor with the given shape (and float-ness).
+
+    Args:
+        value: what the student returned.
+        what: how to call it in the message, e.g. "DecoderLayer.forward's output".
+        shape: the required shape, if any.
+        floating: True for a float dtype, False for bool/integer, None for either.
+
+    Returns:
+        The value, now known to be a tensor.
+    """
+    if not isinstance(value, Tensor):
+        fail(f"{what} should be a torch.Tensor but is {type(value).__name__}"
+             + (" — is the function still a stub that returns nothing?" if value is None else "."),
+             blocking=True)
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        fail(f"{what} has shape {tuple(value.shape)}, expected {tuple(shape)}.")
+    if floating is True and not value.is_floating_point():
+        fail(f"{what} has dtype {value.dtype}, expected a floating-point tensor.")
+    if floating is False and value.is_floating_point():
+        fail(f"{what} has dtype {value.dtype}, expected bool or integer values.")
+    return value
+
+
+def max_difference(actual: Tensor, expected: Tensor) -> float:
+    """Largest absolute difference (inf when shapes differ)."""
+    if actual.shape != expected.shape:
+        return float("inf")
+    return float((actual.double() - expected.double()).abs().max()) if actual.numel() else 0.0
+
+
+def all_close(actual: Tensor, expected: Tensor) -> bool:
+    """Same shape and equal to the checks' float tolerance."""
+    return actual.shape == expected.shape and bool(
+        torch.allclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL))
+
+
+@dataclass
+class Transplant:
+    """A student module carrying the reference module's weights."""
+
+    handle: int
+    reference: nn.Module
+    mapping: dict[str, str]          # reference name -> student name
+
+
+def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
+                        reproduces: Callable[[dict[str, str]], bool], what: str) -> Transplant:
+    """Find a weight mapping under which the student's module reproduces the reference.
+
+    Tries candidate mappings (registration order, documented names, same-shaped submodules
+    paired); each is loaded into the student's module and accepted when `reproduces` says the
+    outputs agree.
+
+    Args:
+        student: the worker client.
+        handle: the student's module.
+        reference_module: a reference module of the same configuration.
+        reproduces: given a mapping already loaded, whether the student's outputs match.
+        what: the class name, for messages.
+
+    Returns:
+        The transplant that reproduced the reference.
+    """
+    ref_params = [(n, list(p.shape)) for n, p in reference_module.named_parameters()]
+    student_params = student.params(handle)
+    state = {n: p.detach().clone() for n, p in reference_module.named_parameters()}
+    tried = 0
+    for mapping in candidate_mappings(ref_params, student_params):
+        tried += 1
+        student.load_state(handle, {mapping[n]: t for n, t in state.items()}, strict=False)
+        if reproduces(mapping):
+            return Transplant(handle, reference_module, mapping)
+    if tried == 0:
+        fail(f"{what}'s parameters do not correspond to the expected layout: "
+             f"{describe_mismatch(ref_params, student_params)}. Compare your sublayers with the "
+             "documented attributes (count, sizes, bias).")
+    raise _NoMatch(tried)
+
+
+class _NoMatch(Exception):
+    """No candidate mapping reproduced the reference (the caller words the message)."""
+
+    def __init__(self, tried: int) -> None:
+        super().__init__(tried)
+        self.tried = tried
+
+
+NoMatch = _NoMatch
+
+
+def require(ctx: CheckContext, name: str) -> None:
+    """Fail with a clear message when the submission does not define `name`.
+
+    Args:
+        ctx: the grading context.
+        name: a function or class the part needs.
+    """
+    if not ctx.student.has(name):
+        reason = ctx.why_missing(name) if ctx.why_missing else None
+        fail(f"`{name}` is not defined in your notebook" + (f": {reason}." if reason else
+             ". If you wrote it, its cell did not load: see the load problems listed with your "
+             "results (cell and line)."), blocking=True)

@@ -1,0 +1,75 @@
+"""Hidden checks of part 3: Decoder(vocab_size, sequence_length, embedding_dim, ...).
+
+The student's Decoder is built with probe layers standing in for DecoderLayer, so these checks
+grade the Decoder's own work (embedding, chaining the layers with the right masks, the output
+projection) whatever the state of the student's DecoderLayer.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import reference.masks
+from autograder.checks import module_checks as mc
+from autograder.checks.support import CheckContext, token_batch
+
+VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
+SRC_VOCAB = 29
+
+
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
+    tgt = token_batch(gen, batch, length, VOCAB, ragged=ragged)
+    enc = torch.randn(batch, length, D_MODEL, generator=gen)
+    return [tgt, enc, reference.masks.create_padding_mask_for_attention(src, 3),
+            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+
+
+def _cases(gen: torch.Generator) -> list:
+    return [_case(gen, 2, 6), _case(gen, 3, 1), _case(gen, 4, 11)]
+
+
+def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 9, ragged=False)
+    after = list(before)
+    k = 4
+    after[0] = before[0].clone()
+    after[0][:, k + 1: -1] = torch.randint(4, VOCAB, (3, 9 - k - 2), generator=gen)
+    return before, after, k
+
+
+PART = mc.ModulePart(
+    cls="Decoder", method="forward",
+    ctor_args=lambda p: [VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
+    make_cases=_cases, output_shape=lambda case: (*case[0].shape, VOCAB),
+    causal_pair=_causal_pair, substitute={"DecoderLayer": "ProbeDecoderLayer"},
+    layout_hint=("A Decoder embeds the target ids with TransformerEmbedding(vocab_size, "
+                 "embedding_dim, sequence_length), passes the result through num_layers "
+                 "DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) in an "
+                 "nn.ModuleList, each getting the previous layer's output, enc, src_mask and "
+                 "trg_mask, and ends with dense_layer = nn.Linear(embedding_dim, vocab_size)."),
+)
+
+
+def test_decoder_builds(ctx: CheckContext) -> None:
+    mc.check_builds(ctx, PART)
+
+
+def test_decoder_parameters(ctx: CheckContext) -> None:
+    mc.check_parameters(ctx, PART)
+
+
+def test_decoder_eval_output(ctx: CheckContext) -> None:
+    mc.check_eval_output(ctx, PART)
+
+
+def test_decoder_causal(ctx: CheckContext) -> None:
+    mc.check_causal(ctx, PART)
+
+
+def test_decoder_dropout(ctx: CheckContext) -> None:
+    mc.check_dropout(ctx, PART)
+
+
+def test_decoder_gradients(ctx: CheckContext) -> None:
+    mc.check_gradients(ctx, PART)

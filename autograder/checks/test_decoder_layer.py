@@ -1,0 +1,69 @@
+"""Hidden checks of part 2: DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob)."""
+
+from __future__ import annotations
+
+import torch
+
+import reference.masks
+from autograder.checks import module_checks as mc
+from autograder.checks.support import CheckContext, token_batch
+
+D_MODEL, FF_DIM, HEADS = 16, 32, 4
+SRC_VOCAB, TGT_VOCAB = 29, 23
+
+
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
+    tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
+    dec = torch.randn(batch, length, D_MODEL, generator=gen)
+    enc = torch.randn(batch, length, D_MODEL, generator=gen)
+    return [dec, enc, reference.masks.create_padding_mask_for_attention(src, 3),
+            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+
+
+def _cases(gen: torch.Generator) -> list:
+    return [_case(gen, 2, 5), _case(gen, 3, 1), _case(gen, 4, 9)]
+
+
+def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 8, ragged=False)
+    after = list(before)
+    k = 3
+    after[0] = before[0].clone()
+    after[0][:, k + 1:] = torch.randn(3, 8 - k - 1, D_MODEL, generator=gen)
+    return before, after, k
+
+
+PART = mc.ModulePart(
+    cls="DecoderLayer", method="forward",
+    ctor_args=lambda p: [D_MODEL, FF_DIM, HEADS, p],
+    make_cases=_cases, output_shape=lambda case: tuple(case[0].shape), causal_pair=_causal_pair,
+    layout_hint=("A DecoderLayer has a masked self-attention (query = key = value = dec, under "
+                 "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "
+                 "= enc, under src_mask) and a feed-forward block, each followed by dropout, the "
+                 "residual addition and its own LayerNormalization (post-norm)."),
+)
+
+
+def test_decoder_layer_builds(ctx: CheckContext) -> None:
+    mc.check_builds(ctx, PART)
+
+
+def test_decoder_layer_parameters(ctx: CheckContext) -> None:
+    mc.check_parameters(ctx, PART)
+
+
+def test_decoder_layer_eval_output(ctx: CheckContext) -> None:
+    mc.check_eval_output(ctx, PART)
+
+
+def test_decoder_layer_causal(ctx: CheckContext) -> None:
+    mc.check_causal(ctx, PART)
+
+
+def test_decoder_layer_dropout(ctx: CheckContext) -> None:
+    mc.check_dropout(ctx, PART)
+
+
+def test_decoder_layer_gradients(ctx: CheckContext) -> None:
+    mc.check_gradients(ctx, PART)

@@ -1,0 +1,89 @@
+"""Hidden checks of part 1: create_look_ahead_mask_for_attention(tgt_batch, pad_idx)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor
+
+import reference.masks
+from autograder.checks.support import (CheckContext, expect_tensor, fail,
+                                       first_mismatch, require, token_batch)
+
+FUNCTION = "create_look_ahead_mask_for_attention"
+
+# (batch, length, pad_idx, ragged): includes T=1, no padding, and a pad_idx other than 3.
+CASES = [(1, 1, 3, False), (2, 6, 3, False), (3, 5, 3, True), (8, 12, 3, True), (4, 7, 0, True),
+         (5, 9, 3, True)]
+
+
+def _student_mask(ctx: CheckContext, batch: Tensor, pad_idx: int) -> Tensor:
+    require(ctx, FUNCTION)
+    # The student's function may read the global pad_idx; keep it consistent with the argument.
+    mask = ctx.student.call(FUNCTION, [batch, pad_idx], set_globals={"pad_idx": pad_idx})
+    B, T = batch.shape
+    mask = expect_tensor(mask, f"The mask for a batch of shape {(B, T)}", shape=(B, 1, T, T))
+    return mask
+
+
+def _as_bool(mask: Tensor) -> Tensor:
+    return mask != 0
+
+
+def _cases(ctx: CheckContext, vocab: int = 20) -> list[tuple[Tensor, int]]:
+    gen = torch.Generator().manual_seed(ctx.seed + 101)
+    return [(token_batch(gen, b, t, vocab, pad, ragged), pad) for b, t, pad, ragged in CASES]
+
+
+def test_mask_shape_and_dtype(ctx: CheckContext) -> None:
+    for batch, pad_idx in _cases(ctx):
+        mask = _student_mask(ctx, batch, pad_idx)
+        if mask.dtype.is_complex or (mask.is_floating_point() and not bool(
+                ((mask == 0) | (mask == 1)).all())):
+            fail(f"The mask has dtype {mask.dtype} with values other than 0 and 1; return a bool "
+                 "tensor (True = may attend) or 0/1 integers.")
+        if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
+            fail("The mask holds values other than 0 and 1; use True/1 for 'may attend' and "
+                 "False/0 for 'blocked'.")
+
+
+def test_mask_blocks_future(ctx: CheckContext) -> None:
+    gen = torch.Generator().manual_seed(ctx.seed + 102)
+    for batch_size, length in [(2, 6), (1, 4), (3, 11)]:
+        batch = token_batch(gen, batch_size, length, 20, ragged=False)
+        mask = _as_bool(_student_mask(ctx, batch, 3))
+        causal = torch.ones(length, length).tril().bool()
+        where = first_mismatch(mask[:, 0], causal.expand(batch_size, -1, -1), close=False)
+        if where is not None:
+            b, i, j = where
+            if j > i:
+                fail(f"Without padding, position {i} can see the later position {j} (batch row "
+                     f"{b}, length {length}): the mask must block every key j > i.")
+            fail(f"Without padding, position {i} cannot see the earlier position {j} (batch row "
+                 f"{b}, length {length}): the mask must allow every key j <= i.")
+
+
+def test_mask_blocks_padding(ctx: CheckContext) -> None:
+    for batch, pad_idx in _cases(ctx):
+        mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        key_is_pad = (batch == pad_idx)[:, None, None, :].expand_as(mask)
+        leaks = mask & key_is_pad
+        if bool(leaks.any()):
+            b, _, i, j = (int(x) for x in leaks.nonzero()[0])
+            fail(f"Query position {i} may attend to key position {j}, which is padding "
+                 f"(pad_idx={pad_idx}, batch row {b}): padded keys must be blocked for every "
+                 "query. Use the pad_idx argument, not a fixed number.")
+
+
+def test_mask_matches_reference(ctx: CheckContext) -> None:
+    for batch, pad_idx in _cases(ctx):
+        mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        expected = reference.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
+        where = first_mismatch(mask, expected, close=False)
+        if where is not None:
+            row, _, query, key = where
+            fail(f"For a batch of shape {tuple(batch.shape)} with pad_idx={pad_idx}, the mask is "
+                 f"{'open' if bool(mask[where]) else 'blocked'} at batch row {row}, query {query}, "
+                 f"key {key} but should be "
+                 f"{'open' if bool(expected[where]) else 'blocked'}: position i may attend to j "
+                 "exactly when j <= i and token j is not padding.")

@@ -1,0 +1,94 @@
+"""Hidden checks of part 5: calculate_loss(decoder_output, tgt_batch, criterion)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+import reference.loss
+from autograder.checks.support import (CheckContext, all_close, expect_tensor, fail,
+                                       max_difference, require, token_batch)
+from autograder.sandbox import TorchObject
+
+FUNCTION = "calculate_loss"
+# (batch, length, vocab, pad_idx): includes a length-2 batch and a pad_idx other than 3.
+CASES = [(2, 6, 11, 3), (4, 9, 17, 3), (3, 2, 11, 3), (5, 8, 13, 0)]
+
+
+def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int]]:
+    gen = torch.Generator().manual_seed(ctx.seed + 23)
+    cases = []
+    for batch, length, vocab, pad_idx in CASES:
+        tgt = token_batch(gen, batch, length, vocab, pad_idx, ragged=True)
+        logits = torch.randn(batch, length, vocab, generator=gen) * 2
+        cases.append((logits, tgt, vocab, pad_idx))
+    return cases
+
+
+def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int,
+                  grad: bool = False) -> object:
+    require(ctx, FUNCTION)
+    criterion = TorchObject("CrossEntropyLoss", {"reduction": "none"})
+    # The template's calculate_loss reads these globals; they must describe this batch.
+    set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
+    return ctx.student.call(FUNCTION, [logits, tgt, criterion], set_globals=set_globals,
+                            grad_wrt=[0] if grad else None)
+
+
+def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
+    return reference.loss.calculate_loss(logits, tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx)
+
+
+def test_loss_is_scalar(ctx: CheckContext) -> None:
+    logits, tgt, vocab, pad_idx = _cases(ctx)[0]
+    loss = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result",
+                         floating=True)
+    if loss.numel() != 1:
+        fail(f"calculate_loss returned a tensor of shape {tuple(loss.shape)}; it should return one "
+             "number (a 0-dimensional tensor): the mean loss per non-padding target token.")
+
+
+def test_loss_value(ctx: CheckContext) -> None:
+    for logits, tgt, vocab, pad_idx in _cases(ctx):
+        got = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result",
+                            floating=True)
+        want = _reference_loss(logits, tgt, pad_idx)
+        if got.numel() != 1 or not all_close(got.reshape(()), want):
+            value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
+            fail(f"For logits of shape {tuple(logits.shape)} (pad_idx={pad_idx}) the loss is "
+                 f"{value:.5f}, expected {float(want):.5f}. Predictions at positions 0..T-2 are "
+                 "scored against the targets at 1..T-1, padding targets are left out, and the sum "
+                 "is divided by the number of non-padding target tokens.")
+
+
+def test_loss_ignores_padding(ctx: CheckContext) -> None:
+    gen = torch.Generator().manual_seed(ctx.seed + 29)
+    for logits, tgt, vocab, pad_idx in _cases(ctx):
+        next_is_pad = tgt[:, 1:] == pad_idx              # (B, T-1): predictions scored against pad
+        if not bool(next_is_pad.any()):
+            continue
+        changed = logits.clone()
+        noise = torch.randn(changed[:, :-1][next_is_pad].shape, generator=gen) * 5
+        changed[:, :-1][next_is_pad] = noise
+        a = _student_loss(ctx, logits, tgt, vocab, pad_idx)
+        b = _student_loss(ctx, changed, tgt, vocab, pad_idx)
+        a = expect_tensor(a, "calculate_loss's result", floating=True)
+        b = expect_tensor(b, "calculate_loss's result", floating=True)
+        if not all_close(a, b):
+            fail("Changing the predictions whose target is padding changed the loss: padded target "
+                 "positions must not count (mask them out, or use the criterion's ignore_index).")
+
+
+def test_loss_gradient(ctx: CheckContext) -> None:
+    for logits, tgt, vocab, pad_idx in _cases(ctx):
+        result = _student_loss(ctx, logits, tgt, vocab, pad_idx, grad=True)
+        got = result["grads"][0]
+        leaf = logits.clone().requires_grad_(True)
+        _reference_loss(leaf, tgt, pad_idx).backward()
+        if got is None:
+            fail("No gradient flows from the loss back to decoder_output: is the loss computed "
+                 "from decoder_output without detaching or converting it?")
+        if not all_close(got, leaf.grad):
+            fail(f"The gradient of the loss with respect to decoder_output differs from the "
+                 f"expected one (largest difference {max_difference(got, leaf.grad):.3g}, logits "
+                 f"of shape {tuple(logits.shape)}).")

@@ -1,0 +1,82 @@
+"""Hidden checks of part 4: Transformer.forward(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask).
+
+The student's Transformer is built with a probe standing in for Decoder, so these checks grade
+forward's own work — encode the source under its padding mask, decode the full target with the
+encoder output and the right mask in each place — whatever the state of the student's Decoder.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import reference.masks
+from autograder.checks import module_checks as mc
+from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, token_batch
+
+SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2
+VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}
+
+
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
+    tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
+    return [src, tgt, reference.masks.create_padding_mask_for_attention(src, 3),
+            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+
+
+def _cases(gen: torch.Generator) -> list:
+    return [_case(gen, 2, 6), _case(gen, 3, 1), _case(gen, 4, 10)]
+
+
+def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 9, ragged=False)
+    after = list(before)
+    k = 4
+    after[1] = before[1].clone()
+    after[1][:, k + 1: -1] = torch.randint(4, TGT_VOCAB, (3, 9 - k - 2), generator=gen)
+    return before, after, k
+
+
+PART = mc.ModulePart(
+    cls="Transformer", method="forward",
+    ctor_args=lambda p: [dict(VOCAB_SIZES), MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
+    make_cases=_cases, output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
+    causal_pair=_causal_pair, substitute={"Decoder": "ProbeDecoder"},
+    set_globals={"vocab_size": dict(VOCAB_SIZES)},
+    layout_hint=("forward should run self.encoder(src_batch, src_padding_mask) and return "
+                 "self.decoder(tgt_batch, encoder output, src_padding_mask, tgt_attention_mask)."),
+)
+
+
+def test_transformer_output_shape(ctx: CheckContext) -> None:
+    mc.check_builds(ctx, PART)
+
+
+def test_transformer_eval_output(ctx: CheckContext) -> None:
+    mc.check_eval_output(ctx, PART)
+
+
+def test_transformer_mask_routing(ctx: CheckContext) -> None:
+    """Source positions the padding mask hides must not matter, whatever tokens they hold."""
+    handle = mc.student_module(ctx, PART, PART.drop_prob)
+    gen = torch.Generator().manual_seed(ctx.seed + 17)
+    for batch, length in [(3, 7), (4, 10)]:
+        src, tgt, src_mask, tgt_mask = _case(gen, batch, length)
+        noisy = src.clone()
+        hidden = src == 3
+        noisy[hidden] = torch.randint(4, SRC_VOCAB, (int(hidden.sum()),), generator=gen)
+        outputs = [expect_tensor(ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask],
+                                                 mode="eval", set_globals=PART.set_globals),
+                                 "Transformer.forward's output") for s in (src, noisy)]
+        if not all_close(*outputs):
+            fail("Changing source tokens that src_padding_mask hides changed the output: the "
+                 "source padding mask must go to the encoder and to the decoder's "
+                 "encoder-decoder attention (and tgt_attention_mask to its self-attention).")
+
+
+def test_transformer_causal(ctx: CheckContext) -> None:
+    mc.check_causal(ctx, PART)
+
+
+def test_transformer_gradients(ctx: CheckContext) -> None:
+    mc.check_gradients(ctx, PART)

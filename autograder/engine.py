@@ -1,0 +1,128 @@
+"""Grade one submission: load it, run the hidden checks against a sandboxed worker, score."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder.checks.conftest import GRADER_GLOBALS
+from autograder.checks.probes import PROBE_SOURCE
+from autograder.checks.support import CheckContext
+from autograder.notebook import load_submission
+from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
+                                SubmissionResult)
+from autograder.runner import Verdict, run_checks
+from autograder.sandbox import Limits, Worker
+
+TRAINING_PART = "training"
+
+
+def worker_limits(config: dict[str, Any]) -> Limits:
+    """Map grader.yml's worker section onto the sandbox limits.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        The limits for every worker of this grading.
+    """
+    worker = config["worker"]
+    return Limits(timeout_s=float(worker["timeout_s"]), startup_timeout_s=float(worker["startup_timeout_s"]),
+                  memory_mb=int(worker["memory_mb"]), output_bytes=int(worker["output_bytes"]),
+                  threads=int(worker["threads"]))
+
+
+def _describe_problem(problem: Any) -> str:
+    where = f"cell {problem.cell}, line {problem.line}: " if problem.cell is not None else ""
+    return f"{where}{problem.message}"
+
+
+def _selected_parts(config: dict[str, Any], parts: list[str] | None) -> list[str]:
+    known = list(config["parts"])
+    if parts is None:
+        return known
+    unknown = [p for p in parts if p not in known]
+    if unknown:
+        raise ValueError(f"unknown part {unknown[0]!r} (parts: {', '.join(known)})")
+    return [p for p in known if p in parts]
+
+
+def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, Verdict]:
+    """When every check of a part failed and one failure says the code cannot run at all (not
+    defined, a stub returning nothing, an exception), report that cause for the whole part
+    instead of a list of consequences."""
+    part_verdicts = [verdicts.get(c) for c in check_ids]
+    if not all(v is not None and not v.passed for v in part_verdicts):
+        return verdicts
+    cause = next((v for v in part_verdicts if v.blocking), None)
+    if cause is None:
+        return verdicts
+    return {**verdicts, **{c: Verdict(False, cause.message, verdicts[c].internal_error, True)
+                           for c in check_ids}}
+
+
+def _score(config: dict[str, Any], selected: list[str], verdicts: dict[str, Verdict],
+           skipped: dict[str, str]) -> list[PartResult]:
+    results = []
+    for name, part in config["parts"].items():
+        verdicts = _one_cause(verdicts, list(part["checks"]))
+        checks = []
+        for check_id, max_points in part["checks"].items():
+            if name not in selected or name in skipped:
+                reason = skipped.get(name, "not selected for this grading run")
+                checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
+                continue
+            verdict = verdicts.get(check_id) or Verdict(
+                False, "This check did not run (grader configuration problem); the points are "
+                "withheld until a TA looks at it.", internal_error="no verdict")
+            checks.append(CheckResult(check_id, name, max_points, verdict.passed,
+                                      max_points if verdict.passed else 0.0, verdict.message))
+        results.append(PartResult(name, part["title"], part["points"],
+                                  sum(c.points for c in checks), checks))
+    return results
+
+
+def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None = None) -> SubmissionResult:
+    """Grade one notebook (or .py export) against the hidden checks.
+
+    Args:
+        path: the submission file.
+        config: the validated grader.yml configuration.
+        parts: part names to grade; None grades every part (training only when enabled).
+
+    Returns:
+        The per-part, per-check result with student-facing messages.
+    """
+    started = time.monotonic()
+    path = Path(path)
+    selected = _selected_parts(config, parts)
+    loaded = load_submission(path)
+    problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
+    skipped: dict[str, str] = {}
+    if not config["training"]["enabled"] and TRAINING_PART in config["parts"]:
+        skipped[TRAINING_PART] = "The training run was not graded in this run (enable it with --train)."
+    if not loaded.statements:
+        reason = problems[0] if problems else "the submission contains no code"
+        message = f"Nothing could be graded: {reason}"
+        verdicts = {c: Verdict(False, message) for p in selected for c in config["parts"][p]["checks"]}
+        result = SubmissionResult(path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped),
+                                  load_problems=problems)
+        result.grading_seconds = time.monotonic() - started
+        return result
+    unit_checks = [c for p in selected if p not in skipped and p != TRAINING_PART
+                   for c in config["parts"][p]["checks"]]
+    with Worker([(f"cell {s.cell}", s.line, s.code) for s in loaded.statements], worker_limits(config),
+                dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE) as worker:
+        report = worker.load_report()
+        problems += [str(e) for e in report.get("errors", [])]
+        context = CheckContext(student=worker, seed=config["grading"]["seed"],
+                               why_missing=loaded.why_missing)
+        verdicts = run_checks(context, unit_checks)
+    result = SubmissionResult(path.name, STATUS_GRADED, _score(config, selected, verdicts, skipped),
+                              load_problems=problems)
+    internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
+    if internal:
+        result.extras["internal_errors"] = internal
+    result.grading_seconds = time.monotonic() - started
+    return result

@@ -1,0 +1,109 @@
+"""Run the hidden pytest suite against one student side and collect a verdict per check."""
+
+from __future__ import annotations
+
+import io
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.checks.conftest import CONTEXT_PLUGIN
+from autograder.checks.support import CheckContext, CheckFailed
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check."""
+
+    passed: bool
+    message: str = ""
+    internal_error: str = ""   # grader-side failure (never shown as the student's fault)
+    blocking: bool = False     # the student's code could not run at all (see CheckFailed)
+
+
+def explain_exception(error: BaseException) -> Verdict:
+    """Turn an exception raised during a check into a failed verdict.
+
+    Args:
+        error: what the check raised.
+
+    Returns:
+        A verdict with the student's message; `internal_error` is set when the grader failed.
+    """
+    from autograder.sandbox import StudentError, WorkerFailure
+
+    if isinstance(error, CheckFailed):
+        return Verdict(False, str(error), blocking=error.blocking)
+    if isinstance(error, StudentError):
+        where = f" ({error.where})" if getattr(error, "where", "") else ""
+        return Verdict(False, f"Your code raised {error.exc_type}: {error.message}{where}.",
+                       blocking=True)
+    if isinstance(error, WorkerFailure):
+        return Verdict(False, f"Your code could not be run to the end: {error.reason}.",
+                       blocking=True)
+    return Verdict(False, "The grader could not finish this check (internal error); it is not "
+                   "counted against you, but the points are withheld until a TA looks at it.",
+                   internal_error=f"{type(error).__name__}: {error}")
+
+
+class _ContextPlugin:
+    """Hands the grading context to the suite and records each check's verdict."""
+
+    def __init__(self, context: CheckContext, check_ids: list[str] | None) -> None:
+        self.context = context
+        self.check_ids = None if check_ids is None else set(check_ids)
+        self.verdicts: dict[str, Verdict] = {}
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.check_ids is None:
+            return
+        keep = [i for i in items if i.name.removeprefix("test_") in self.check_ids]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        outcome = yield
+        report = outcome.get_result()
+        check_id = item.name.removeprefix("test_")
+        if call.when == "call" and report.passed:
+            self.verdicts.setdefault(check_id, Verdict(True))
+        elif report.failed:
+            self.verdicts[check_id] = explain_exception(call.excinfo.value)
+
+
+def run_checks(context: CheckContext, check_ids: list[str] | None = None) -> dict[str, Verdict]:
+    """Run the hidden suite (or some of its checks) and return a verdict per check id.
+
+    Args:
+        context: the student side, seed and caches.
+        check_ids: check ids (test names without `test_`) to run; None runs all.
+
+    Returns:
+        {check id: Verdict}; a check that was selected but did not run is absent.
+    """
+    if check_ids is not None and not check_ids:
+        return {}
+    plugin = _ContextPlugin(context, check_ids)
+    args = [str(CHECKS_DIR), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--rootdir", str(CHECKS_DIR), "-o", "addopts=", "-o", "python_files=test_*.py",
+            "--no-header", "-p", "no:timeout"]
+    # pytest's own report is noise here; the verdicts carry everything that matters.
+    with contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[_PluginName(plugin)])
+    return plugin.verdicts
+
+
+class _PluginName:
+    """Registers the context plugin under the name the suite's conftest looks up."""
+
+    def __init__(self, plugin: _ContextPlugin) -> None:
+        self.plugin = plugin
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.pluginmanager.register(self.plugin, CONTEXT_PLUGIN)

@@ -1,0 +1,73 @@
+"""grader.yml validation: defaults, overrides, and errors that name the offending key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.config import ConfigError, describe, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _write(tmp_path: Path, document: dict) -> Path:
+    path = tmp_path / "grader.yml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def _project_document() -> dict:
+    return yaml.safe_load((ROOT / "grader.yml").read_text())
+
+
+def test_project_config_loads_with_every_section() -> None:
+    config = load_config()
+    assert set(config) == {"assignment", "data", "worker", "grading", "training", "parts"}
+    assert sum(p["points"] for p in config["parts"].values()) == 100
+    assert config["training"]["threshold_bleu"] == 0.2
+
+
+def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
+    document = {"parts": _project_document()["parts"]}
+    config = load_config(_write(tmp_path, document))
+    assert config["worker"]["timeout_s"] == 30
+    assert config["data"]["tokenizer"] == "blank"
+
+
+def test_overrides_use_dotted_keys() -> None:
+    config = load_config(overrides={"worker.timeout_s": 5, "training.enabled": True})
+    assert config["worker"]["timeout_s"] == 5 and config["training"]["enabled"] is True
+
+
+@pytest.mark.parametrize("mutate, key", [
+    (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss"),
+    (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
+    (lambda d: d["training"].update(enabled=1), "training.enabled"),
+    (lambda d: d["parts"]["decoder"].update(points=25), "parts.decoder.points"),
+    (lambda d: d["parts"]["decoder"]["checks"].update(decoder_causal=-3), "parts.decoder.checks.decoder_causal"),
+    (lambda d: d.update(extra={}), "extra"),
+    (lambda d: d["training"]["profiles"]["cpu"].update(num_heads=7), "training.profiles.cpu.num_heads"),
+    (lambda d: d["training"].update(mode="magic"), "training.mode"),
+])
+def test_invalid_values_name_the_key(tmp_path: Path, mutate, key: str) -> None:
+    document = _project_document()
+    mutate(document)
+    with pytest.raises(ConfigError) as error:
+        load_config(_write(tmp_path, document))
+    assert str(error.value).startswith(key)
+
+
+def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
+    document = _project_document()
+    document["parts"]["decoder"]["checks"]["mask_blocks_future"] = 0
+    with pytest.raises(ConfigError, match="mask_blocks_future"):
+        load_config(_write(tmp_path, document))
+
+
+def test_describe_lists_every_key_with_a_description() -> None:
+    text = describe()
+    for key in ("worker.timeout_s", "data.local_dir", "training.threshold_bleu",
+                "training.profiles.<name>.learning_rate"):
+        assert key in text

@@ -1,0 +1,80 @@
+"""The engine on the bundled examples: full marks, exact losses, one clear cause per part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.config import load_config
+from autograder.engine import grade_submission
+from autograder.reports.submission_json import submission_json
+from autograder.results import SubmissionResult
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+UNIT_PARTS = ["look_ahead_mask", "decoder_layer", "decoder", "transformer_forward", "masked_loss"]
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return load_config()
+
+
+@pytest.fixture(scope="module")
+def graded(config: dict) -> dict[str, SubmissionResult]:
+    names = ["correct_original_format", "buggy_original_format", "template_untouched"]
+    return {name: grade_submission(EXAMPLES / f"{name}.ipynb", config) for name in names}
+
+
+def _points(result: SubmissionResult) -> dict[str, float]:
+    return {p.part: p.points for p in result.parts}
+
+
+def test_correct_example_gets_full_marks_on_every_unit_part(graded, config) -> None:
+    result = graded["correct_original_format"]
+    assert result.status == "graded"
+    assert _points(result) == {**{p: config["parts"][p]["points"] for p in UNIT_PARTS}, "training": 0}
+    failed = [c.check_id for p in result.parts for c in p.checks if not c.passed and not c.skipped]
+    assert failed == []
+
+
+def test_buggy_example_loses_points_exactly_on_its_two_bugged_parts(graded, config) -> None:
+    points = _points(graded["buggy_original_format"])
+    full = {p: config["parts"][p]["points"] for p in UNIT_PARTS}
+    lost = sorted(p for p in UNIT_PARTS if points[p] < full[p])
+    assert lost == ["look_ahead_mask", "masked_loss"]
+    assert points["look_ahead_mask"] < full["look_ahead_mask"]
+
+
+def test_untouched_template_scores_zero_with_one_message_per_part(graded) -> None:
+    result = graded["template_untouched"]
+    assert result.status == "graded"
+    for part in result.parts:
+        if part.skipped:
+            continue
+        assert part.points == 0, part.part
+        assert len(part.messages) == 1, (part.part, part.messages)
+        assert "Traceback" not in part.messages[0]
+    mask_message = next(p for p in result.parts if p.part == "look_ahead_mask").messages[0]
+    assert "cell 13" in mask_message and "did not parse" in mask_message
+
+
+def test_training_part_is_reported_as_skipped_when_not_enabled(graded) -> None:
+    training = next(p for p in graded["correct_original_format"].parts if p.part == "training")
+    assert training.skipped and "--train" in training.checks[0].message
+
+
+def test_grading_twice_gives_byte_identical_json_apart_from_timing(graded, config) -> None:
+    again = grade_submission(EXAMPLES / "buggy_original_format.ipynb", config)
+    first = json.loads(submission_json(graded["buggy_original_format"]))
+    second = json.loads(submission_json(again))
+    first.pop("grading_seconds"), second.pop("grading_seconds")
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_selecting_parts_grades_only_those(config) -> None:
+    result = grade_submission(EXAMPLES / "buggy_original_format.ipynb", config, parts=["masked_loss"])
+    graded_parts = [p.part for p in result.parts if not p.skipped]
+    assert graded_parts == ["masked_loss"]
+    assert result.max_points == config["parts"]["masked_loss"]["points"]
