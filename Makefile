@@ -18,7 +18,7 @@ $(VENV)/.installed: requirements.lock
 setup: $(VENV)/.installed
 
 grade-examples: setup
-	$(PY) -m autograder grade examples/ --out grading-output
+	$(PY) -m autograder grade examples/*.ipynb --out grading-output
 
 test: setup
 	$(PY) -m pytest
