@@ -1,0 +1,225 @@
+"""Fast greedy decoder for the reference Transformer: cached keys/values, shrinking batch."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
+from reference.masks import create_padding_mask_for_attention
+from reference.model import DecoderLayer, LayerNormalization, Transformer
+
+# Same tokens as mtkit.decoding.greedy_translate with the reference masks (up to float noise in
+# near-ties), computed incrementally: the encoder runs once per batch, each decoder layer's
+# cross-attention keys/values are projected once, and self-attention keeps a key/value cache so
+# that each step only computes the newest position. Finished rows are dropped in chunks.
+
+
+@dataclass
+class _LayerWeights:
+    """One decoder layer's weights, with the projections that are applied together fused."""
+
+    self_qkv_w: Tensor  # (3d, d): rows Wq, Wk, Wv of the masked self-attention
+    self_qkv_b: Tensor
+    self_o_w: Tensor
+    self_o_b: Tensor
+    cross_q_w: Tensor
+    cross_q_b: Tensor
+    cross_kv_w: Tensor  # (2d, d): rows Wk, Wv of the encoder-decoder attention
+    cross_kv_b: Tensor
+    cross_o_w: Tensor
+    cross_o_b: Tensor
+    ff1_w: Tensor
+    ff1_b: Tensor
+    ff2_w: Tensor
+    ff2_b: Tensor
+    norms: tuple[LayerNormalization, LayerNormalization, LayerNormalization]
+
+
+def _layer_weights(layer: DecoderLayer) -> _LayerWeights:
+    sa, ca, ff = layer.masked_multi_head_attention, layer.enc_dec_attention, layer.feed_forward_neural_network
+    return _LayerWeights(
+        torch.cat([sa.Wq.weight, sa.Wk.weight, sa.Wv.weight]), torch.cat([sa.Wq.bias, sa.Wk.bias, sa.Wv.bias]),
+        sa.Wo.weight, sa.Wo.bias,
+        ca.Wq.weight, ca.Wq.bias,
+        torch.cat([ca.Wk.weight, ca.Wv.weight]), torch.cat([ca.Wk.bias, ca.Wv.bias]),
+        ca.Wo.weight, ca.Wo.bias,
+        ff.W1.weight, ff.W1.bias, ff.W2.weight, ff.W2.bias,
+        (layer.norm1, layer.norm2, layer.norm3),
+    )  # fmt: skip
+
+
+def _norm(module: LayerNormalization, x: Tensor) -> Tensor:
+    ln = module.layer_norm
+    return F.layer_norm(x, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
+
+
+def _attend(q: Tensor, k: Tensor, v: Tensor, key_ok: Tensor, scale: float) -> Tensor:
+    # q (b, h, 1, dk); k/v (b, h, S, dk); key_ok (b, 1, 1, S) bool. Same masking as the model.
+    scores = torch.matmul(q, k.transpose(-2, -1)) / scale
+    scores = scores.masked_fill(~key_ok, -1e10)
+    return torch.matmul(torch.softmax(scores, dim=-1), v)  # (b, h, 1, dk)
+
+
+def fast_greedy_translate(
+    model: Transformer,
+    src_seqs: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int = DEFAULT_MAX_LENGTH,
+    batch_size: int = 512,
+    device: torch.device | str | None = None,
+    sos_idx: int = SOS_IDX,
+    eos_idx: int = EOS_IDX,
+    pad_idx: int = PAD_IDX,
+) -> list[list[int]]:
+    """Greedy-translate with a `reference.model.Transformer` (or any module with its exact layout).
+
+    Args:
+        model: the reference Transformer (its weights are read; dropout is never applied).
+        src_seqs: source id sequences with `<sos>`/`<eos>`, as in training.
+        max_new_tokens: most tokens generated per sentence, `<eos>` included.
+        batch_size: sentences per batch, sorted by source length, longest first.
+        device: where the inputs are put; the model must already be there (default: its device).
+        sos_idx: id of `<sos>`.
+        eos_idx: id of `<eos>`.
+        pad_idx: id of `<pad>`.
+
+    Returns:
+        One id list per source, in input order, without `<sos>`, cut before the first `<eos>`.
+    """
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be at least 1")
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    order = sorted(range(len(src_seqs)), key=lambda i: len(src_seqs[i]), reverse=True)
+    results: list[list[int]] = [[] for _ in src_seqs]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            layers = [_layer_weights(layer) for layer in model.decoder.decoder_layers]
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                outs = _decode_batch(
+                    model, layers, [src_seqs[i] for i in idx], max_new_tokens, device, sos_idx, eos_idx, pad_idx
+                )
+                for i, out in zip(idx, outs):
+                    results[i] = out
+    finally:
+        model.train(was_training)
+    return results
+
+
+def _decode_batch(
+    model: Transformer,
+    layers: list[_LayerWeights],
+    srcs: list[Sequence[int]],
+    max_new_tokens: int,
+    device: torch.device,
+    sos_idx: int,
+    eos_idx: int,
+    pad_idx: int,
+) -> list[list[int]]:
+    n = len(srcs)
+    src_len = max(1, max(len(s) for s in srcs))
+    src = torch.full((n, src_len), pad_idx, dtype=torch.long)
+    for row, seq in enumerate(srcs):
+        src[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+    src = src.to(device)
+    enc = _encode(model, src, srcs, pad_idx)  # (n, S, d)
+
+    emb = model.decoder.transformer_embedding
+    tok_w = emb.tok_emb.weight  # (V, d)
+    pe = emb.pos_emb.positional_encoding.to(device)  # (max_len, d)
+    if max_new_tokens > pe.size(0):
+        raise ValueError(f"max_new_tokens {max_new_tokens} exceeds the positional table ({pe.size(0)})")
+    dense = model.decoder.dense_layer
+    d = tok_w.size(1)
+    h = model.decoder.decoder_layers[0].masked_multi_head_attention.num_heads if layers else 1
+    dk = d // h
+    scale = math.sqrt(dk)
+
+    # Per layer: cross-attention K/V (n, h, S, dk), projected once from the encoder output.
+    cross_kv = []
+    for w in layers:
+        kv = F.linear(enc, w.cross_kv_w, w.cross_kv_b).view(n, src_len, 2, h, dk).permute(2, 0, 3, 1, 4)
+        # Contiguous once here, or every step's matmul would copy them again.
+        cross_kv.append((kv[0].contiguous(), kv[1].contiguous()))
+    cross_ok = (src != pad_idx)[:, None, None, :]  # (n, 1, 1, S)
+    # Self-attention caches (n, h, T, dk); self_ok[:, j] = generated token j is not <pad>
+    # (the look-ahead mask hides pad keys, and a model may emit <pad>).
+    self_k = [torch.empty(n, h, max_new_tokens, dk, device=device) for _ in layers]
+    self_v = [torch.empty(n, h, max_new_tokens, dk, device=device) for _ in layers]
+    self_ok = torch.empty(n, max_new_tokens, dtype=torch.bool, device=device)
+
+    gen = torch.full((n, max_new_tokens), pad_idx, dtype=torch.long, device=device)
+    rows = torch.arange(n, device=device)  # original row of each active row
+    done = torch.zeros(n, dtype=torch.bool, device=device)  # per active row: has emitted <eos>
+    y = torch.full((n,), sos_idx, dtype=torch.long, device=device)  # decoder input at this step
+    for t in range(max_new_tokens):
+        b = rows.numel()
+        x = F.embedding(y, tok_w) + pe[t]  # (b, d)
+        self_ok[:, t] = y != pad_idx
+        ok = self_ok[:, None, None, : t + 1]  # (b, 1, 1, t+1)
+        for li, w in enumerate(layers):
+            qkv = F.linear(x, w.self_qkv_w, w.self_qkv_b).view(b, 3, h, 1, dk)
+            self_k[li][:, :, t] = qkv[:, 1, :, 0]
+            self_v[li][:, :, t] = qkv[:, 2, :, 0]
+            a = _attend(qkv[:, 0], self_k[li][:, :, : t + 1], self_v[li][:, :, : t + 1], ok, scale)
+            x = _norm(w.norms[0], F.linear(a.reshape(b, d), w.self_o_w, w.self_o_b) + x)
+            q = F.linear(x, w.cross_q_w, w.cross_q_b).view(b, h, 1, dk)
+            a = _attend(q, cross_kv[li][0], cross_kv[li][1], cross_ok, scale)
+            x = _norm(w.norms[1], F.linear(a.reshape(b, d), w.cross_o_w, w.cross_o_b) + x)
+            f = F.linear(F.relu(F.linear(x, w.ff1_w, w.ff1_b)), w.ff2_w, w.ff2_b)
+            x = _norm(w.norms[2], f + x)
+        y = F.linear(x, dense.weight, dense.bias).argmax(dim=-1)  # (b,)
+        gen[rows, t] = y
+        done |= y == eos_idx
+        n_done = int(done.sum())
+        if n_done == b:
+            break
+        # Drop finished rows once they are worth a copy of the live cache prefix; until then they
+        # keep decoding harmlessly (rows are independent, and output is cut at the first <eos>).
+        if n_done * 8 >= b:
+            keep = (~done).nonzero().squeeze(1)
+            rows, y, done, cross_ok = rows[keep], y[keep], done[keep], cross_ok[keep]
+            self_ok = _compact(self_ok, keep, t + 1, dim=1)
+            cross_kv = [(k[keep], v[keep]) for k, v in cross_kv]
+            self_k = [_compact(c, keep, t + 1, dim=2) for c in self_k]
+            self_v = [_compact(c, keep, t + 1, dim=2) for c in self_v]
+    out = []
+    for row in gen.tolist():
+        out.append(row[: row.index(eos_idx)] if eos_idx in row else row)
+    return out
+
+
+def _encode(
+    model: Transformer, src: Tensor, srcs: list[Sequence[int]], pad_idx: int, chunk: int = 64
+) -> Tensor:
+    """Encoder output (n, S, d) for rows sorted longest first, run in chunks of similar length.
+
+    Each chunk is padded only to its own longest source (padding is most of the encoder's work
+    otherwise); the rest is zero-filled. Those positions are padding, hidden from the
+    cross-attention by its key mask, so their values never matter.
+    """
+    n, full = src.shape
+    enc = None
+    for start in range(0, n, chunk):
+        length = max(1, max(len(s) for s in srcs[start : start + chunk]))
+        part = src[start : start + chunk, :length]
+        out = model.encoder(part, create_padding_mask_for_attention(part, pad_idx))  # (c, length, d)
+        if enc is None:
+            enc = out.new_zeros(n, full, out.size(-1))
+        enc[start : start + chunk, :length] = out
+    return enc
+
+
+def _compact(cache: Tensor, keep: Tensor, filled: int, dim: int) -> Tensor:
+    """Rows `keep` of a cache, copying only the first `filled` entries along `dim`."""
+    new = torch.empty((keep.numel(),) + tuple(cache.shape[1:]), dtype=cache.dtype, device=cache.device)
+    new.narrow(dim, 0, filled).copy_(cache.narrow(dim, 0, filled).index_select(0, keep))
+    return new

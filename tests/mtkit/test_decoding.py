@@ -1,0 +1,144 @@
+"""Tests for mtkit.decoding.greedy_translate with toy models (no reference solution involved)."""
+
+import inspect
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+from mtkit.decoding import greedy_translate
+
+SOS, EOS, PAD = 1, 2, 3
+V = 12
+
+
+def pad_mask(batch: Tensor, pad_idx: int) -> Tensor:
+    b, n = batch.shape
+    return (batch != pad_idx)[:, None, None, :].expand(b, 1, n, n)
+
+
+def causal_mask(batch: Tensor, pad_idx: int) -> Tensor:
+    # Deliberately int, like the original template's look-ahead mask.
+    n = batch.size(1)
+    return (torch.ones(n, n).tril().bool()[None, None] & (batch != pad_idx)[:, None, None, :]).to(torch.int)
+
+
+class CopyModel(nn.Module):
+    """Decoder position i predicts source token i + 1, read through the encoder output.
+
+    So greedy decoding of <sos> w1 .. wn <eos> yields w1 .. wn, then stops. It records every
+    call and checks the assignment's equal-length contract.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dummy = nn.Parameter(torch.zeros(1))
+        self.calls: list[dict] = []
+
+    def encoder(self, src: Tensor, src_mask: Tensor) -> Tensor:
+        self.calls.append({"kind": "enc", "len": src.size(1)})
+        return nn.functional.one_hot(src, V).float()  # (B, L, V)
+
+    def decoder(self, dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
+        b, n = dec.shape
+        assert enc.shape[:2] == (b, n), "source encoding and decoder input must share one length"
+        assert src_mask.shape == trg_mask.shape == (b, 1, n, n)
+        self.calls.append(
+            {"kind": "dec", "dec": dec.clone(), "trg_mask": trg_mask.clone(), "training": self.training,
+             "inference": torch.is_inference_mode_enabled()}
+        )  # fmt: skip
+        # Shift the one-hot source left by one: position i scores source token i + 1 (pad past the end).
+        nxt = torch.cat([enc[:, 1:], nn.functional.one_hot(torch.full((b, 1), PAD), V).float()], dim=1)
+        return nxt * 10.0 + self.dummy
+
+
+class PeekingModel(CopyModel):
+    """Ignores every mask and outputs the token that follows each position in `dec` (a cheater).
+
+    With teacher forcing it would reproduce any target perfectly; under honest greedy decoding
+    the next position holds only padding, so it can only emit <eos>.
+    """
+
+    def decoder(self, dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
+        ahead = torch.cat([dec[:, 1:], torch.full((dec.size(0), 1), PAD)], dim=1)
+        ahead = torch.where(ahead == PAD, torch.full_like(ahead, EOS), ahead)
+        return nn.functional.one_hot(ahead, V).float() + self.dummy
+
+
+def _srcs() -> list[list[int]]:
+    return [[SOS, 5, 6, 7, EOS], [SOS, EOS], [SOS, 8, EOS], [SOS, 9, 10, 11, 4, 5, 6, EOS], [SOS, 4, EOS]]
+
+
+def _translate(model, srcs, **kw):
+    kw.setdefault("max_new_tokens", 12)
+    return greedy_translate(model, srcs, src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, **kw)
+
+
+def test_copies_and_restores_input_order():
+    srcs = _srcs()
+    for batch_size in (1, 2, 128):
+        assert _translate(CopyModel(), srcs, batch_size=batch_size) == [s[1:-1] for s in srcs]
+
+
+def test_signature_takes_no_targets():
+    params = inspect.signature(greedy_translate).parameters
+    assert not any(word in name for name in params for word in ("tgt_seq", "target", "ref"))
+    assert list(params)[:2] == ["model", "src_seqs"]
+
+
+def test_decoder_input_is_only_what_was_generated():
+    model = CopyModel()
+    srcs = _srcs()
+    outs = _translate(model, srcs, batch_size=128)
+    decs = [c for c in model.calls if c["kind"] == "dec"]
+    by_len = sorted(outs, key=len, reverse=True)
+    for step, call in enumerate(decs):
+        dec = call["dec"]
+        assert torch.all(dec[:, 0] == SOS)
+        assert torch.all(dec[:, step + 1 :] == PAD)  # nothing beyond the generated prefix
+        for row in dec[:, 1 : step + 1].tolist():  # the prefix is some sentence's own output so far
+            assert any(row == (o + [EOS])[:step] for o in by_len)
+        # The look-ahead mask came from the caller's function applied to this very input.
+        assert torch.equal(call["trg_mask"], causal_mask(dec, PAD))
+
+
+def test_stops_when_all_emitted_eos_and_drops_finished_rows():
+    model = CopyModel()
+    srcs = _srcs()
+    _translate(model, srcs, max_new_tokens=40)
+    decs = [c for c in model.calls if c["kind"] == "dec"]
+    longest = max(len(s) - 2 for s in srcs)
+    assert len(decs) == longest + 1  # +1 for the step that emits the last <eos>
+    sizes = [c["dec"].size(0) for c in decs]
+    assert sizes[0] == len(srcs) and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True)
+
+
+def test_encodes_once_per_batch():
+    model = CopyModel()
+    _translate(model, _srcs(), batch_size=2)
+    assert sum(c["kind"] == "enc" for c in model.calls) == 3
+
+
+def test_peeking_model_gets_nothing_to_peek_at():
+    assert _translate(PeekingModel(), _srcs()) == [[] for _ in _srcs()]
+
+
+def test_max_new_tokens_caps_sentences_without_eos():
+    class NeverStops(CopyModel):
+        def decoder(self, dec, enc, src_mask, trg_mask):
+            return nn.functional.one_hot(torch.full(dec.shape, 7), V).float() + self.dummy
+
+    assert _translate(NeverStops(), _srcs()[:2], max_new_tokens=5) == [[7] * 5, [7] * 5]
+
+
+def test_eval_and_inference_mode_and_mode_restored():
+    model = CopyModel().train()
+    _translate(model, _srcs())
+    decs = [c for c in model.calls if c["kind"] == "dec"]
+    assert all(not c["training"] and c["inference"] for c in decs)
+    assert model.training
+
+
+def test_rejects_zero_new_tokens():
+    with pytest.raises(ValueError):
+        _translate(CopyModel(), _srcs(), max_new_tokens=0)
