@@ -1,0 +1,46 @@
+"""Resource limits and isolation settings for one sandboxed worker."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Isolation = Literal["auto", "namespace", "plain"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a worker may use. The lead maps grader.yml keys onto these fields.
+
+    Attributes:
+        timeout_s: wall-clock limit per request, and per student statement at start-up.
+        startup_timeout_s: limit for the interpreter start and `import torch` (before statements).
+        memory_mb: address-space limit (RLIMIT_AS; RLIMIT_DATA when the device is CUDA).
+        output_bytes: how much of the student's stdout/stderr is kept (the tail); more is dropped,
+            never an error.
+        threads: torch intra-op threads (also OMP/MKL thread env vars).
+        processes: RLIMIT_NPROC (processes and threads) for the sandbox user (set when root).
+        cpu_s: RLIMIT_CPU over the worker's life: a backstop in case the grader cannot kill it.
+        file_mb: RLIMIT_FSIZE: the largest file the worker may write.
+        tmp_mb: size of the private /tmp (namespace isolation).
+        reply_mb: largest reply accepted from the worker.
+        isolation: "auto" (namespace jail when root and possible, else plain), "namespace", "plain".
+        sandbox_uid: user the worker runs as when the grader is root. None (default): a fresh
+            unprivileged uid per Worker, outside /etc/passwd, so that RLIMIT_NPROC counts only
+            that worker's processes and workers cannot signal each other; 65534 = nobody.
+        max_skipped_statements: statements that kill or hang the worker at start-up are skipped
+            (and reported) up to this many; beyond it the worker counts as failed to start.
+    """
+
+    timeout_s: float = 20.0
+    startup_timeout_s: float = 60.0
+    memory_mb: int = 4096
+    output_bytes: int = 1_000_000
+    threads: int = 1
+    processes: int = 64
+    cpu_s: int = 3600
+    file_mb: int = 64
+    tmp_mb: int = 64
+    reply_mb: int = 1024
+    isolation: Isolation = "auto"
+    sandbox_uid: int | None = None
+    max_skipped_statements: int = 3

@@ -1,0 +1,293 @@
+"""How a worker is started: its private directory, what it may see, its command line and environment."""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import re
+import secrets
+import os
+import shutil
+import site
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from autograder.worker_runtime.bootstrap import BOOT_CODE, EXIT_DROP_FAILED
+from autograder.worker_runtime.guards import visible_by_deepest_root
+from autograder.worker_runtime.jail import EXIT_JAIL_FAILED, JAIL_HOME
+
+from .limits import Limits
+
+RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+GRADER_PACKAGES = ("autograder", "reference")
+SYSTEM_NAMES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private")
+FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
+PASSED_THROUGH_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "GLIBC_TUNABLES")
+
+
+class HostState:
+    """What this host turned out not to support; later workers skip it (process-wide)."""
+
+    namespace_probe: bool | None = None
+    namespace_broken = False
+    uid_switch_broken = False
+
+    @classmethod
+    def learn_from_exit(cls, isolation: str, exit_code: int | None) -> bool:
+        """Args: isolation tried, worker's exit code at start. Returns: whether a retry may help."""
+        if isolation == "namespace" and exit_code == EXIT_JAIL_FAILED:
+            cls.namespace_broken = True
+            return True
+        if exit_code == EXIT_DROP_FAILED and not cls.uid_switch_broken:
+            cls.uid_switch_broken = True
+            return True
+        return False
+
+
+def _namespaces_work() -> bool:
+    """Whether `unshare` can create the worker's namespaces here (probed once per process; a
+    container without CAP_SYS_ADMIN or with a seccomp filter refuses)."""
+    if HostState.namespace_probe is None:
+        unshare = shutil.which("unshare")
+        try:
+            HostState.namespace_probe = unshare is not None and subprocess.run(
+                [unshare, *UNSHARE_FLAGS, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=10).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            HostState.namespace_probe = False
+    return HostState.namespace_probe
+
+
+def choose_isolation(limits: Limits) -> str:
+    """Args: limits. Returns: "namespace" (root, unshare works, not known broken) or "plain"."""
+    possible = os.geteuid() == 0 and not HostState.namespace_broken and _namespaces_work()
+    if limits.isolation == "namespace" and not possible:
+        raise RuntimeError("namespace isolation needs root, util-linux unshare and mount permission")
+    return "namespace" if possible and limits.isolation != "plain" else "plain"
+
+
+def pick_uid(limits: Limits) -> int:
+    """Returns: limits.sandbox_uid, or a fresh uid in [2**20, 2**31) that no account uses."""
+    return limits.sandbox_uid if limits.sandbox_uid is not None else FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
+
+
+def sandbox_uid(uid: int, isolation: str) -> int | None:
+    """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root, else
+    None. Without a namespace the sandbox user must reach Python itself (e.g. not under /root)."""
+    if os.geteuid() != 0 or HostState.uid_switch_broken:
+        return None
+    if isolation != "namespace" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
+        return None
+    return uid
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether users other than the owner can traverse to and read `path`."""
+    current = Path(os.path.realpath(path))
+    if not os.stat(current).st_mode & stat.S_IROTH:
+        return False
+    return all(os.stat(parent).st_mode & stat.S_IXOTH for parent in [current, *current.parents])
+
+
+class SandboxDir:
+    """A worker's private host directory: runtime + extra packages (lib/), cwd (work/), jail mount point."""
+
+    def __init__(self, extra_paths: Sequence[Path], uid: int) -> None:
+        """Args: directories copied into lib/ (importable by name); sandbox uid to own work/."""
+        self.path = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
+        os.chmod(self.path, 0o711)  # the sandbox user may pass through, not list
+        self.lib = self.path / "lib"
+        self.work = self.path / "work"
+        self.jail_root = self.path / "root"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(RUNTIME_PACKAGE, self.lib / "worker_runtime", ignore=ignore)
+        for extra in extra_paths:
+            shutil.copytree(Path(extra), self.lib / Path(extra).resolve().name, ignore=ignore)
+        _make_world_readable(self.lib)
+        self.jail_root.mkdir()
+        self.work.mkdir()
+        if os.geteuid() == 0:  # the sandbox user (if one is used) must be able to write here
+            os.chown(self.work, uid, uid)
+        self._configs = itertools.count()
+
+    def write_config(self, text: str) -> Path:
+        """Args: JSON text. Returns: path of a fresh config file (readable by the bootstrap)."""
+        path = self.path / f"config-{next(self._configs)}.json"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def remove(self) -> None:
+        """Delete the directory and everything the worker left in it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _make_world_readable(root: Path) -> None:
+    for directory, _, files in os.walk(root):
+        os.chmod(directory, 0o755)
+        for name in files:
+            path = os.path.join(directory, name)
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) | 0o444)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def system_layout() -> tuple[dict[str, str], list[str]]:
+    """Returns: top-level symlinks to recreate (name -> target) and system dirs to bind read-only."""
+    links, dirs = {}, []
+    for name in SYSTEM_NAMES:
+        path = Path("/") / name
+        if path.is_symlink():
+            links[name] = os.readlink(path)
+        elif path.is_dir():
+            dirs.append(str(path))
+    return links, dirs
+
+
+def hidden_paths() -> list[str]:
+    """Returns: what student code must never see: the project checkout, and the real package
+    directories of `autograder` and `reference` (which may be installed into site-packages)."""
+    site_dirs = [os.path.realpath(p) for p in site.getsitepackages()]
+    hidden = [] if _under(str(PROJECT_ROOT), site_dirs) else [str(PROJECT_ROOT)]
+    for name in GRADER_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            real = os.path.realpath(location)
+            if real not in hidden and not (_under(real, hidden) and not _under(real, site_dirs)):
+                hidden.append(real)
+    return hidden
+
+
+def _pth_paths(site_dir: str) -> list[str]:
+    """Directories that `site` adds from the .pth files of `site_dir` (as the worker's `site` will)."""
+    found = []
+    for pth in sorted(Path(site_dir).glob("*.pth")):
+        try:
+            lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith(("#", "import ", "import\t")):
+                found.append(os.path.join(site_dir, line))
+    return found
+
+
+def python_dirs(system_roots: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """Returns: real dirs the worker's interpreter needs (prefixes, site-packages and what their
+    .pth files add), minus the project (but its venv). Not the grader's other sys.path entries:
+    the worker runs with -I, and those may be the script's directory or /tmp."""
+    venv = os.path.realpath(sys.prefix)
+    site_dirs = site.getsitepackages()
+    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *site_dirs,
+                  *(path for site_dir in site_dirs for path in _pth_paths(site_dir))]
+    never = ["/", os.path.realpath(tempfile.gettempdir())]  # would expose other sandboxes
+    chosen: list[str] = []
+    for candidate in sorted({os.path.realpath(c) for c in candidates if c}, key=len):
+        if candidate in never or not os.path.isdir(candidate) or _under(candidate, [*system_roots, *chosen]):
+            continue
+        if _under(candidate, hidden) and not _under(candidate, [venv]):
+            continue
+        chosen.append(candidate)
+    return chosen
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)|import[ \t]+([\w \t,.]+))", re.MULTILINE)
+MAX_PRELOAD = 24
+
+
+def preload_candidates(sources: Sequence[str]) -> list[str]:
+    """Top-level modules the sources import that are installed with Python (not project code).
+
+    Found by a regular expression (student code is never parsed or run here) and checked with
+    importlib.util.find_spec, which locates a top-level module without executing it.
+
+    Args:
+        sources: student statements.
+    Returns:
+        module names for the worker to import before its load request, so that a standby worker
+        spawned after a failure has the heavy imports (datasets, spacy, matplotlib) done.
+    """
+    names: list[str] = []
+    for source in sources:
+        for match in _IMPORT_LINE.finditer(source):
+            found = [match.group(1)] if match.group(1) else \
+                [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
+            names.extend(name for name in found if name.isidentifier() and name not in names)
+    visible = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *site.getsitepackages())]
+    hidden = hidden_paths()
+    chosen = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        origin = spec.origin if spec else None
+        if spec is None or (origin not in (None, "built-in", "frozen")
+                            and not visible_by_deepest_root(os.path.realpath(origin), visible, hidden)):
+            continue
+        chosen.append(name)
+    return chosen[:MAX_PRELOAD]
+
+
+def build_config(limits: Limits, isolation: str, uid: int | None, sandbox: SandboxDir,
+                 device: str, data_paths: Sequence[Path], preload: Sequence[str] = ()) -> dict[str, Any]:
+    """Args: settings for one start. Returns: the JSON config the worker bootstrap reads."""
+    links, dirs = system_layout()
+    system_roots = dirs + [os.path.realpath("/" + name) for name in links]
+    data = [os.path.realpath(p) for p in data_paths]
+    for path in data:
+        if _under(str(sandbox.path), [path]) or _under(str(PROJECT_ROOT), [path]):
+            raise ValueError(f"data path {path} would expose the sandbox or the project; pass a narrower one")
+    hidden = hidden_paths()
+    py_dirs = python_dirs(system_roots, hidden)
+    memory_rlimit = "data" if device.startswith("cuda") else "as"  # CUDA reserves huge address space
+    return {
+        "isolation": isolation, "uid": uid, "device": device, "preload": list(preload),
+        "jail_root": str(sandbox.jail_root), "lib_dir": str(sandbox.lib),
+        "jail": {"system_links": links, "system_dirs": dirs, "python_dirs": py_dirs,
+                 "data_dirs": data, "hidden": hidden, "tmp_mb": limits.tmp_mb},
+        "limits": {"memory_mb": limits.memory_mb, "memory_rlimit": memory_rlimit,
+                   "cpu_s": limits.cpu_s, "file_mb": limits.file_mb,
+                   "processes": limits.processes, "threads": limits.threads},
+        "policy": {"read_roots": [*system_roots, *py_dirs, *data, str(sandbox.path), "/proc", "/sys", "/dev"],
+                   "write_roots": [str(sandbox.work)], "hidden_roots": hidden},
+    }
+
+
+def build_command(isolation: str, sandbox: SandboxDir, config_path: Path, fds: Sequence[int]) -> list[str]:
+    """Args: isolation, sandbox, config file, (request, reply, status) fds. Returns: argv."""
+    python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, str(sandbox.lib), str(config_path),
+              *(str(fd) for fd in fds)]
+    if isolation != "namespace":
+        return python
+    unshare = shutil.which("unshare") or "unshare"
+    return [unshare, *UNSHARE_FLAGS, "--", *python]
+
+
+def build_env(limits: Limits, isolation: str, sandbox: SandboxDir) -> dict[str, str]:
+    """Returns: the worker's whole environment (nothing of the grader's leaks, e.g. tokens)."""
+    home = JAIL_HOME if isolation == "namespace" else str(sandbox.work)
+    threads = str(limits.threads)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home,
+        "USER": "student", "LOGNAME": "student",  # getpass.getuser() without a passwd entry
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+        "OMP_WAIT_POLICY": "PASSIVE",  # measured: active spinning slows training 3-5x under load
+        "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/.matplotlib", "XDG_CACHE_HOME": f"{home}/.cache",
+        "HF_HOME": f"{home}/.hf", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+        "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+    }
+    env.update({key: os.environ[key] for key in PASSED_THROUGH_ENV if key in os.environ})
+    return env

@@ -1,0 +1,277 @@
+"""One worker OS process: spawning it, exchanging frames over pipes under a deadline, keeping its output, killing it."""
+from __future__ import annotations
+
+import collections
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from typing import Any, Callable, Sequence
+
+from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
+
+F_SETPIPE_SZ = 1031
+_READ_CHUNK = 1 << 20
+_SIGNAL_MEANINGS = {
+    signal.SIGKILL: "was killed (SIGKILL: a memory or CPU limit, or the system's out-of-memory killer)",
+    signal.SIGXCPU: "exceeded its CPU-time limit (SIGXCPU)",
+    signal.SIGSEGV: "crashed (SIGSEGV, segmentation fault)",
+    signal.SIGXFSZ: "wrote a file larger than its limit (SIGXFSZ)",
+    signal.SIGABRT: "aborted (SIGABRT)",
+}
+_EXIT_MEANINGS = {86: "ran out of memory while replying (exit code 86)"}
+
+
+class ExchangeError(Exception):
+    """A request did not get a reply. kind: "timeout", "died" or "protocol"; detail: what happened."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+
+class OutputLog:
+    """The tail (at most `cap` bytes) of everything the student printed; older output is dropped."""
+
+    def __init__(self, cap: int) -> None:
+        """Args: cap in bytes."""
+        self.cap = cap
+        self.total_bytes = 0
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        """Args: bytes read from the worker's stdout/stderr."""
+        self.total_bytes += len(data)
+        if len(data) >= self.cap:
+            self._chunks.clear()
+            data, self._size = data[-self.cap:], 0
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size > self.cap:
+            excess = self._size - self.cap
+            first = self._chunks[0]
+            if len(first) <= excess:
+                self._chunks.popleft()
+                self._size -= len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                self._size -= excess
+
+    def tail(self, lines: int = 20) -> str:
+        """Args: how many lines. Returns: the last lines printed (decoded leniently)."""
+        text = b"".join(self._chunks).decode("utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:]) if lines > 0 else ""
+
+
+class _FrameReader:
+    """Reassembles frames from reply-pipe bytes, refusing oversized ones before buffering them."""
+
+    def __init__(self, max_blob: int) -> None:
+        self.max_blob = max_blob
+        self.buffer = bytearray()
+
+    def next_frame(self) -> tuple[dict[str, Any], bytes] | None:
+        if len(self.buffer) < PREFIX.size:
+            return None
+        head_len, blob_len = PREFIX.unpack_from(self.buffer)
+        if head_len > MAX_HEADER_BYTES or blob_len > self.max_blob:
+            raise ExchangeError("protocol", f"a reply of {(head_len + blob_len) >> 20} MB exceeds the limit "
+                                            f"of {self.max_blob >> 20} MB")
+        end = PREFIX.size + head_len + blob_len
+        if len(self.buffer) < end:
+            return None
+        head = bytes(self.buffer[PREFIX.size:PREFIX.size + head_len])
+        blob = bytes(self.buffer[PREFIX.size + head_len:end])
+        del self.buffer[:end]
+        try:
+            return parse_header(head), blob
+        except ProtocolError as exc:
+            raise ExchangeError("protocol", str(exc)) from None
+
+
+def _nonblocking(fd: int) -> None:
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+
+
+class WorkerProcess:
+    """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
+
+    def __init__(self, build_argv: Callable[[Sequence[int]], list[str]], env: dict[str, str], cwd: str,
+                 output: OutputLog, with_status_pipe: bool, max_reply_bytes: int) -> None:
+        """Args:
+            build_argv: given the child's (request, reply, status) fds, returns the command line.
+            env: the whole environment; cwd: working directory.
+            output: where the worker's stdout/stderr go.
+            with_status_pipe: namespace mode: the pid-1 reaper reports the worker's exit status.
+            max_reply_bytes: replies larger than this fail the request.
+        """
+        request_r, self.request_w = os.pipe()
+        self.reply_r, reply_w = os.pipe()
+        self.status_r, status_w = os.pipe() if with_status_pipe else (-1, -1)
+        self.output_r, output_w = os.pipe()
+        child_fds = (request_r, reply_w, status_w)
+        try:
+            self.proc = subprocess.Popen(
+                build_argv(child_fds), stdin=subprocess.DEVNULL, stdout=output_w, stderr=output_w,
+                pass_fds=[fd for fd in child_fds if fd >= 0], env=env, cwd=cwd, start_new_session=True)
+        finally:
+            for fd in (*child_fds, output_w):
+                if fd >= 0:
+                    os.close(fd)
+        for fd in (self.request_w, self.reply_r, self.output_r, self.status_r):
+            if fd >= 0:
+                _nonblocking(fd)
+        for fd in (self.request_w, self.reply_r):
+            try:
+                fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups for big tensors
+            except OSError:
+                pass
+        try:
+            self.pidfd = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):
+            self.pidfd = -1
+        self.output = output
+        self.reader = _FrameReader(max_reply_bytes)
+        self.output_open = True
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process is still running."""
+        return self.proc.poll() is None
+
+    def exchange(self, frame: bytes, deadline: float,
+                 on_event: Callable[[dict[str, Any]], float | None] | None = None) -> tuple[dict[str, Any], bytes]:
+        """Send a request frame and wait for its reply, draining output meanwhile.
+
+        Args:
+            frame: the request's bytes.
+            deadline: time.monotonic() value by which the reply must have arrived.
+            on_event: called with progress events; may return a new deadline.
+        Returns:
+            (reply header, reply blob).
+        Raises:
+            ExchangeError: timeout, the worker died, or it sent something malformed.
+        """
+        pending = memoryview(frame)
+        exited = False
+        while True:
+            found = self.reader.next_frame()
+            if found is not None:
+                header = found[0]
+                if "event" not in header:
+                    return found
+                new_deadline = on_event(header) if on_event else None
+                deadline = new_deadline if new_deadline is not None else deadline
+                continue
+            if exited:
+                self._raise_died()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ExchangeError("timeout", "no reply in time")
+            poller = select.poll()
+            poller.register(self.reply_r, select.POLLIN)
+            if self.output_open:
+                poller.register(self.output_r, select.POLLIN)
+            if self.pidfd >= 0:
+                poller.register(self.pidfd, select.POLLIN)
+            if pending:
+                poller.register(self.request_w, select.POLLOUT)
+            for fd, _ in poller.poll(max(1, int(min(remaining, 0.5) * 1000))):
+                if fd == self.request_w:
+                    pending = self._write_some(pending)
+                elif fd == self.output_r:
+                    self.drain_output()
+                elif fd == self.reply_r:
+                    exited = exited or self._read_reply() == "eof"
+                elif fd == self.pidfd:  # gone: keep what it wrote, a complete reply still counts
+                    for _ in range(64):  # bounded: a leftover child (plain mode) may keep writing
+                        if self._read_reply() != "more":
+                            break
+                    exited = True
+            if self.pidfd < 0 and not self.alive:
+                exited = True
+
+    def _write_some(self, pending: memoryview) -> memoryview:
+        try:
+            return pending[os.write(self.request_w, pending[:_READ_CHUNK]):]
+        except BlockingIOError:
+            return pending
+        except BrokenPipeError:
+            self._raise_died()
+        return pending
+
+    def _read_reply(self) -> str:
+        """Read what is available on the reply pipe. Returns: "more", "empty" (would block) or "eof"."""
+        try:
+            chunk = os.read(self.reply_r, _READ_CHUNK)
+        except BlockingIOError:
+            return "empty"
+        if not chunk:
+            return "eof"
+        self.reader.buffer += chunk
+        return "more"
+
+    def drain_output(self, budget: int = 8 * _READ_CHUNK) -> None:
+        """Move available worker output into the log (bounded per call so replies are not starved)."""
+        while budget > 0 and self.output_open:
+            try:
+                chunk = os.read(self.output_r, _READ_CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.output_open = False
+                return
+            self.output.write(chunk)
+            budget -= len(chunk)
+
+    def _raise_died(self) -> None:
+        raise ExchangeError("died", self.exit_description())
+
+    def exit_description(self) -> str:
+        """Returns: how the worker ended, e.g. "exited (code 0)" (waits briefly; kills if needed)."""
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self.drain_output()
+        status: dict[str, Any] = {}
+        if self.status_r >= 0:
+            try:
+                status = json.loads(os.read(self.status_r, 4096) or b"{}")
+            except (BlockingIOError, ValueError):
+                status = {}
+        code = self.proc.returncode
+        signum = status.get("signal") if status else (-code if code is not None and code < 0 else None)
+        if signum:
+            return _SIGNAL_MEANINGS.get(signum, f"was killed by signal {signal.Signals(signum).name}"
+                                        if signum in signal.Signals._value2member_map_ else f"signal {signum}")
+        exit_code = status.get("exit_code", code) if status else code
+        return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (and with it its pid namespace), then reap it."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self) -> None:
+        """Kill the worker and release the pipes."""
+        self.kill()
+        for name in ("request_w", "reply_r", "output_r", "status_r", "pidfd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                setattr(self, name, -1)

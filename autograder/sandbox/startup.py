@@ -1,0 +1,187 @@
+"""Starting workers for one submission: spawning (with a standby after failures) and loading the statements, skipping any that kill or hang the worker."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, load_blob, pack_frame
+
+from .errors import WorkerFailure
+from .limits import Limits
+from .plan import (HostState, SandboxDir, build_command, build_config, build_env, choose_isolation,
+                   pick_uid, preload_candidates, sandbox_uid)
+from .process import ExchangeError, OutputLog, WorkerProcess
+from .replies import clean_report, text
+
+LOAD_REQUEST_ID = 0
+
+
+def trusted_flatten(tensor: torch.Tensor) -> torch.Tensor:
+    """Args: a tensor the grader sends. Returns: a detached, contiguous CPU tensor."""
+    return tensor.detach().to("cpu").contiguous()
+
+
+@dataclass
+class Spawned:
+    """A started worker process (waiting for its load request) and how it is confined."""
+
+    process: WorkerProcess
+    isolation: str
+    uid: int | None
+    memory_rlimit: str
+    began: float
+
+    def describe(self) -> dict[str, Any]:
+        """Returns: the protections in force, for reports."""
+        jailed = self.isolation == "namespace"
+        return {"mode": self.isolation, "uid": self.uid, "memory_rlimit": self.memory_rlimit,
+                "network": "none (network namespace)" if jailed else "audit hook (best effort)",
+                "files": "chroot of read-only system and Python dirs" if jailed else "audit hook (best effort)"}
+
+
+@dataclass
+class Loaded:
+    """A worker with the submission loaded."""
+
+    process: WorkerProcess
+    report: dict[str, Any]
+    waited_s: float
+    isolation: dict[str, Any]
+
+
+class Launcher:
+    """Owns a submission's sandbox directory and its worker processes (current and standby)."""
+
+    def __init__(self, limits: Limits, statements: list[list[Any]], helpers_source: str,
+                 extra_paths: Sequence[Path], data_paths: Sequence[Path], output: OutputLog) -> None:
+        """Args: as for Worker; output: the log every process of this submission prints into."""
+        self.limits, self.statements, self.helpers_source = limits, statements, helpers_source
+        self.data_paths, self.output = list(data_paths), output
+        self.uid = pick_uid(limits)
+        self.sandbox = SandboxDir(extra_paths, self.uid)
+        self.skipped: dict[tuple[int, int], dict[str, Any]] = {}
+        self.preload = preload_candidates([str(item[2]) for item in statements])
+        self.current: WorkerProcess | None = None
+        self.standby: Spawned | None = None
+
+    def spawn(self, device: str) -> Spawned:
+        """Start a worker process (jail, limits, import torch); it then waits for its load request."""
+        isolation = choose_isolation(self.limits)
+        uid = sandbox_uid(self.uid, isolation)
+        config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
+        config_path = self.sandbox.write_config(json.dumps(config))
+        process = WorkerProcess(lambda fds: build_command(isolation, self.sandbox, config_path, fds),
+                                build_env(self.limits, isolation, self.sandbox), str(self.sandbox.work),
+                                self.output, isolation == "namespace", self.limits.reply_mb << 20)
+        return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
+
+    def discard(self, device: str | None) -> None:
+        """Kill the current process; with a device, spawn a standby so its start overlaps other work."""
+        if self.current is not None:
+            self.current.close()
+            self.current = None
+        if device is not None and self.standby is None:
+            self.standby = self.spawn(device)
+
+    def load(self, baseline: dict[str, Any]) -> Loaded:
+        """Get a worker (the standby if there is one) and run the statements in it.
+
+        Args:
+            baseline: the grader globals (already with torch.device values).
+        Returns:
+            the loaded worker.
+        Raises:
+            WorkerFailure: the worker could not be started (the reason says why).
+        """
+        device = str(baseline.get("device", "cpu"))
+        retried_isolation = False
+        while True:
+            waited_from = time.monotonic()
+            spawned, self.standby = self.standby or self.spawn(device), None
+            self.current = spawned.process
+            running: dict[str, Any] = {}
+            # each statement gets timeout_s; progress events cannot stretch the load beyond this
+            hard_deadline = spawned.began + self.limits.startup_timeout_s \
+                + self.limits.timeout_s * max(10, len(self.statements))
+
+            def on_event(event: dict[str, Any]) -> float:
+                at, line = event.get("at"), event.get("line")
+                if isinstance(at, list) and len(at) == 2 and all(type(v) is int for v in at) \
+                        and 0 <= at[0] < len(self.statements) and type(line) is int:  # untrusted
+                    running.update(at=tuple(at), line=line)
+                return min(time.monotonic() + self.limits.timeout_s, hard_deadline)
+
+            try:
+                reply = spawned.process.exchange(self._load_frame(baseline),
+                                                 spawned.began + self.limits.startup_timeout_s, on_event)
+            except ExchangeError as exc:
+                self.discard(None)
+                if not running and exc.kind == "died" and not retried_isolation \
+                        and HostState.learn_from_exit(spawned.isolation, spawned.process.proc.returncode):
+                    retried_isolation = True  # e.g. no mount permission in a container: go plain
+                    continue
+                if running and len(self.skipped) < self.limits.max_skipped_statements \
+                        and running["at"] not in self.skipped:
+                    self._skip(running["at"], running["line"], exc)
+                    continue
+                raise WorkerFailure(self._failure(exc, running)) from None
+            report = self._report(reply)
+            return Loaded(spawned.process, report, time.monotonic() - waited_from, spawned.describe())
+
+    def release(self) -> None:
+        """Kill every process and delete the sandbox directory."""
+        self.discard(None)
+        if self.standby is not None:
+            self.standby.process.close()
+            self.standby = None
+        self.sandbox.remove()
+
+    def _load_frame(self, baseline: dict[str, Any]) -> bytes:
+        encoder = Encoder(trusted_flatten)
+        header = {"op": "load", "id": LOAD_REQUEST_ID, "statements": self.statements,
+                  "helpers": self.helpers_source, "skip": [list(at) for at in self.skipped],
+                  "globals": encoder.encode(baseline)}
+        return pack_frame(header, encoder.tensors)
+
+    def _report(self, reply: tuple[dict[str, Any], bytes]) -> dict[str, Any]:
+        header, blob = reply
+        try:
+            if header.get("id") != LOAD_REQUEST_ID:
+                raise ProtocolError("reply to another request")
+            if header.get("status") == "ok":
+                value = Decoder(load_blob(blob)).decode(header.get("value"))
+                return clean_report(value, list(self.skipped.values()))
+            problem = f"{text(header.get('exc_type'))} {text(header.get('message'))}".strip()
+        except (ProtocolError, WorkerFailure) as exc:
+            problem = f"malformed reply: {exc}"
+        self.discard(None)
+        raise WorkerFailure(f"worker failed to start: {problem}")
+
+    def _skip(self, at: tuple[int, int], line: Any, exc: ExchangeError) -> None:
+        label = self.statements[at[0]][0]
+        if exc.kind == "timeout":
+            message = f"this statement ran longer than {self.limits.timeout_s:g} s; it was skipped"
+        elif exc.kind == "died":
+            message = f"the worker process {exc.detail} while running this statement; it was skipped"
+        else:
+            message = f"this statement broke the worker protocol ({exc.detail}); it was skipped"
+        self.skipped[at] = {"label": label, "line": line, "exc_type": "WorkerFailure",
+                            "message": message, "where": f"{label}, line {line}", "memory": False}
+
+    def _failure(self, exc: ExchangeError, running: dict[str, Any]) -> str:
+        if exc.kind == "timeout":
+            detail = f"timed out after {self.limits.startup_timeout_s:g} s" if not running \
+                else f"timed out after {self.limits.timeout_s:g} s"
+        else:
+            detail = f"worker process {exc.detail}" if exc.kind == "died" else exc.detail
+        where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" \
+            if running else ""
+        tail = self.output.tail(3) if not running else ""  # bootstrap errors, not student prints
+        hint = f" (memory_mb={self.limits.memory_mb} may be too low to import torch)" \
+            if "failed to map segment" in tail or "MemoryError" in tail else ""
+        return f"worker failed to start: {detail}{where}{hint}" + (f"; it printed: {tail}" if tail else "")
