@@ -41,14 +41,29 @@ PROFILE_SCHEMA: dict[str, Key] = {
     "num_layers": _key(int, 2, "Encoder layers and decoder layers (each)."),
     "drop_prob": _key(NUMBER, 0.1, "Dropout probability."),
     "batch_size": _key(int, 128, "Sentence pairs per batch."),
+    "max_tokens": _key(int, 0, "Token-based batches: at most this many padded tokens per batch and "
+                       "side, batch_size then caps the rows (0 = batches of batch_size pairs)."),
     "learning_rate": _key(NUMBER, 5e-4, "Peak Adam learning rate."),
     "warmup_steps": _key(int, 0, "Linear warm-up steps before the peak learning rate."),
+    "lr_schedule": _key(str, "constant", "After warm-up: constant | inverse_sqrt | linear | cosine "
+                        "(linear and cosine reach 0 at lr_decay_steps)."),
+    "lr_decay_steps": _key(int, 0, "Step at which linear/cosine decay reaches 0 (0 = the end of "
+                           "max_epochs)."),
     "label_smoothing": _key(NUMBER, 0.1, "Label smoothing of the cross-entropy criterion."),
     "clip_grad_norm": _key(NUMBER, 1.0, "Gradient-norm clipping threshold (0 = off)."),
     "max_epochs": _key(int, 4, "Upper bound on training epochs."),
     "time_budget_s": _key(NUMBER, 600, "Wall-clock budget for training; stops at the first "
                           "epoch/evaluation boundary past it."),
     "eval_every_steps": _key(int, 0, "Evaluate validation BLEU every N steps (0 = per epoch)."),
+    "eval_start_step": _key(int, 0, "No step-based evaluation before this step (evaluations cost "
+                            "decoding time; early ones cannot reach the threshold)."),
+    "precision": _key(str, "auto", "auto (bf16 autocast on CUDA GPUs that support it, else fp32) | fp32 | "
+                      "bf16 | fp16 (fp16 overflows the assignment's -1e10 attention mask)."),
+}
+# Allowed values of the profile's string keys (kept in step with mtkit.training).
+PROFILE_CHOICES: dict[str, tuple[str, ...]] = {
+    "lr_schedule": ("constant", "inverse_sqrt", "linear", "cosine"),
+    "precision": ("auto", "fp32", "bf16", "fp16"),
 }
 
 # Scalar sections. Parts and profiles are validated by their own rules below.
@@ -81,6 +96,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "mode": _key(str, "recipe", "recipe | student_hparams | checkpoint."),
         "threshold_bleu": _key(NUMBER, 0.2, "Corpus BLEU (0-1) needed for the training points."),
         "profile": _key(str, "auto", "auto (gpu if CUDA is available, else cpu) or a profile name."),
+        "memory_mb": _key(int, 12288, "Address-space limit of the training worker."),
+        "threads": _key(int, 2, "Torch threads of the training worker (CPU)."),
     },
 }
 
@@ -170,6 +187,10 @@ def _validate_training(given: Any) -> dict[str, Any]:
     for name, profile in merged["profiles"].items():
         if profile["embedding_dim"] % profile["num_heads"]:
             raise ConfigError(f"training.profiles.{name}.num_heads: must divide embedding_dim")
+        for key, choices in PROFILE_CHOICES.items():
+            if profile[key] not in choices:
+                raise ConfigError(f"training.profiles.{name}.{key}: must be one of {', '.join(choices)}, "
+                                  f"got {profile[key]!r}")
     if merged["profile"] != "auto" and merged["profile"] not in merged["profiles"]:
         raise ConfigError(f"training.profile: no profile named {merged['profile']!r}")
     return merged

@@ -1,0 +1,76 @@
+"""Benchmark: greedy decoding of the validation split, reference fast decoder vs the generic one."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/decode_speed.py` from anywhere
+
+import torch  # noqa: E402
+
+from autograder.config import load_config  # noqa: E402
+from mtkit.bleu import corpus_bleu, ids_to_tokens  # noqa: E402
+from mtkit.constants import PAD_IDX  # noqa: E402
+from mtkit.dataset import prepare_data  # noqa: E402
+from mtkit.decoding import greedy_translate  # noqa: E402
+from mtkit.training import profile_hparams, seed_everything  # noqa: E402
+from reference.fast_decode import fast_greedy_translate  # noqa: E402
+from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
+from reference.train import build_model  # noqa: E402
+from reference.translate import load_translator  # noqa: E402
+
+
+def main() -> None:
+    """Time both decoders on the full validation split with the same model and compare outputs."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--checkpoint", default=None,
+                        help="trained checkpoint.pt (default: an untrained cpu-profile model, which never "
+                             "emits <eos> early: the worst case, every sentence runs to max_length)")
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--batch-size", type=int, default=128, help="generic decoder's batch size")
+    args = parser.parse_args()
+    data = prepare_data()
+    if args.checkpoint:
+        model, _, _ = load_translator(args.checkpoint)
+        label = args.checkpoint
+    else:
+        seed_everything(0)
+        hparams = profile_hparams(load_config(), args.profile)
+        model = build_model(hparams, {k: len(v) for k, v in data.vocabs.items()}, data.max_length)
+        label = f"untrained {args.profile}-profile model"
+    model.eval()
+    split = data.splits["validation"]
+    itos = data.vocabs[data.tgt_language].itos
+    timings, outputs = {}, {}
+    runs = {
+        "fast (reference.fast_decode)": lambda: fast_greedy_translate(model, split.src, max_new_tokens=data.max_length),
+        "generic (mtkit.decoding)": lambda: greedy_translate(
+            model, split.src, src_mask_fn=create_padding_mask_for_attention,
+            tgt_mask_fn=create_look_ahead_mask_for_attention, max_new_tokens=data.max_length,
+            batch_size=args.batch_size, pad_idx=PAD_IDX),
+    }
+    for name, decode in runs.items():
+        start = time.perf_counter()
+        outputs[name] = decode()
+        timings[name] = time.perf_counter() - start
+    print(f"{len(split)} validation sentences, {label}, {torch.get_num_threads()} threads")
+    for name, ids in outputs.items():
+        bleu = corpus_bleu([ids_to_tokens(row, itos) for row in ids], split.tgt_tokens)
+        print(f"  {name:30s}: {timings[name]:7.1f} s, mean output length "
+              f"{sum(map(len, ids)) / len(ids):.1f}, BLEU {bleu:.4f}")
+    fast, generic = outputs.values()
+    same = sum(a == b for a, b in zip(fast, generic))
+    names = list(timings)
+    print(f"  speed-up: {timings[names[1]] / timings[names[0]]:.1f}x; identical outputs for {same}/{len(fast)} sentences")
+
+
+if __name__ == "__main__":
+    main()
