@@ -14,6 +14,7 @@ from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, P
                                 SubmissionResult)
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
+from autograder.training_part import MTKIT_DIR, run_training_part
 
 TRAINING_PART = "training"
 
@@ -36,6 +37,13 @@ def worker_limits(config: dict[str, Any]) -> Limits:
 def _describe_problem(problem: Any) -> str:
     where = f"cell {problem.cell}, line {problem.line}: " if problem.cell is not None else ""
     return f"{where}{problem.message}"
+
+
+def _describe_load_error(error: dict[str, Any]) -> str:
+    """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
+    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
+    text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
+    return f"{where}: {text} (this statement was skipped)" if where else text
 
 
 def _selected_parts(config: dict[str, Any], parts: list[str] | None) -> list[str]:
@@ -112,15 +120,25 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
         return result
     unit_checks = [c for p in selected if p not in skipped and p != TRAINING_PART
                    for c in config["parts"][p]["checks"]]
-    with Worker([(f"cell {s.cell}", s.line, s.code) for s in loaded.statements], worker_limits(config),
-                dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE) as worker:
+    statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
+    # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
+    with Worker(statements, worker_limits(config), dict(GRADER_GLOBALS),
+                helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR]) as worker:
         report = worker.load_report()
-        problems += [str(e) for e in report.get("errors", [])]
+        problems += [_describe_load_error(e) for e in report.get("errors", [])]
         context = CheckContext(student=worker, seed=config["grading"]["seed"],
                                why_missing=loaded.why_missing)
         verdicts = run_checks(context, unit_checks)
+    extras: dict[str, Any] = {}
+    if TRAINING_PART in selected and TRAINING_PART not in skipped:
+        outcome = run_training_part(statements, config, dict(GRADER_GLOBALS))
+        extras["training"] = outcome.details
+        for check_id in config["parts"][TRAINING_PART]["checks"]:
+            verdicts[check_id] = Verdict(outcome.passed, "" if outcome.passed else outcome.message)
+        if outcome.passed:
+            extras["training"]["message"] = outcome.message
     result = SubmissionResult(path.name, STATUS_GRADED, _score(config, selected, verdicts, skipped),
-                              load_problems=problems)
+                              load_problems=problems, extras=extras)
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
     if internal:
         result.extras["internal_errors"] = internal
