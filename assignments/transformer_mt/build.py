@@ -1,0 +1,267 @@
+"""Build the student template and the Otter autograder zip from the master notebook (`make template`)."""
+
+# Usage: python assignments/transformer_mt/build.py              # write student_template/ and dist/
+#        python assignments/transformer_mt/build.py --data DIR   # ... and bundle Multi30k into the zip
+#        python assignments/transformer_mt/build.py --check      # exit 1 if student_template/ is stale
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+MASTER = HERE / "transformer_mt.ipynb"
+STUDENT_DIR = REPO / "student_template"
+DIST_DIR = REPO / "dist"
+ZIP_NAME = "autograder.zip"
+SOLUTION_NAME = "transformer_mt_solution.ipynb"
+# What the generated student folder holds; other files in student_template/ are left alone.
+STUDENT_ITEMS = ("transformer_mt.ipynb", "tests", "mtkit")
+# The engine goes to the zip's root (/autograder/source on Gradescope), NOT through Otter's
+# `files`, which Otter copies into the submission folder next to the student's notebook.
+ENGINE_DIRS = ("autograder", "reference", "mtkit")
+ENGINE_FILES = ("grader.yml",)
+DATA_ARCNAME = "data/multi30k"
+TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+
+
+def requirements_text(lock: Path = REPO / "requirements.lock") -> str:
+    """The zip's pip requirements: the project's exact freeze (CPU torch from PyTorch's index).
+
+    Args:
+        lock: the project's requirements.lock.
+
+    Returns:
+        requirements.txt text for Otter (`overwrite_requirements: true` in the master config).
+    """
+    pins = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+    if not any(pin.startswith("torch==2.13.0") for pin in pins):
+        raise SystemExit(f"{lock}: expected the torch==2.13.0 pin")
+    return "\n".join([TORCH_INDEX, *pins]) + "\n"
+
+
+def stage(workdir: Path, master: Path = MASTER) -> Path:
+    """Copy the master notebook, mtkit/ and requirements.txt into one folder (Otter Assign needs
+    every listed file below the master's folder).
+
+    Args:
+        workdir: an empty scratch folder.
+        master: the master notebook.
+
+    Returns:
+        The staged master notebook's path.
+    """
+    folder = workdir / "stage"
+    folder.mkdir(parents=True)
+    shutil.copyfile(master, folder / master.name)
+    shutil.copytree(REPO / "mtkit", folder / "mtkit", ignore=IGNORED)
+    (folder / "requirements.txt").write_text(requirements_text(), encoding="utf-8")
+    return folder / master.name
+
+
+def run_assign(workdir: Path, master: Path = MASTER) -> Path:
+    """Run `otter assign` on a staged copy of the master notebook.
+
+    Args:
+        workdir: an empty scratch folder.
+        master: the master notebook.
+
+    Returns:
+        Otter's output folder (with `student/` and `autograder/`).
+    """
+    staged = stage(workdir, master)
+    out = workdir / "out"
+    # The plugin named in the master's config is imported during generation: put the repo on the path.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    completed = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests",
+                                str(staged), str(out)], cwd=workdir, env=env, capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise SystemExit(f"otter assign failed:\n{completed.stdout}\n{completed.stderr}")
+    return out
+
+
+def _engine_entries(repo: Path = REPO) -> Iterator[tuple[Path, str]]:
+    for top in ENGINE_DIRS:
+        for path in sorted((repo / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                yield path, path.relative_to(repo).as_posix()
+    for name in ENGINE_FILES:
+        yield repo / name, name
+
+
+def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None) -> list[str]:
+    """Write the final autograder zip: Otter's files plus the engine at the root.
+
+    Otter's test files are dropped (an empty tests/ folder stays, as Otter requires one): the
+    grading plugin replaces their results anyway, and running them would only cost time.
+
+    Args:
+        otter_zip: the zip `otter assign` wrote.
+        destination: where to write the final zip.
+        data_dir: raw Multi30k files to bundle as data/multi30k/ (offline training grading; the
+            plugin points MULTI30K_DIR there when the grading machine sets none).
+
+    Returns:
+        The archive names written.
+    """
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    names = []
+    with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            if info.filename.startswith("tests/"):
+                continue
+            target.writestr(info, source.read(info))
+            names.append(info.filename)
+        target.writestr(zipfile.ZipInfo("tests/"), b"")
+        for path, name in _engine_entries():
+            target.write(path, name)
+            names.append(name)
+        for path in sorted(data_dir.iterdir()) if data_dir else []:
+            if path.is_file():
+                target.write(path, f"{DATA_ARCNAME}/{path.name}")
+                names.append(f"{DATA_ARCNAME}/{path.name}")
+    return names
+
+
+def normalized_notebook(path: Path) -> dict:
+    """A notebook's JSON with position-based cell ids (Otter gives its check cells random ids).
+
+    Args:
+        path: an .ipynb file.
+
+    Returns:
+        The parsed notebook, cell ids replaced by "cell-000", "cell-001", ...
+    """
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        if "id" in cell:
+            cell["id"] = f"cell-{index:03d}"
+    return notebook
+
+
+def write_notebook(source: Path, target: Path) -> None:
+    """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing)."""
+    target.write_text(json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_student(generated: Path, destination: Path = STUDENT_DIR) -> None:
+    """Replace the generated items of student_template/ (notebook, tests/, mtkit/).
+
+    Args:
+        generated: Otter's `student/` output folder.
+        destination: the committed student template folder.
+    """
+    destination.mkdir(parents=True, exist_ok=True)
+    for item in STUDENT_ITEMS:
+        source, target = generated / item, destination / item
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=IGNORED)
+        elif source.suffix == ".ipynb":
+            write_notebook(source, target)
+        else:
+            shutil.copyfile(source, target)
+
+
+def _student_files(folder: Path) -> dict[str, Path]:
+    found = {}
+    for item in STUDENT_ITEMS:
+        path = folder / item
+        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+        found.update({p.relative_to(folder).as_posix(): p for p in paths
+                      if "__pycache__" not in p.parts and p.suffix != ".pyc"})
+    return found
+
+
+def stale_files(generated: Path, committed: Path = STUDENT_DIR) -> list[str]:
+    """Differences between a fresh student output and the committed template.
+
+    Notebooks are compared as parsed JSON (formatting aside), other files byte for byte.
+
+    Args:
+        generated: a freshly generated student folder.
+        committed: the committed student template.
+
+    Returns:
+        One line per missing, extra or differing file; empty when up to date.
+    """
+    new, old = _student_files(generated), _student_files(committed)
+    problems = [f"missing: {name}" for name in sorted(set(new) - set(old))]
+    problems += [f"not generated any more: {name}" for name in sorted(set(old) - set(new))]
+    for name in sorted(set(new) & set(old)):
+        if name.endswith(".ipynb"):
+            same = normalized_notebook(new[name]) == normalized_notebook(old[name])
+        else:
+            same = new[name].read_bytes() == old[name].read_bytes()
+        if not same:
+            problems.append(f"differs: {name}")
+    return problems
+
+
+def build(student_dir: Path = STUDENT_DIR, dist_dir: Path = DIST_DIR, data_dir: Path | None = None) -> dict[str, Path]:
+    """Run the whole build.
+
+    Args:
+        student_dir: where the student template goes.
+        dist_dir: where the autograder zip and the solution notebook go.
+        data_dir: raw Multi30k files to bundle into the zip (see `package_zip`).
+
+    Returns:
+        {"zip", "solution", "student"} paths.
+    """
+    with tempfile.TemporaryDirectory(prefix="otter-assign-") as tmp:
+        out = run_assign(Path(tmp))
+        otter_zips = sorted((out / "autograder").glob("*.zip"))
+        if len(otter_zips) != 1:
+            raise SystemExit(f"expected one autograder zip from otter assign, found {len(otter_zips)}")
+        zip_path = dist_dir / ZIP_NAME
+        package_zip(otter_zips[0], zip_path, data_dir)
+        dist_dir.mkdir(parents=True, exist_ok=True)
+        solution = dist_dir / SOLUTION_NAME
+        write_notebook(out / "autograder" / MASTER.name, solution)
+        write_student(out / "student", student_dir)
+    return {"zip": zip_path, "solution": solution, "student": student_dir}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point.
+
+    Args:
+        argv: arguments after the program name.
+
+    Returns:
+        The exit status (1 when --check finds the template stale).
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report whether student_template/ is stale")
+    parser.add_argument("--data", type=Path, metavar="DIR",
+                        help="bundle these raw Multi30k files into the zip (offline training grading)")
+    args = parser.parse_args(argv)
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="otter-check-") as tmp:
+            problems = stale_files(run_assign(Path(tmp)) / "student")
+        for problem in problems:
+            print(f"stale student_template/: {problem} (run `make template`)")
+        return 1 if problems else 0
+    paths = build(data_dir=args.data)
+    for key, path in paths.items():
+        print(f"{key}: {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

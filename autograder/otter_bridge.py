@@ -1,0 +1,354 @@
+"""Otter plugin that grades a submission with this project's engine, in separate processes per part."""
+
+# How it runs (see docs/OTTER.md): Otter's runner calls `before_execution`, where the student's
+# notebook is swapped for an empty one, so Otter's kernel never executes student code; then
+# `after_grading`, where `python -m autograder grade` runs on the untouched submission file in a
+# child process with a timeout, and its per-part results replace Otter's (empty) test results.
+# The unit parts first run together under the sum of their timeouts; if that run fails or times
+# out, each part is graded again in its own process under its own timeout, so a hang costs only
+# the part it happens in. The training part, when enabled, always gets its own process.
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+from otter.plugins import AbstractOtterPlugin
+from otter.test_files import GradingResults
+from otter.test_files.abstract_test import TestCase, TestCaseResult
+from otter.test_files.ok_test import OKTestFile
+
+PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
+TRAINING_PART = "training"
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_TRAINING_TIMEOUT_S = 3600.0
+BUNDLED_DATA = "data/multi30k"
+OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
+TRAINING_OFF_REASON = ("The training run is not graded by this autograder (its Otter plugin "
+                       "option `train` is off).")
+
+
+@dataclass(frozen=True)
+class BridgeOptions:
+    """The plugin's settings (the plugin entry's mapping in otter_config.json)."""
+
+    questions: dict[str, str] = field(default_factory=dict)  # part -> Otter question name
+    timeout_s: float = DEFAULT_TIMEOUT_S                     # per part, unless in `timeouts`
+    timeouts: dict[str, float] = field(default_factory=dict)
+    train: bool | None = None      # grade the training part; None: grader.yml's training.enabled
+    profile: str | None = None     # training profile passed to the engine
+    combined: bool = True          # unit parts in one process first (falls back to one each)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> "BridgeOptions":
+        """Validate the plugin's mapping from otter_config.json (None: defaults); raises ValueError
+        for an unknown key or a value of the wrong type."""
+        config = dict(config or {})
+        unknown = sorted(set(config) - OPTION_KEYS)
+        if unknown:
+            raise ValueError(f"{PLUGIN_NAME}: unknown option {unknown[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})")
+        questions = {str(k): str(v) for k, v in (config.get("questions") or {}).items()}
+        timeouts = {str(k): float(v) for k, v in (config.get("timeouts") or {}).items()}
+        timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
+        if timeout_s <= 0 or any(v <= 0 for v in timeouts.values()):
+            raise ValueError(f"{PLUGIN_NAME}: timeouts must be positive")
+        train = config.get("train")
+        if train is not None and not isinstance(train, bool):
+            raise ValueError(f"{PLUGIN_NAME}: `train` must be true, false or null")
+        profile = config.get("profile")
+        return cls(questions, timeout_s, timeouts, train, None if profile is None else str(profile),
+                   bool(config.get("combined", True)))
+
+    def timeout_for(self, part: str) -> float:
+        """Seconds the engine may take for one part."""
+        default = DEFAULT_TRAINING_TIMEOUT_S if part == TRAINING_PART else self.timeout_s
+        return self.timeouts.get(part, default)
+
+    def question(self, part: str) -> str:
+        """The Otter question name a part is reported under."""
+        return self.questions.get(part, part)
+
+
+@dataclass
+class EngineRun:
+    """One `python -m autograder grade` process: the parts asked for and what came back."""
+
+    parts: list[str]
+    result: dict[str, Any] | None   # the engine's SubmissionResult JSON, or None
+    failure: str = ""               # why there is no result (student-facing)
+    seconds: float = 0.0
+    log_tail: str = ""              # end of the engine's stdout/stderr (for staff)
+
+
+Runner = Callable[..., EngineRun]
+
+
+def find_engine_root(submission_path: str | Path | None) -> Path:
+    """The engine to run: the zip's source folder (`<dir>/source` beside Otter's `<dir>/submission`
+    holding the submission), else the project this module belongs to. Returns a folder holding
+    grader.yml and the autograder package."""
+    candidates = [Path(__file__).resolve().parents[1]]
+    if submission_path:
+        candidates.insert(0, Path(submission_path).resolve().parent.parent / "source")
+    for root in candidates:
+        if (root / "grader.yml").is_file() and (root / "autograder" / "cli.py").is_file():
+            return root
+    raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
+
+
+def load_parts(engine_root: Path) -> dict[str, dict[str, Any]]:
+    """The parts of the engine's grader.yml (title, points, checks), in file order."""
+    raw = yaml.safe_load((engine_root / "grader.yml").read_text(encoding="utf-8"))
+    return {name: {"title": part.get("title", name), "points": part["points"], "checks": dict(part["checks"])}
+            for name, part in raw["parts"].items()}
+
+
+def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> Any:
+    raw = yaml.safe_load((engine_root / "grader.yml").read_text(encoding="utf-8"))
+    return (raw.get(section) or {}).get(key, default)
+
+
+def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_root: Path, *,
+               train: bool = False, profile: str | None = None) -> EngineRun:
+    """Grade some parts of one submission with `python -m autograder grade` in a child process.
+
+    Args:
+        submission: the notebook or script (copied; the engine reads it and never executes it).
+        parts: the parts to grade.
+        timeout_s: wall-clock limit; past it the whole process group is killed.
+        engine_root: folder holding grader.yml and the autograder package.
+        train: pass --train (grade the training part).
+        profile: training profile name (--profile).
+
+    Returns:
+        The run, with the engine's JSON result or a failure reason.
+    """
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
+        copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
+        shutil.copyfile(submission, copy)
+        out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
+        command = [sys.executable, "-m", "autograder", "grade", str(copy), "--out", str(out), "--quiet",
+                   "--parts", ",".join(parts), "--train" if train else "--no-train"]
+        if profile:
+            command += ["--profile", profile]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")]))}
+        if not env.get("MULTI30K_DIR") and (engine_root / BUNDLED_DATA).is_dir():  # build.py --data
+            env["MULTI30K_DIR"] = str(engine_root / BUNDLED_DATA)
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(command, cwd=engine_root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            try:
+                code = process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                code = None
+        seconds, tail = time.monotonic() - started, log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+        result_path = out / "submission.json"
+        if code is None:
+            failure = (f"Grading took longer than {timeout_s:g} s and was stopped, so this part scores 0. "
+                       "Look for code that never finishes or is extremely slow (an endless loop, or "
+                       "work at import time).")
+        elif code != 0 or not result_path.is_file():
+            failure = (f"The grader failed on this part (exit code {code}) and could not grade it; "
+                       "the course staff can see the details in the autograder log.")
+        else:
+            return EngineRun(list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail)
+    return EngineRun(list(parts), None, failure, seconds, tail)
+
+
+def _is_skipped(part: Mapping[str, Any]) -> bool:
+    return bool(part["checks"]) and all(check["skipped"] for check in part["checks"])
+
+
+def _failed_part(name: str, part: Mapping[str, Any], message: str) -> dict[str, Any]:
+    checks = [{"check_id": check, "part": name, "max_points": points, "passed": False, "points": 0,
+               "message": message, "skipped": False} for check, points in part["checks"].items()]
+    return {"part": name, "title": part["title"], "max_points": part["points"], "points": 0, "checks": checks}
+
+
+def _skipped_part(name: str, part: Mapping[str, Any], reason: str) -> dict[str, Any]:
+    record = _failed_part(name, part, reason)
+    for check in record["checks"]:
+        check["skipped"] = True
+    return record
+
+
+def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
+                runner: Runner | None = None) -> tuple[dict[str, Any], list[EngineRun]]:
+    """Grade every part of grader.yml with the engine, isolating parts whose run fails.
+
+    Args:
+        submission: the submission file.
+        engine_root: folder holding grader.yml and the autograder package.
+        options: the plugin options.
+        runner: how to run the engine (default `run_engine`; a stand-in in tests).
+
+    Returns:
+        (merged result in the engine's SubmissionResult JSON shape, the runs made).
+    """
+    runner = runner or run_engine
+    config_parts = load_parts(engine_root)
+    train = options.train if options.train is not None else bool(_grader_setting(engine_root, "training", "enabled", False))
+    unit = [name for name in config_parts if name != TRAINING_PART]
+    graded: dict[str, dict[str, Any]] = {}
+    runs: list[EngineRun] = []
+
+    def take(run: EngineRun) -> None:
+        runs.append(run)
+        by_name = {p["part"]: p for p in (run.result or {}).get("parts", [])}
+        for name in run.parts:
+            graded[name] = by_name.get(name) or _failed_part(name, config_parts[name], run.failure or
+                                                              "The grader returned no result for this part.")
+
+    def run_alone(name: str) -> None:
+        take(runner(submission, [name], options.timeout_for(name), engine_root,
+                    train=name == TRAINING_PART, profile=options.profile))
+
+    if options.combined and len(unit) > 1:
+        first = runner(submission, unit, sum(options.timeout_for(n) for n in unit), engine_root,
+                       train=False, profile=options.profile)
+        if first.result is not None:
+            take(first)
+        else:
+            runs.append(first)
+            for name in unit:
+                run_alone(name)
+    else:
+        for name in unit:
+            run_alone(name)
+    if TRAINING_PART in config_parts:
+        if train:
+            run_alone(TRAINING_PART)
+        else:
+            graded[TRAINING_PART] = _skipped_part(TRAINING_PART, config_parts[TRAINING_PART], TRAINING_OFF_REASON)
+    return _merge(submission.name, config_parts, graded, runs), runs
+
+
+def _merge(label: str, config_parts: Mapping[str, Any], graded: Mapping[str, dict[str, Any]],
+           runs: Sequence[EngineRun]) -> dict[str, Any]:
+    results = [r.result for r in runs if r.result is not None]
+    parts = [graded[name] for name in config_parts]
+    counted = [p for p in parts if not _is_skipped(p)]
+    statuses = [r["status"] for r in results]
+    return {
+        "submission": label,
+        "status": next((s for s in statuses if s != "graded"), "graded" if statuses else "grader-error"),
+        "parts": parts,
+        "load_problems": list(dict.fromkeys(p for r in results for p in r.get("load_problems", []))),
+        "notes": list(dict.fromkeys(n for r in results for n in r.get("notes", []))),
+        "points": sum(p["points"] for p in counted),
+        "max_points": sum(p["max_points"] for p in counted),
+    }
+
+
+def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
+    """One graded part as an Otter test file: one test case per hidden check, with its message."""
+    checks = part["checks"] or [{"check_id": part["part"], "max_points": part["max_points"], "passed": False,
+                                 "message": "This part was not graded; see the notes above."}]
+    cases, outcomes = [], []
+    for check in checks:
+        case = TestCase(name=f"{part['title']}: {check['check_id']}", body="", hidden=False,
+                        points=check["max_points"], success_message=None, failure_message=None)
+        cases.append(case)
+        message = "passed" if check["passed"] else (check.get("message") or "This check failed.")
+        outcomes.append(TestCaseResult(test_case=case, message=message, passed=bool(check["passed"])))
+    test_file = OKTestFile(question, f"grader.yml:parts.{part['part']}", cases, all_or_nothing=False)
+    test_file.test_case_results = outcomes
+    if abs(test_file.score - part["points"]) > 1e-9:
+        test_file.update_score(part["points"])
+    return test_file
+
+
+def summary_text(merged: Mapping[str, Any], assignment: str = "") -> str:
+    """The top-level output shown to the student (score, skipped parts, loading problems, notes)."""
+    lines = [assignment] if assignment else []
+    lines.append(f"Score: {merged['points']:g}/{merged['max_points']:g} (graded by the course's grading "
+                 "engine; status: " + merged["status"] + ")")
+    skipped = [f"{p['title']}: {p['checks'][0]['message']}" for p in merged["parts"] if _is_skipped(p)]
+    for heading, entries in (("Not graded in this run (not counted in the score):", skipped),
+                             ("Problems loading your submission:", merged["load_problems"]),
+                             ("Notes:", merged["notes"])):
+        if entries:
+            lines += ["", heading, *(f"  - {entry}" for entry in entries)]
+    return "\n".join(lines)
+
+
+def fill_otter_results(results: GradingResults, merged: Mapping[str, Any], options: BridgeOptions,
+                       assignment: str = "") -> None:
+    """Replace Otter's test results by the engine's parts (skipped parts are left out)."""
+    results.clear_results()
+    for part in merged["parts"]:
+        if _is_skipped(part):
+            continue
+        test_file = part_test_file(part, options.question(part["part"]))
+        results.results[test_file.name] = test_file
+    results.set_output(summary_text(merged, assignment))
+
+
+def blank_submission(submission: Any) -> Any:
+    """What Otter's kernel executes instead of the submission: nothing (an empty notebook/script)."""
+    if isinstance(submission, str):
+        return ""
+    note = nbformat.v4.new_markdown_cell("Graded by the course's engine; Otter does not execute this notebook.")
+    return nbformat.v4.new_notebook(cells=[note], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+class EnginePlugin(AbstractOtterPlugin):
+    """Otter plugin: the grading engine decides every part's score (see the module comment)."""
+
+    def __init__(self, submission_path: str | None, submission_metadata: Any, plugin_config: Any) -> None:
+        super().__init__(submission_path, submission_metadata, plugin_config)
+        self.options = BridgeOptions.from_config(plugin_config)
+        self.report = ""
+
+    def before_execution(self, submission: Any) -> Any:
+        """Keep student code out of Otter's kernel: execute an empty notebook instead."""
+        return blank_submission(submission)
+
+    def after_grading(self, results: GradingResults) -> None:
+        """Grade the submission file with the engine and put its per-part results into Otter's."""
+        started = time.monotonic()
+        try:
+            engine_root = find_engine_root(self.submission_path)
+            merged, runs = grade_parts(Path(self.submission_path), engine_root, self.options)
+            assignment = _grader_setting(engine_root, "assignment", "name", "")
+        except Exception:  # never lose a submission to a bridge bug: report it, score nothing
+            print(traceback.format_exc(), flush=True)
+            results.clear_results()
+            results.set_output("The autograder failed before grading this submission; the course staff "
+                               "can see the details in the autograder log.")
+            self.report = "engine bridge failed; traceback above"
+            return
+        fill_otter_results(results, merged, self.options, assignment)
+        results.set_plugin_data(PLUGIN_NAME, {"engine_result": merged,
+                                              "runs": [{"parts": r.parts, "seconds": round(r.seconds, 2),
+                                                        "failure": r.failure} for r in runs]})
+        self.report = self._report(merged, runs, time.monotonic() - started)
+
+    def generate_report(self) -> str:
+        """Per-part scores and engine run times, printed by Otter after grading."""
+        return self.report
+
+    @staticmethod
+    def _report(merged: Mapping[str, Any], runs: Sequence[EngineRun], seconds: float) -> str:
+        lines = [f"{p['part']}: " + ("skipped" if _is_skipped(p) else f"{p['points']:g}/{p['max_points']:g}")
+                 for p in merged["parts"]]
+        lines += [f"engine run [{','.join(r.parts)}]: {r.seconds:.1f} s, " + ("ok" if r.result is not None else
+                  f"FAILED: {r.failure}\n  log tail:\n{r.log_tail}") for r in runs]
+        return "\n".join([*lines, f"total engine time: {seconds:.1f} s"])

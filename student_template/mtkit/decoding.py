@@ -1,0 +1,144 @@
+"""Model-agnostic batched greedy translation that never sees the target sentences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
+
+# A mask function as in the assignment: (batch (B, L) of ids, pad_idx) -> mask (B, 1, L, L),
+# nonzero = may attend. Bool or int masks are both fine; they are moved to `device` here.
+MaskFn = Callable[[Tensor, int], Tensor]
+
+# This module ships to students and runs next to untrusted code, so it contains no graded part:
+# the look-ahead and padding masks are supplied by the caller.
+
+
+def _model_device(model: nn.Module) -> torch.device:
+    param = next(model.parameters(), None)
+    return param.device if param is not None else torch.device("cpu")
+
+
+def _pad(seqs: Sequence[Sequence[int]], length: int, pad_idx: int) -> Tensor:
+    out = torch.full((len(seqs), length), pad_idx, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+    return out
+
+
+def _cut(ids: list[int], eos_idx: int) -> list[int]:
+    return ids[: ids.index(eos_idx)] if eos_idx in ids else ids
+
+
+def greedy_translate(
+    model: nn.Module,
+    src_seqs: Sequence[Sequence[int]],
+    *,
+    src_mask_fn: MaskFn,
+    tgt_mask_fn: MaskFn,
+    max_new_tokens: int = DEFAULT_MAX_LENGTH,
+    batch_size: int = 128,
+    device: torch.device | str | None = None,
+    sos_idx: int = SOS_IDX,
+    eos_idx: int = EOS_IDX,
+    pad_idx: int = PAD_IDX,
+) -> list[list[int]]:
+    """Translate source id sequences by batched greedy decoding.
+
+    Works with any model exposing `model.encoder(src, src_mask)` and
+    `model.decoder(dec, enc, src_mask, trg_mask) -> logits (B, T, V)` as in the assignment,
+    including its equal-length quirk (the given MultiHeadAttention reshapes keys with the query's
+    length): the source and the decoder input are padded to one common length L at every step and
+    the square (B, 1, L, L) masks from the caller's functions are used throughout.
+
+    Honesty: no target is ever passed in. The decoder input is `<sos>` followed by the model's own
+    previous argmax tokens, padded; `tgt_mask_fn` is applied to exactly that tensor. Each batch is
+    encoded once, padded to L_max = max(longest source, max_new_tokens); step t uses the first
+    L = max(longest source, t + 1) positions of that source, its encoding and its mask (for a model
+    with a correct padding mask, the extra padding changes nothing). Rows that have emitted
+    `<eos>` are dropped from the batch; decoding stops when all have, or after max_new_tokens.
+
+    Args:
+        model: the encoder-decoder model; put in eval mode for the call (its mode is restored).
+        src_seqs: source id sequences as the model saw them in training (with `<sos>`/`<eos>`).
+        src_mask_fn: (src (B, L), pad_idx) -> padding mask (B, 1, L, L).
+        tgt_mask_fn: (dec (B, L), pad_idx) -> look-ahead mask (B, 1, L, L).
+        max_new_tokens: most tokens generated per sentence, `<eos>` included; the decoder input
+            reaches this length, so it must not exceed the model's positional table
+            (the notebook's `max_length`).
+        batch_size: sentences per batch (sorted by source length, longest first).
+        device: where the inputs and masks are put; the model must already be there
+            (default: the device of its first parameter, else CPU).
+        sos_idx: id of `<sos>`.
+        eos_idx: id of `<eos>`.
+        pad_idx: id of `<pad>`.
+
+    Returns:
+        One id list per source sentence, in input order, without `<sos>` and cut before the
+        first `<eos>` (all max_new_tokens ids if none was emitted).
+    """
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be at least 1")
+    device = torch.device(device) if device is not None else _model_device(model)
+    # Longest first, so that padding within a batch is small; results are put back in order.
+    order = sorted(range(len(src_seqs)), key=lambda i: len(src_seqs[i]), reverse=True)
+    results: list[list[int]] = [[] for _ in src_seqs]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                outs = _translate_batch(
+                    model, [src_seqs[i] for i in idx], src_mask_fn, tgt_mask_fn,
+                    max_new_tokens, device, sos_idx, eos_idx, pad_idx,
+                )  # fmt: skip
+                for i, out in zip(idx, outs):
+                    results[i] = out
+    finally:
+        model.train(was_training)
+    return results
+
+
+def _translate_batch(
+    model: nn.Module,
+    srcs: list[Sequence[int]],
+    src_mask_fn: MaskFn,
+    tgt_mask_fn: MaskFn,
+    max_new_tokens: int,
+    device: torch.device,
+    sos_idx: int,
+    eos_idx: int,
+    pad_idx: int,
+) -> list[list[int]]:
+    n = len(srcs)
+    src_len = max(1, max(len(s) for s in srcs))
+    full_len = max(src_len, max_new_tokens)
+    src = _pad(srcs, full_len, pad_idx).to(device)  # (n, L_max)
+    enc = model.encoder(src, src_mask_fn(src, pad_idx).to(device))  # (n, L_max, d), once
+
+    # gen[:, 0] = <sos>; gen[:, t + 1] = token generated at step t. Pad beyond what exists.
+    gen = torch.full((n, max_new_tokens + 1), pad_idx, dtype=torch.long, device=device)
+    gen[:, 0] = sos_idx
+    rows = torch.arange(n, device=device)  # batch rows still decoding
+    act_src, act_enc = src, enc
+    for step in range(max_new_tokens):
+        cur = step + 1  # decoder input length: <sos> + `step` generated tokens
+        length = max(src_len, cur)  # common length L for source, encoding and decoder input
+        s = act_src[:, :length]
+        dec = torch.full((rows.numel(), length), pad_idx, dtype=torch.long, device=device)
+        dec[:, :cur] = gen[rows, :cur]
+        src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
+        tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
+        logits = model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
+        nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
+        gen[rows, cur] = nxt
+        alive = nxt != eos_idx
+        if not bool(alive.any()):
+            break
+        if not bool(alive.all()):  # drop finished rows from the batch
+            rows, act_src, act_enc = rows[alive], act_src[alive], act_enc[alive]
+    return [_cut(row, eos_idx) for row in gen[:, 1:].tolist()]

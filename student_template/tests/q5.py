@@ -1,0 +1,34 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = 10
+
+@test_case(points=None, hidden=False, 
+    failure_message="출력 [:, :-1] 과 정답 [:, 1:] 을 비교하고, 패딩을 뺀 토큰 수로 나눈 스칼라를 반환하는지 확인하세요.")
+def test_q5_loss_is_finite_scalar(env):
+    import torch
+    calculate_loss = env.get('calculate_loss')
+    assert callable(calculate_loss), 'calculate_loss 가 정의되어 있지 않습니다. 과제 5 셀을 실행하세요.'
+    target_language = env.get('tgt_language', 'en')
+    where = env.get('device', 'cpu')
+    pad = env.get('pad_idx', 3)
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 6, 11, generator=generator).to(where).requires_grad_()
+    tgt = torch.tensor([[1, 4, 5, 6, 2, pad], [1, 7, 2, pad, pad, pad]]).to(where)
+    saved = env.get('vocab_size')
+    env['vocab_size'] = {env.get('src_language', 'de'): 13, target_language: 11}
+    try:
+        loss = calculate_loss(logits, tgt, torch.nn.CrossEntropyLoss(reduction='none'))
+    except Exception as error:
+        raise AssertionError(f'calculate_loss(decoder_output, tgt_batch, criterion) 호출 중 {type(error).__name__}: {error}') from None
+    finally:
+        env['vocab_size'] = saved
+    assert isinstance(loss, torch.Tensor), f'손실은 텐서여야 하는데 {type(loss).__name__} 입니다.'
+    assert loss.dim() == 0, f'손실은 스칼라(모양 ())여야 하는데 모양이 {tuple(loss.shape)} 입니다. 평균까지 계산하세요.'
+    assert torch.isfinite(loss), f'손실이 유한한 값이 아닙니다: {loss.item()}'
+    assert loss.item() > 0, '무작위 logits 의 cross-entropy 는 0보다 커야 합니다.'
+    loss.backward()
+    assert logits.grad is not None and logits.grad.abs().sum() > 0, '손실에서 logits 로 기울기가 흐르지 않습니다(.item() 이나 .detach() 를 쓰지 않았는지 확인하세요).'
+

@@ -1,0 +1,187 @@
+"""The Otter plugin: options, per-part isolation and timeouts, and the conversion to Otter's results."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from otter.run import AutograderConfig
+from otter.test_files import GradingResults
+
+from autograder import otter_bridge as bridge
+from autograder.otter_bridge import BridgeOptions, EngineRun
+
+REPO = Path(__file__).resolve().parents[2]
+PARTS = bridge.load_parts(REPO)
+UNIT = [name for name in PARTS if name != bridge.TRAINING_PART]
+
+
+def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> dict[str, Any]:
+    """An engine SubmissionResult JSON where the given checks fail (check id -> message)."""
+    failing = failing or {}
+    records = []
+    for name, part in PARTS.items():
+        checks = [{"check_id": c, "part": name, "max_points": pts, "passed": c not in failing,
+                   "points": 0 if c in failing else pts, "message": failing.get(c, ""),
+                   "skipped": name not in parts} for c, pts in part["checks"].items()]
+        records.append({"part": name, "title": part["title"], "max_points": part["points"],
+                        "points": sum(c["points"] for c in checks if not c["skipped"]), "checks": checks})
+    return {"submission": "submission.ipynb", "status": "graded", "parts": records,
+            "load_problems": ["cell 3, line 1: invalid syntax"], "notes": []}
+
+
+class FakeRunner:
+    """Stands in for `run_engine`; records calls; parts in `hang` time out, `combined_fails` fails the joint run."""
+
+    def __init__(self, hang: tuple[str, ...] = (), combined_fails: bool = False,
+                 failing: dict[str, str] | None = None) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.hang, self.combined_fails, self.failing = hang, combined_fails, failing
+
+    def __call__(self, submission: Path, parts: list[str], timeout_s: float, engine_root: Path, *,
+                 train: bool = False, profile: str | None = None) -> EngineRun:
+        self.calls.append({"parts": list(parts), "timeout_s": timeout_s, "train": train, "profile": profile})
+        if (self.combined_fails and len(parts) > 1) or set(parts) & set(self.hang):
+            return EngineRun(list(parts), None, f"Grading took longer than {timeout_s:g} s", timeout_s)
+        return EngineRun(list(parts), engine_result(list(parts), self.failing), "", 1.0)
+
+
+def test_options_defaults_and_validation() -> None:
+    options = BridgeOptions.from_config({"questions": {"look_ahead_mask": "q1"}, "timeouts": {"decoder": 7}})
+    assert options.question("look_ahead_mask") == "q1" and options.question("decoder") == "decoder"
+    assert options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
+    assert options.timeout_for("training") == bridge.DEFAULT_TRAINING_TIMEOUT_S
+    assert BridgeOptions.from_config(None) == BridgeOptions()
+    with pytest.raises(ValueError, match="unknown option 'timeout'"):
+        BridgeOptions.from_config({"timeout": 3})
+    with pytest.raises(ValueError, match="positive"):
+        BridgeOptions.from_config({"timeouts": {"decoder": 0}})
+    with pytest.raises(ValueError, match="train"):
+        BridgeOptions.from_config({"train": "yes"})
+
+
+def test_unit_parts_run_together_and_training_is_skipped() -> None:
+    runner = FakeRunner()
+    options = BridgeOptions(timeout_s=10, train=False)
+    merged, runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
+    assert runner.calls == [{"parts": UNIT, "timeout_s": 10 * len(UNIT), "train": False, "profile": None}]
+    assert [p["part"] for p in merged["parts"]] == list(PARTS)
+    assert merged["points"] == merged["max_points"] == sum(PARTS[p]["points"] for p in UNIT)
+    training = merged["parts"][-1]
+    assert all(c["skipped"] for c in training["checks"]) and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
+    assert merged["load_problems"] == ["cell 3, line 1: invalid syntax"]
+
+
+def test_a_hanging_part_costs_only_itself() -> None:
+    runner = FakeRunner(hang=("decoder",), combined_fails=True)
+    options = BridgeOptions(timeout_s=10, timeouts={"decoder": 3}, train=False)
+    merged, runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
+    assert [c["parts"] for c in runner.calls] == [UNIT, *[[p] for p in UNIT]]
+    assert runner.calls[0]["timeout_s"] == 10 * (len(UNIT) - 1) + 3
+    assert next(c for c in runner.calls if c["parts"] == ["decoder"])["timeout_s"] == 3
+    by_name = {p["part"]: p for p in merged["parts"]}
+    assert by_name["decoder"]["points"] == 0
+    assert all("longer than 3 s" in c["message"] for c in by_name["decoder"]["checks"])
+    assert all(by_name[p]["points"] == PARTS[p]["points"] for p in UNIT if p != "decoder")
+
+
+def test_training_gets_its_own_run_when_enabled() -> None:
+    runner = FakeRunner()
+    options = BridgeOptions(train=True, profile="cpu", combined=False)
+    merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
+    assert [c["parts"] for c in runner.calls] == [[p] for p in UNIT] + [["training"]]
+    assert runner.calls[-1] == {"parts": ["training"], "timeout_s": bridge.DEFAULT_TRAINING_TIMEOUT_S,
+                                "train": True, "profile": "cpu"}
+    assert merged["max_points"] == sum(part["points"] for part in PARTS.values())
+
+
+def test_otter_results_mirror_the_engine_parts() -> None:
+    failing = {"mask_blocks_future": "Position 1 can see position 2.", "loss_value": "The loss is off."}
+    merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing))
+    options = BridgeOptions(questions={"look_ahead_mask": "q1", "masked_loss": "q5"})
+    results = GradingResults([])
+    bridge.fill_otter_results(results, merged, options, "Assignment")
+    assert results.test_files == ["q1", "decoder_layer", "decoder", "transformer_forward", "q5"]
+    expected = {p["part"]: p["points"] for p in merged["parts"]}
+    assert results.get_score("q1") == expected["look_ahead_mask"] == 10 - PARTS["look_ahead_mask"]["checks"]["mask_blocks_future"]
+    assert results.get_score("q5") == expected["masked_loss"] and results.total == merged["points"]
+    document = results.to_gradescope_dict(AutograderConfig({"show_hidden": True, "show_all_public": True,
+                                                            "force_public_test_summary": False}))
+    assert [t["name"] for t in document["tests"]] == results.test_files
+    q1 = document["tests"][0]
+    assert q1["visibility"] == "visible" and "Position 1 can see position 2." in q1["output"]
+    assert "Not graded in this run" in document["output"] and "invalid syntax" in document["output"]
+
+
+def test_otter_kernel_gets_an_empty_notebook() -> None:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os; os.system('boom')")])
+    blank = bridge.blank_submission(notebook)
+    assert [c.cell_type for c in blank.cells] == ["markdown"] and blank.metadata.kernelspec.name == "python3"
+    assert bridge.blank_submission("print('student script')") == ""
+
+
+def test_plugin_survives_a_bridge_failure(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    submission = tmp_path / "submission" / "notebook.ipynb"
+    submission.parent.mkdir()
+    submission.write_text("{}")
+    plugin = bridge.EnginePlugin(str(submission), {}, {"timeouts": {"decoder": 5}})
+    results = GradingResults([])
+    def no_engine(path: object) -> Path:
+        raise FileNotFoundError("no engine")
+
+    monkeypatch.setattr(bridge, "find_engine_root", no_engine)
+    plugin.after_grading(results)
+    assert results.test_files == [] and "autograder failed" in results.output
+    assert "no engine" in capsys.readouterr().out
+
+
+def make_fake_engine(root: Path, body: str) -> Path:
+    """A folder that looks like an engine root whose `python -m autograder` runs `body`."""
+    (root / "autograder").mkdir(parents=True)
+    shutil.copyfile(REPO / "grader.yml", root / "grader.yml")
+    (root / "autograder" / "__init__.py").write_text("")
+    (root / "autograder" / "cli.py").write_text("")
+    (root / "autograder" / "__main__.py").write_text(textwrap.dedent(body))
+    return root
+
+
+def test_find_engine_root_prefers_the_zips_source(tmp_path: Path) -> None:
+    source = make_fake_engine(tmp_path / "ag" / "source", "")
+    assert bridge.find_engine_root(tmp_path / "ag" / "submission" / "x.ipynb") == source
+    assert bridge.find_engine_root(None) == REPO
+
+
+def test_run_engine_kills_a_hung_engine(tmp_path: Path) -> None:
+    root = make_fake_engine(tmp_path / "engine", "import time\ntime.sleep(60)\n")
+    submission = tmp_path / "x.ipynb"
+    submission.write_text("{}")
+    run = bridge.run_engine(submission, ["decoder"], 1.0, root)
+    assert run.result is None and "longer than 1 s" in run.failure and run.seconds < 10
+
+
+def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MULTI30K_DIR", raising=False)
+    submission = tmp_path / "x.ipynb"
+    submission.write_text("{}")
+    crash = make_fake_engine(tmp_path / "crash", "import sys\nprint('boom')\nsys.exit(3)\n")
+    run = bridge.run_engine(submission, ["decoder"], 30, crash)
+    assert run.result is None and "exit code 3" in run.failure and "boom" in run.log_tail
+    ok = make_fake_engine(tmp_path / "ok", f"""
+        import json, os, sys
+        from pathlib import Path
+        out = Path(sys.argv[sys.argv.index("--out") + 1])
+        out.mkdir(parents=True)
+        (out / "submission.json").write_text(json.dumps({{"argv": sys.argv[1:], "data": os.environ.get("MULTI30K_DIR")}}))
+    """)
+    (ok / "data" / "multi30k").mkdir(parents=True)
+    run = bridge.run_engine(submission, ["decoder", "masked_loss"], 30, ok, train=False, profile="cpu")
+    argv = run.result["argv"]
+    assert run.failure == "" and argv[0] == "grade" and Path(argv[1]).name == "submission.ipynb"
+    assert argv[argv.index("--parts") + 1] == "decoder,masked_loss" and "--no-train" in argv
+    assert argv[argv.index("--profile") + 1] == "cpu"
+    assert run.result["data"] == str(ok / "data" / "multi30k"), "bundled data is used when none is set"
