@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 export MULTI30K_DIR ?= $(abspath ../shared/data/multi30k)
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: setup grade-examples test test-slow train-cpu bench
+.PHONY: setup grade-examples test test-slow train-cpu bench gradescope-zip student-bundle
 
 $(VENV)/.installed: requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,17 @@ train-cpu: setup
 
 bench: setup
 	$(PY) bench/data_prep.py
+
+# Student notebook + public tests into student_template/ (committed), autograder zip into dist/.
+.PHONY: template
+template: setup
+	$(PY) assignments/transformer_mt/build.py
+
+# Gradescope autograder zip (setup.sh + run_autograder at its root), with Multi30k when available.
+gradescope-zip:
+	$(PYTHON) -m autograder.integrations.gradescope.build_zip --out dist/gradescope-autograder.zip \
+		$(if $(wildcard $(MULTI30K_DIR)/train.de*),--data $(MULTI30K_DIR))
+
+# Refresh the public-check runner copied into student_template/.github/autograding/.
+student-bundle: setup
+	$(PY) -m autograder.integrations.student_bundle --write
