@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder grade | config | validate-config`."""
+"""Command line: `python -m autograder grade | public-checks | config | validate-config`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from autograder import batch, config as grader_config
 from autograder.config import ConfigError
+from autograder.reports.feedback import write_feedback
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
@@ -61,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the results as a JSON list instead of the table")
     grade.add_argument("--quiet", "-q", action="store_true",
                        help="print neither the table nor the progress bar")
+    grade.add_argument("--html", action="store_true",
+                       help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)")
+    grade.add_argument("--reporter-payload", action="store_true",
+                       help="also write <stem>.reporter.json (per-part autograding-reporter payloads)")
+    commands.add_parser("public-checks", add_help=False,
+                        help="run the public Otter checks on a notebook, as the student workflow does")
     commands.add_parser("config", help="describe every grader.yml key and its default")
     validate = commands.add_parser("validate-config", help="check a grader.yml")
     validate.add_argument("file", nargs="?", type=Path, default=None,
@@ -136,6 +143,9 @@ def _command_grade(args: argparse.Namespace) -> int:
     out_dir = Path(config["grading"]["out_dir"])
     try:
         write_reports(results, [s.stem for s in submissions], config, out_dir)
+        if args.html or args.reporter_payload:
+            write_feedback(results, [s.stem for s in submissions], config, out_dir,
+                           html=args.html, reporter=args.reporter_payload)
     except OSError as error:
         print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
         return EXIT_CRASH
@@ -172,6 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code: 0 when grading completed (whatever the scores), 2 for usage or
         configuration errors, 1 when the grader crashed before producing results.
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["public-checks"]:   # its own parser: the student workflow's exact runner
+        from autograder.integrations.public_checks import main as public_checks
+
+        return public_checks(argv[1:], prog="python -m autograder public-checks")
     args = build_parser().parse_args(argv)
     try:
         if args.command == "config":

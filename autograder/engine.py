@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder.attention_view import collect_mask_picture
 from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.support import CheckContext
@@ -129,7 +130,11 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
         context = CheckContext(student=worker, seed=config["grading"]["seed"],
                                why_missing=loaded.why_missing)
         verdicts = run_checks(context, unit_checks)
+        # The student's own mask, drawn in the feedback report (never raises).
+        mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in selected else None
     extras: dict[str, Any] = {}
+    if mask_picture is not None:
+        extras["attention_mask"] = mask_picture
     if TRAINING_PART in selected and TRAINING_PART not in skipped:
         outcome = run_training_part(statements, config, dict(GRADER_GLOBALS))
         extras["training"] = outcome.details

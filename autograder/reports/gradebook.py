@@ -2,11 +2,12 @@
 
 # Otter 7 (otter/grade/utils.py, `merge_scores_to_df`) writes the columns `file`, one column per
 # question, `total_points_earned`, `percent_correct` (earned/possible rounded to 4 digits, 0 when
-# nothing is possible) and `grading_status`, after a first row `file=points-per-question` holding
-# the points possible. This gradebook keeps those names where they overlap and adds `possible`,
-# `status` and `grading_seconds`: `file, <parts in grader.yml order>, total_points_earned,
-# possible, percent_correct, status, grading_seconds`. A part skipped in this run (e.g. training
-# not enabled) is an empty cell, never 0, and is not counted in `possible`.
+# nothing is possible) and `grading_status` ("Completed", or the error that stopped grading),
+# after a first row `file=points-per-question` holding the points possible. This gradebook has
+# every one of those columns and adds `possible`, `status` and `grading_seconds`: `file, <parts
+# in grader.yml order>, total_points_earned, possible, percent_correct, grading_status, status,
+# grading_seconds`. A part skipped in this run (e.g. training not enabled) is an empty cell,
+# never 0, and is not counted in `possible`.
 
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ from autograder.reports.common import (
     PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
     part_columns, part_possible,
 )
-from autograder.results import SubmissionResult
+from autograder.results import STATUS_ERROR, SubmissionResult
 
 FILE_COLUMN = "file"
 POINTS_ROW_LABEL = "points-per-question"   # Otter's label of the points-possible row
-TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "status", "grading_seconds"]
+TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "grading_status", "status",
+                 "grading_seconds"]
+OTTER_COMPLETED = "Completed"   # Otter's grading_status of a submission that was graded
 
 
 def gradebook_header(columns: Sequence[PartColumn]) -> list[str]:
@@ -57,11 +60,25 @@ def _part_value(result: SubmissionResult, name: str) -> str:
     return "" if part is None or is_skipped(part) else format_points(part.points)
 
 
+def grading_status(result: SubmissionResult) -> str:
+    """Otter's `grading_status`: "Completed", or what stopped the grader (a grader error).
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        The cell's text.
+    """
+    if result.status != STATUS_ERROR:
+        return OTTER_COMPLETED   # an unreadable notebook was graded too: zero points, with reasons
+    return result.notes[0] if result.notes else result.status
+
+
 def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[str]:
     total, possible = graded_total(result), graded_possible(result)
     return [result.submission, *(_part_value(result, column.name) for column in columns),
             format_points(total), format_points(possible),
-            str(percent_correct(total, possible)), result.status,
+            str(percent_correct(total, possible)), grading_status(result), result.status,
             f"{result.grading_seconds:.2f}"]
 
 
@@ -75,7 +92,7 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
         possible_total += points or 0
         cells.append("" if points is None else format_points(points))
     total = format_points(possible_total)
-    return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", ""]
+    return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", "--", ""]
 
 
 def render_gradebook(results: Sequence[SubmissionResult],

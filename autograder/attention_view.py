@@ -1,0 +1,137 @@
+"""What the student's decoder self-attention can see: their look-ahead mask on a small padded batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+FUNCTION = "create_look_ahead_mask_for_attention"
+PAD_IDX = 3
+SPECIAL_LABELS = {0: "<unk>", 1: "<sos>", 2: "<eos>", 3: "<pad>"}
+
+# Two target sentences of one batch, padded to a common length: the first ends in one pad, the
+# second in three, so that a picture shows the causal triangle and the blocked padding columns.
+EXAMPLE_WORDS = [["<sos>", "a", "dog", "runs", "<eos>", "<pad>"],
+                 ["<sos>", "hello", "<eos>", "<pad>", "<pad>", "<pad>"]]
+
+
+def example_batch() -> tuple[torch.Tensor, list[list[str]]]:
+    """The example target batch (ids) and the token label of every position.
+
+    Returns:
+        A LongTensor (2, 6) using the assignment's special ids (<sos>=1, <eos>=2, <pad>=3) and
+        word ids from 4 on, and the labels drawn on the picture's axes.
+    """
+    vocabulary = {label: idx for idx, label in SPECIAL_LABELS.items()}
+    for words in EXAMPLE_WORDS:
+        for word in words:
+            vocabulary.setdefault(word, len(vocabulary))
+    ids = torch.tensor([[vocabulary[word] for word in words] for words in EXAMPLE_WORDS])
+    return ids, [list(words) for words in EXAMPLE_WORDS]
+
+
+def expected_mask(batch: torch.Tensor, pad_idx: int = PAD_IDX) -> torch.Tensor:
+    """The correct mask as booleans (B, T, T): query i may see key j iff j <= i and j is no pad.
+
+    Args:
+        batch: target ids (B, T).
+        pad_idx: the padding id.
+
+    Returns:
+        A bool tensor (B, T, T).
+    """
+    length = batch.shape[1]
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    return causal[None, :, :] & (batch != pad_idx)[:, None, :]
+
+
+def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:
+    """The student's answer as bool (B, T, T), or an explanation of why it cannot be drawn."""
+    rows, length = batch.shape
+    if value is None:
+        return None, "returned None (is the function still a stub?)"
+    if not isinstance(value, torch.Tensor):
+        return None, f"returned a {type(value).__name__}, not a torch.Tensor"
+    if value.dtype.is_complex:
+        return None, f"returned a complex tensor ({value.dtype})"
+    grid = value.detach().cpu()
+    if tuple(grid.shape) == (rows, 1, length, length):
+        grid = grid[:, 0]
+    if tuple(grid.shape) != (rows, length, length):
+        return None, (f"returned a tensor of shape {tuple(value.shape)}; expected "
+                      f"{(rows, 1, length, length)} for a batch of shape {(rows, length)}")
+    return grid != 0, None
+
+
+def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor,
+             pad_idx: int = PAD_IDX) -> list[str]:
+    """Plain-language findings about a mask compared with the correct one.
+
+    Args:
+        mask: the student's mask as bool (B, T, T).
+        expected: the correct mask, same shape.
+        batch: the ids (B, T).
+        pad_idx: the padding id.
+
+    Returns:
+        Sentences for the report; a single "matches" sentence when the masks agree.
+    """
+    if torch.equal(mask, expected):
+        return ["Lower-triangular with the padding columns blocked: every position sees itself "
+                "and the tokens before it, never a later token or padding. This is correct."]
+    length = batch.shape[1]
+    later = torch.ones(length, length, dtype=torch.bool).triu(1)[None]
+    key_is_word = (batch != pad_idx)[:, None, :]
+    findings = []
+    if bool((mask & later & key_is_word).any()):
+        findings.append("Some positions can see LATER tokens (cells above the diagonal are open): "
+                        "the decoder could copy the word it is supposed to predict.")
+    if bool((~mask & ~later & key_is_word).any()):
+        findings.append("Some positions cannot see themselves or EARLIER tokens (cells on or below "
+                        "the diagonal are blocked).")
+    if bool((mask & ~key_is_word).any()):
+        findings.append("Some positions can see PADDING tokens (open cells in a <pad> column).")
+    differing = int((mask != expected).sum())
+    findings.append(f"{differing} of {mask.numel()} cells differ from the correct mask "
+                    "(marked with a red x in the picture).")
+    return findings
+
+
+def _result(batch: torch.Tensor, labels: list[list[str]], **fields: Any) -> dict[str, Any]:
+    expected = expected_mask(batch)
+    return {"function": FUNCTION, "pad_idx": PAD_IDX, "tokens": batch.tolist(), "labels": labels,
+            "expected": expected.int().tolist(), "mask": None, "shape": None, "dtype": None,
+            "error": None, "matches": False, "findings": [], **fields}
+
+
+def collect_mask_picture(worker: Any) -> dict[str, Any]:
+    """Evaluate the student's look-ahead mask in the sandboxed worker on the example batch.
+
+    Never raises: a missing function, a student exception, a worker failure or an unusable
+    return value are recorded under "error" so that the report can say so.
+
+    Args:
+        worker: the submission's `autograder.sandbox.Worker` (or anything with the same `call`).
+
+    Returns:
+        Plain JSON data for `SubmissionResult.extras["attention_mask"]`: "tokens" (B, T ids),
+        "labels" (B, T strings), "pad_idx", "mask" (B, T, T of 0/1, or None), "expected"
+        (B, T, T of 0/1), "shape" and "dtype" of what the function returned, "error" (str or
+        None), "matches" (bool) and "findings" (sentences for the student).
+    """
+    batch, labels = example_batch()
+    try:
+        answer = worker.call(FUNCTION, [batch.clone(), PAD_IDX], set_globals={"pad_idx": PAD_IDX})
+    except Exception as error:  # StudentError, WorkerFailure, or anything a fake raises
+        reason = getattr(error, "reason", None) or str(error) or type(error).__name__
+        return _result(batch, labels, error=f"calling {FUNCTION} failed: {reason}")
+    grid, problem = _as_grid(answer, batch)
+    shape = list(answer.shape) if isinstance(answer, torch.Tensor) else None
+    dtype = str(answer.dtype) if isinstance(answer, torch.Tensor) else type(answer).__name__
+    if grid is None:
+        return _result(batch, labels, shape=shape, dtype=dtype, error=f"{FUNCTION} {problem}")
+    expected = expected_mask(batch)
+    return _result(batch, labels, shape=shape, dtype=dtype, mask=grid.int().tolist(),
+                   matches=bool(torch.equal(grid, expected)),
+                   findings=describe(grid, expected, batch))

@@ -1,0 +1,230 @@
+"""Self-contained HTML feedback for one submission: inline CSS, pictures as data URIs, no network."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from autograder.reports.common import (
+    PartColumn, format_points, format_score, graded_possible, graded_total, is_skipped,
+    part_columns, part_possible, skip_reason,
+)
+from autograder.reports.figures import mask_figure_png, png_data_uri, training_figure_png, training_series
+from autograder.results import PartResult, SubmissionResult
+
+# No request may leave the page: images are data URIs, styles inline, scripts none.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f7fafc;color:#1a202c}
+main{max-width:1000px;margin:0 auto;padding:24px}
+header{background:#1a365d;color:#fff;padding:20px 24px;border-radius:10px}
+header h1{margin:0 0 4px;font-size:20px} header .sub{opacity:.85;font-size:14px}
+.score{font-size:34px;font-weight:700;margin-top:8px} .score small{font-size:16px;font-weight:400}
+section{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:16px 20px;margin-top:18px}
+h2{font-size:17px;margin:0 0 10px} h3{font-size:15px;margin:14px 0 6px}
+table{border-collapse:collapse;width:100%;font-size:14px;table-layout:fixed}
+col.c1{width:auto} col.c2{width:90px} col.c3{width:170px} col.c4{width:120px}
+th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
+td.num,th.num{text-align:right;white-space:nowrap}
+.bar{background:#edf2f7;border-radius:4px;height:10px;width:140px;overflow:hidden}
+.bar span{display:block;height:100%;background:#38a169}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+.pass{background:#c6f6d5;color:#22543d} .fail{background:#fed7d7;color:#742a2a}
+.partial{background:#feebc8;color:#7b341e} .skip{background:#e2e8f0;color:#4a5568}
+.msg{margin:2px 0 8px;padding:8px 10px;background:#fff5f5;border-left:3px solid #e53e3e;font-size:14px}
+.note{color:#4a5568;font-size:14px} code{background:#edf2f7;padding:0 3px;border-radius:3px}
+img{max-width:100%;height:auto;border:1px solid #e2e8f0;border-radius:6px}
+ul{margin:6px 0;padding-left:20px} li{margin:3px 0}
+"""
+
+
+def _text(value: Any) -> str:
+    """Escape text and show `code` spans and line breaks."""
+    escaped = html.escape(str(value))
+    escaped = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escaped)
+    return escaped.replace("\n", "<br>")
+
+
+def _badge(part: PartResult) -> str:
+    if is_skipped(part):
+        return '<span class="badge skip">not graded</span>'
+    possible = part_possible(part)
+    if possible and part.points >= possible:
+        return '<span class="badge pass">full marks</span>'
+    if part.points > 0:
+        return '<span class="badge partial">partial</span>'
+    return '<span class="badge fail">no points</span>'
+
+
+def _bar(part: PartResult) -> str:
+    possible = part_possible(part)
+    width = 0 if is_skipped(part) or not possible else round(100 * part.points / possible)
+    return f'<div class="bar"><span style="width:{width}%"></span></div>'
+
+
+def _overview(parts: list[PartResult]) -> str:
+    rows = []
+    for part in parts:
+        score = "skipped" if is_skipped(part) else format_score(part.points, part_possible(part))
+        rows.append(f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part.title)}</a></td>'
+                    f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>')
+    return ('<section><h2>Parts</h2><table><colgroup><col class="c1"><col class="c2"><col class="c3">'
+            '<col class="c4"></colgroup><tr><th>Part</th><th class="num">Points</th><th></th>'
+            f'<th>Result</th></tr>{"".join(rows)}</table></section>')
+
+
+def _part_details(part: PartResult, shown: set[str]) -> str:
+    head = f'<h3 id="part-{html.escape(part.part)}">{_text(part.title)} {_badge(part)}</h3>'
+    if is_skipped(part):
+        return head + f'<p class="note">{_text(skip_reason(part) or "Not graded in this run.")}</p>'
+    if not part.checks:
+        return head + '<p class="note">This part was not graded; see the notes below.</p>'
+    rows = []
+    for check in part.checks:
+        if check.skipped:
+            state, label = "skip", "skipped"
+        else:
+            state, label = ("pass", "passed") if check.passed else ("fail", "failed")
+        message = ""
+        if check.message and not check.passed and not check.skipped:
+            # One message shared by several checks (e.g. "not defined") is written once.
+            text = "(same reason as above)" if check.message in shown else _text(check.message)
+            shown.add(check.message)
+            message = f'<div class="msg">{text}</div>'
+        rows.append(f'<tr><td><code>{html.escape(check.check_id)}</code>{message}</td>'
+                    f'<td class="num">{format_score(check.points, check.max_points)}</td>'
+                    f'<td><span class="badge {state}">{label}</span></td></tr>')
+    return (head + '<table><colgroup><col class="c1"><col class="c2"><col class="c4"></colgroup>'
+            f'<tr><th>Check</th><th class="num">Points</th><th></th></tr>{"".join(rows)}</table>')
+
+
+def _list_section(title: str, entries: list[str]) -> str:
+    if not entries:
+        return ""
+    items = "".join(f"<li>{_text(entry)}</li>" for entry in entries)
+    return f"<section><h2>{html.escape(title)}</h2><ul>{items}</ul></section>"
+
+
+def attention_section(picture: Mapping[str, Any] | None) -> str:
+    """The "what your decoder self-attention can see" section.
+
+    Args:
+        picture: `extras["attention_mask"]` (see `autograder.attention_view`), or None.
+
+    Returns:
+        HTML, or "" when no picture was collected.
+    """
+    if not picture:
+        return ""
+    intro = ("<p class=\"note\">Your <code>create_look_ahead_mask_for_attention</code> was run on two "
+             "padded target sentences (pad_idx=" + html.escape(str(picture.get("pad_idx"))) + "). "
+             "Row <i>i</i> shows which tokens position <i>i</i> may attend to in the decoder's "
+             "masked self-attention.</p>")
+    body = ""
+    if picture.get("error"):
+        body = f'<div class="msg">{_text(picture["error"])}</div>'
+    else:
+        verdict = ('<span class="badge pass">matches the correct mask</span>' if picture.get("matches")
+                   else '<span class="badge fail">differs from the correct mask</span>')
+        findings = "".join(f"<li>{_text(f)}</li>" for f in picture.get("findings", []))
+        body = f"<p>{verdict}</p><ul>{findings}</ul>"
+    image = png_data_uri(mask_figure_png(picture))
+    return (f'<section id="attention"><h2>What your decoder self-attention can see</h2>{intro}{body}'
+            f'<img alt="look-ahead mask heatmap" src="{image}"></section>')
+
+
+def training_section(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
+    """The training run section: BLEU against the bar and the loss/BLEU curve.
+
+    Args:
+        training: `extras["training"]`, or None.
+        threshold: the BLEU bar (grader.yml training.threshold_bleu).
+
+    Returns:
+        HTML, or "" when the submission was not trained.
+    """
+    if not training:
+        return ""
+    series = training_series(training)
+    threshold = series["threshold"] if series["threshold"] is not None else threshold
+    lines = []
+    if series["final_bleu"] is not None:
+        bar = f" (the bar is {threshold:g})" if threshold is not None else ""
+        lines.append(f"<p>Validation BLEU measured by the grader (greedy decoding, corpus BLEU): "
+                     f"<b>{series['final_bleu']:.3f}</b>{bar}.</p>")
+    if training.get("message"):
+        lines.append(f'<p class="note">{_text(training["message"])}</p>')
+    png = training_figure_png(training, threshold)
+    image = f'<img alt="training curve" src="{png_data_uri(png)}">' if png else ""
+    return (f'<section id="training"><h2>Training run</h2>{"".join(lines)}{image}'
+            f"{_translation_examples(training)}</section>")
+
+
+def _translation_examples(training: Mapping[str, Any]) -> str:
+    evaluation = training.get("evaluation")
+    examples = evaluation.get("examples") if isinstance(evaluation, Mapping) else None
+    if not examples:
+        return ""
+    rows = "".join(f"<tr><td>{_text(e.get('src', ''))}</td><td>{_text(e.get('ref', ''))}</td>"
+                   f"<td>{_text(e.get('hyp', ''))}</td></tr>" for e in examples if isinstance(e, Mapping))
+    return ("<h3>Example translations (validation split)</h3><table><tr><th>German</th>"
+            f"<th>Reference</th><th>Your model</th></tr>{rows}</table>")
+
+
+def render_html(result: SubmissionResult, config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                assignment: str = "", bleu_threshold: float | None = None) -> str:
+    """The feedback page of one submission as one self-contained HTML document.
+
+    Args:
+        result: the graded submission (extras "attention_mask" and "training" are drawn when
+            present; "traceback" and "internal_errors" are for staff and never shown).
+        config_parts: `config["parts"]`, for the part order.
+        assignment: the assignment's name for the title.
+        bleu_threshold: the training part's BLEU bar, drawn on the curve.
+
+    Returns:
+        The HTML text.
+    """
+    columns: list[PartColumn] = part_columns(config_parts, [result])
+    order = {column.name: index for index, column in enumerate(columns)}
+    parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
+    total, possible = graded_total(result), graded_possible(result)
+    shown: set[str] = set()
+    details = "".join(_part_details(part, shown) for part in parts)
+    title = f"{assignment} — {result.submission}" if assignment else result.submission
+    header = (f'<header><h1>{html.escape(title)}</h1><div class="sub">status: '
+              f'{html.escape(result.status)} · graded in {format_points(round(result.grading_seconds, 1))} s'
+              f'</div><div class="score">{format_points(total)} <small>/ {format_points(possible)} '
+              f'points</small></div></header>')
+    body = "".join([
+        header, _overview(parts),
+        _list_section("Problems reading your notebook", result.load_problems),
+        _list_section("Notes", result.notes),
+        attention_section(result.extras.get("attention_mask")),
+        training_section(result.extras.get("training"), bleu_threshold),
+        f"<section><h2>Checks</h2>{details}</section>",
+    ])
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width,initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+            f"<body><main>{body}</main></body></html>\n")
+
+
+def write_html(result: SubmissionResult, path: Path,
+               config_parts: Mapping[str, Mapping[str, Any]] | None = None, assignment: str = "",
+               bleu_threshold: float | None = None) -> None:
+    """Write `render_html(...)` to a file.
+
+    Args:
+        result: the graded submission.
+        path: the destination, e.g. `<out>/<stem>.html`.
+        config_parts: `config["parts"]`.
+        assignment: the assignment's name.
+        bleu_threshold: the training part's BLEU bar.
+    """
+    path.write_text(render_html(result, config_parts, assignment, bleu_threshold), encoding="utf-8")
