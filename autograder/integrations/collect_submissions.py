@@ -1,0 +1,202 @@
+"""Fetch each student repository at its last commit before the deadline and copy out its notebook."""
+
+# Used by .github/workflows/instructor-batch-grade.yml. The commit is `git rev-list -1
+# --before=DEADLINE HEAD`: the first commit, walking back from the default branch, whose COMMITTER
+# date is not after the deadline. Committer dates are written by the student's machine, so this
+# is a convenience, not proof; see docs/INTEGRATIONS.md ("Deadlines").
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from pathlib import Path
+
+GITHUB = "https://github.com"
+MANIFEST = "manifest.csv"
+
+
+@dataclass
+class Collected:
+    """What happened to one repository (a row of manifest.csv)."""
+
+    repo: str
+    status: str            # ok | no-commit-before-deadline | no-notebook | several-notebooks | clone-failed
+    commit: str = ""
+    commit_date: str = ""  # committer date, ISO 8601
+    notebook: str = ""     # path inside the repository
+    file: str = ""         # the copy under <out>/notebooks/
+    detail: str = ""
+
+
+def parse_deadline(text: str) -> str:
+    """Validate an ISO 8601 deadline WITH a time zone and format it for git.
+
+    git's own date parser accepts nearly anything ("yesterday", typos become "now"), so the
+    deadline is checked here first.
+
+    Args:
+        text: e.g. "2026-12-01T23:59:59+09:00".
+
+    Returns:
+        The same instant as "YYYY-MM-DD HH:MM:SS +HHMM".
+
+    Raises:
+        ValueError: not ISO 8601, or no time zone.
+    """
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"deadline {text!r} has no time zone; write e.g. 2026-12-01T23:59:59+09:00")
+    return moment.strftime("%Y-%m-%d %H:%M:%S %z")
+
+
+def read_repo_list(path: Path) -> list[str]:
+    """Repositories to collect, one per line (`owner/name`, a URL or a local path); `#` comments.
+
+    Args:
+        path: the list file.
+
+    Returns:
+        The entries in file order, duplicates removed.
+    """
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = line.split("#", 1)[0].strip()
+        if entry and entry not in entries:
+            entries.append(entry)
+    return entries
+
+
+def clone_url(entry: str, base_url: str = GITHUB) -> str:
+    """The URL or path git clones for a list entry (`owner/name` means a GitHub repository)."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", entry) and not Path(entry).exists():
+        return f"{base_url.rstrip('/')}/{entry}.git"
+    return entry
+
+
+def safe_name(entry: str) -> str:
+    """A file name for a repository: `owner__name` (from any URL or path)."""
+    trimmed = re.sub(r"\.git$", "", entry.rstrip("/"))
+    parts = [p for p in re.split(r"[/:]", trimmed) if p][-2:]
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "__".join(parts)) or "repository"
+
+
+def _git(args: Sequence[str], cwd: Path | None = None, token: str = "", base_url: str = GITHUB) -> str:
+    command = ["git"]
+    if token:  # as actions/checkout does: a header, so the token never appears in a URL or log
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        command += ["-c", f"http.{base_url.rstrip('/')}/.extraheader=AUTHORIZATION: basic {basic}"]
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    done = subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "git failed")
+    return done.stdout.strip()
+
+
+def _pick_notebook(checkout: Path, wanted: str) -> tuple[Path | None, str, str]:
+    if wanted:
+        path = checkout / wanted
+        return (path, "ok", "") if path.is_file() else (None, "no-notebook", f"{wanted} not found")
+    found = sorted(p for p in checkout.glob("*.ipynb") if not p.name.startswith("."))
+    if len(found) == 1:
+        return found[0], "ok", ""
+    if not found:
+        return None, "no-notebook", "no .ipynb at the repository root"
+    return None, "several-notebooks", ", ".join(p.name for p in found)
+
+
+def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token: str = "",
+                base_url: str = GITHUB) -> Collected:
+    """Clone one repository, check out its last commit before the deadline, copy its notebook.
+
+    Args:
+        entry: `owner/name`, a URL or a local path.
+        deadline: from `parse_deadline`.
+        out: the output folder; the notebook goes to `<out>/notebooks/<owner>__<name>.ipynb`.
+        notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
+        token: a token that can read the repository ("" for public or local ones).
+        base_url: where `owner/name` entries live.
+
+    Returns:
+        The manifest row.
+    """
+    name = safe_name(entry)
+    with tempfile.TemporaryDirectory(prefix="collect-") as tmp:
+        checkout = Path(tmp) / name
+        try:
+            _git(["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
+                 token=token, base_url=base_url)
+        except (RuntimeError, subprocess.TimeoutExpired) as error:
+            return Collected(entry, "clone-failed", detail=str(error))
+        try:
+            commit = _git(["rev-list", "-1", f"--before={deadline}", "HEAD"], cwd=checkout)
+        except RuntimeError as error:  # e.g. an empty repository
+            return Collected(entry, "no-commit-before-deadline", detail=str(error))
+        if not commit:
+            return Collected(entry, "no-commit-before-deadline")
+        _git(["checkout", "--quiet", commit], cwd=checkout)
+        date = _git(["show", "-s", "--format=%cI", commit], cwd=checkout)
+        path, status, detail = _pick_notebook(checkout, notebook)
+        if path is None:
+            return Collected(entry, status, commit, date, detail=detail)
+        target = out / "notebooks" / f"{name}{path.suffix}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        return Collected(entry, "ok", commit, date, path.relative_to(checkout).as_posix(),
+                         target.relative_to(out).as_posix())
+
+
+def write_manifest(rows: Sequence[Collected], path: Path) -> None:
+    """Write manifest.csv: one row per repository, whatever happened to it."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, [f.name for f in fields(Collected)], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(asdict(row) for row in rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Collect every listed repository; exit 0 when the manifest was written.
+
+    Args:
+        argv: the arguments (None: sys.argv[1:]).
+
+    Returns:
+        0, or 2 for a bad deadline or list.
+    """
+    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.collect_submissions")
+    parser.add_argument("--repos", type=Path, required=True, help="file listing the repositories")
+    parser.add_argument("--deadline", required=True, help="ISO 8601 with time zone")
+    parser.add_argument("--out", type=Path, default=Path("submissions"))
+    parser.add_argument("--notebook", default="", help="notebook path in each repository")
+    parser.add_argument("--base-url", default=GITHUB)
+    args = parser.parse_args(argv)
+    try:
+        deadline = parse_deadline(args.deadline)
+        entries = read_repo_list(args.repos)
+    except (ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    token = os.environ.get("GH_TOKEN", "")
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for entry in entries:
+        row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url)
+        print(f"{row.status:26} {row.commit[:12]:12} {entry}")
+        rows.append(row)
+    write_manifest(rows, args.out / MANIFEST)
+    print(f"{sum(r.status == 'ok' for r in rows)} of {len(rows)} repositories collected "
+          f"(deadline {deadline}); see {args.out / MANIFEST}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""Gradescope entry point: grade the notebook in /autograder/submission, write results.json."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from autograder import batch, config as grader_config
+from autograder.reports.gradescope import write_gradescope_results
+from autograder.reports.table import render_report
+from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
+
+IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
+TRUE_WORDS = {"1", "true", "yes", "on"}
+
+
+def _candidates(folder: Path, suffix: str) -> list[Path]:
+    found = []
+    for path in folder.rglob(f"*{suffix}"):
+        parts = path.relative_to(folder).parts
+        if path.is_file() and not any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
+            found.append(path)
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def pick_submission(folder: Path, preferred: str = "") -> tuple[Path | None, str]:
+    """The file to grade among the uploaded ones: the notebook (else a .py export).
+
+    Args:
+        folder: /autograder/submission.
+        preferred: a file name to prefer when several notebooks were uploaded.
+
+    Returns:
+        The file (None when there is nothing gradable) and a note for the student ("" if none).
+    """
+    for suffix in (".ipynb", ".py"):
+        found = _candidates(folder, suffix)
+        if not found:
+            continue
+        chosen = next((p for p in found if p.name == preferred), found[0])
+        if len(found) == 1:
+            return chosen, ""
+        names = ", ".join(p.relative_to(folder).as_posix() for p in found)
+        return chosen, f"Several {suffix} files were uploaded ({names}); graded {chosen.name}."
+    return None, ""
+
+
+def missing_result(config: dict[str, Any], message: str) -> SubmissionResult:
+    """A zero result for an upload with nothing gradable in it (every part failed with `message`).
+
+    Args:
+        config: the validated configuration.
+        message: what the student should do.
+
+    Returns:
+        A SubmissionResult with status "unreadable".
+    """
+    parts = []
+    for name, part in config["parts"].items():
+        skipped = name == batch.TRAINING_PART and not config["training"]["enabled"]
+        reason = "The training run was not graded in this run (enable it with --train)." if skipped else message
+        checks = [CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
+                  for check_id, points in part["checks"].items()]
+        parts.append(PartResult(name, part["title"], part["points"], 0.0, checks))
+    return SubmissionResult("(no notebook)", STATUS_UNREADABLE, parts, load_problems=[message])
+
+
+def environment_overrides(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """grader.yml overrides from the container's environment.
+
+    AUTOGRADER_TRAIN=1 grades the training part; AUTOGRADER_PROFILE picks its profile;
+    AUTOGRADER_TIMEOUT sets worker.timeout_s.
+
+    Args:
+        environ: the environment (None: os.environ).
+
+    Returns:
+        Dotted key -> value.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    overrides: dict[str, Any] = {}
+    if environ.get("AUTOGRADER_TRAIN", "").strip():
+        overrides["training.enabled"] = environ["AUTOGRADER_TRAIN"].strip().lower() in TRUE_WORDS
+    if environ.get("AUTOGRADER_PROFILE", "").strip():
+        overrides["training.profile"] = environ["AUTOGRADER_PROFILE"].strip()
+    if environ.get("AUTOGRADER_TIMEOUT", "").strip():
+        overrides["worker.timeout_s"] = float(environ["AUTOGRADER_TIMEOUT"])
+    return overrides
+
+
+def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | None = None,
+                 preferred: str = "") -> SubmissionResult:
+    """Grade the upload and write Gradescope's results.json.
+
+    Args:
+        submission_dir: the folder Gradescope puts the upload in.
+        results_path: where results.json goes.
+        config_path: grader.yml (None: the project's).
+        preferred: a notebook name to prefer among several.
+
+    Returns:
+        The result that was written.
+    """
+    config = grader_config.load_config(config_path, environment_overrides())
+    path, note = pick_submission(submission_dir, preferred)
+    if path is None:
+        result = missing_result(config, "No .ipynb notebook (or .py export) was found in the upload; "
+                                "submit the assignment's notebook file.")
+    else:
+        submission = batch.expand_paths([path])[0]
+        result = batch.grade_all([submission], config, None, jobs=1)[0]
+        if note:
+            result.notes.insert(0, note)
+    results_path.parent.mkdir(parents=True, exist_ok=True)
+    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"])
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line of `run_autograder`.
+
+    Args:
+        argv: the arguments (None: sys.argv[1:]).
+
+    Returns:
+        0 when results.json was written.
+    """
+    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.run")
+    parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
+    parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
+    parser.add_argument("--config", type=Path, default=None, help="grader.yml (default: the project's)")
+    parser.add_argument("--prefer", default=os.environ.get("AUTOGRADER_NOTEBOOK", ""),
+                        help="notebook name to grade when several are uploaded")
+    args = parser.parse_args(argv)
+    result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
+    config = grader_config.load_config(args.config, environment_overrides())
+    sys.stdout.write(render_report([result], config["parts"], width=100))   # for staff (stdout hidden)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

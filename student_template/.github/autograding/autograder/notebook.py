@@ -1,0 +1,287 @@
+"""Turn a student notebook (.ipynb) or script export (.py) into the definitions grading loads."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import nbformat
+
+from autograder.notebook_parse import CellResult, parse_cell
+
+ProblemKind = Literal["syntax", "dropped", "notebook"]
+
+# Names the grader defines in the worker itself; a submission's own binding of them is not loaded
+# (a literal `device = "cuda"` or a hard-coded `vocab_size` would break grading on another machine).
+GRADER_PROVIDED_NAMES: frozenset[str] = frozenset(
+    {"device", "src_language", "tgt_language", "unk_idx", "sos_idx", "eos_idx", "pad_idx", "vocab_size"}
+)
+
+# Cell markers of .py exports: jupytext/VS Code percent cells and nbconvert's `# In[ ]:` lines.
+_PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
+_NBCONVERT_MARKER = re.compile(r"^#\s*In\[\s*\d*\s*\]:?\s*$")
+_NON_CODE_PERCENT = re.compile(r"\[(markdown|md|raw)\]")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One top-level statement of the submission.
+
+    `cell` is the 1-based number of the CODE cell it comes from (markdown and raw cells are not
+    counted, so the numbers match the `In [ ]` order of a fresh run and hold for .py exports too);
+    `line` is the 1-based line inside that cell where the statement starts. To get tracebacks with
+    those numbers, compile `"\\n" * (line - 1) + code` under a filename such as `<cell 7>`.
+    """
+
+    cell: int
+    line: int
+    code: str
+    defines: tuple[str, ...] = ()  # module-level names it binds ("*" for a star import)
+    reason: str = ""  # why it was not loaded (only for `LoadedSubmission.dropped`)
+
+    @property
+    def label(self) -> str:
+        """The statement's first line, shortened, for messages."""
+        first = self.code.strip().splitlines()[0] if self.code.strip() else ""
+        return first if len(first) <= 70 else first[:67] + "..."
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """Something a student should know about how their file was read.
+
+    kind "syntax": a cell (or part of one) did not parse; "notebook": the file itself could not be
+    read; "dropped": top-level work that grading skips (debug information only, see
+    `LoadedSubmission.dropped_problems`). `cell`/`line` use the numbering of `Statement`.
+    """
+
+    cell: int | None
+    line: int | None
+    message: str
+    kind: ProblemKind
+    names: tuple[str, ...] = ()  # names the skipped code appears to define (for "not defined" hints)
+
+
+@dataclass
+class LoadedSubmission:
+    """The loadable part of one submission.
+
+    Execute `statements` in order, one at a time, each in the same globals and each under its own
+    try/except, so that a failing import only breaks what depends on it; later definitions of a
+    name replace earlier ones exactly as re-running notebook cells would.
+    """
+
+    path: str
+    kind: Literal["ipynb", "py"]
+    statements: list[Statement] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    dropped: list[Statement] = field(default_factory=list)
+    cells_kept: list[int] = field(default_factory=list)  # code cells that contributed a statement
+    code_cells: int = 0
+
+    @property
+    def source(self) -> str:
+        """All kept statements as one Python source, each preceded by a `# cell N, line L` comment."""
+        return "".join(f"# cell {s.cell}, line {s.line}\n{s.code}\n\n" for s in self.statements)
+
+    @property
+    def readable(self) -> bool:
+        """False when the file itself could not be read as a Python notebook or script."""
+        return not any(p.kind == "notebook" for p in self.problems)
+
+    def worker_statements(self) -> list[tuple[str, int, str]]:
+        """The kept statements in the form `autograder.sandbox.Worker` takes.
+
+        Returns:
+            (label, first line, code) items; the label `<cell N>` is the traceback filename, so a
+            student error reads "<cell 14>, line 23" in the numbering of `Statement`.
+        """
+        return [(f"<cell {s.cell}>", s.line, s.code) for s in self.statements]
+
+    def dropped_problems(self) -> list[LoadProblem]:
+        """The dropped statements as "dropped" problems, for debug output.
+
+        Returns:
+            One LoadProblem per dropped statement, in file order.
+        """
+        return [
+            LoadProblem(s.cell, s.line, f"not run by grading ({s.reason}): {s.label}", "dropped", s.defines)
+            for s in self.dropped
+        ]
+
+    def why_missing(self, name: str) -> str | None:
+        """Explain why a name the grader looked for was not defined by the loaded statements.
+
+        Args:
+            name: a module-level name, e.g. "DecoderLayer".
+
+        Returns:
+            A sentence pointing at the cell that would have defined it, or None when nothing in the
+            file appears to define it (or it is defined after all).
+        """
+        if any(name in s.defines for s in self.statements):
+            return None
+        for problem in reversed(self.problems):  # the last attempt is what the student sees last
+            if problem.kind == "syntax" and name in problem.names:
+                return (f"`{name}` is in cell {problem.cell}, line {problem.line}, which did not parse: "
+                        f"{problem.message}")
+        for statement in reversed(self.dropped):
+            if name in statement.defines:
+                return (f"`{name}` is only set by top-level code in cell {statement.cell}, line {statement.line} "
+                        f"(`{statement.label}`), which grading does not run ({statement.reason}); "
+                        "define it with a constant or inside your function instead")
+        return None
+
+    def to_json(self) -> str:
+        """Serialise for the worker (statements only matter there; problems ride along for logs).
+
+        Returns:
+            A JSON document with the dataclass fields.
+        """
+        def as_dict(item: Statement | LoadProblem) -> dict:
+            return {k: (list(v) if isinstance(v, tuple) else v) for k, v in item.__dict__.items()}
+
+        return json.dumps({
+            "path": self.path, "kind": self.kind, "code_cells": self.code_cells, "cells_kept": self.cells_kept,
+            "statements": [as_dict(s) for s in self.statements],
+            "problems": [as_dict(p) for p in self.problems],
+            "dropped": [as_dict(s) for s in self.dropped],
+        })
+
+
+def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES) -> LoadedSubmission:
+    """Read a submission and keep only its definitions. Never executes any of it and never raises
+    for a bad file: unreadable input becomes a problem of kind "notebook".
+
+    Per code cell: shell/magic lines (`!cmd`, `%magic`, `x = !cmd`, `obj?`) are blanked; a cell
+    starting with `%%capture/time/timeit/prun` keeps its Python body, any other `%%magic` cell is
+    skipped. A cell that does not parse is salvaged top-level statement by statement; empty blocks
+    are filled with `pass`; each unparseable piece becomes a "syntax" problem. Kept top-level
+    statements: imports, def/class (with decorators), assignments to plain names of values built
+    from literals, operators, lambdas and names already kept or provided by the grader (no calls),
+    and try blocks made only of such statements (the usual `try: import x / except: x = None`).
+    Everything else (calls, loops, ifs, `with`, attribute/item assignment, augmented assignment,
+    bindings of `provided_names`) is listed in `dropped`.
+
+    Args:
+        path: a .ipynb notebook (nbformat 3 or 4) or a .py export (jupytext percent, nbconvert
+            script, or a plain script); other suffixes are sniffed (JSON object -> notebook).
+        provided_names: names the grader defines itself; the submission's bindings of them are dropped.
+
+    Returns:
+        The LoadedSubmission (statements to run, problems to show, dropped top-level work).
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        return _unreadable(path, "py" if path.suffix == ".py" else "ipynb", f"cannot read the file: {error}")
+    is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
+    if not is_notebook:
+        return _assemble(path, "py", _cells_from_script(text), provided_names)
+    cells_or_error = _cells_from_notebook(text)
+    if isinstance(cells_or_error, str):
+        return _unreadable(path, "ipynb", cells_or_error)
+    return _assemble(path, "ipynb", cells_or_error, provided_names)
+
+
+def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> LoadedSubmission:
+    return LoadedSubmission(str(path), kind, problems=[LoadProblem(None, None, message, "notebook")])
+
+
+def _cells_from_notebook(text: str) -> list[str] | str:
+    """The code cells' sources, or an error message saying why this is not a usable notebook."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return "the file is not a Jupyter notebook (it is not valid JSON); upload the .ipynb file itself"
+    if not isinstance(document, dict) or not ({"cells", "worksheets"} & document.keys()):
+        return "the file is JSON but not a Jupyter notebook (it has no cells); upload the assignment's .ipynb file"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns about e.g. missing cell ids; irrelevant here
+            notebook = nbformat.reads(text, as_version=4)
+        cells = [dict(cell) for cell in notebook.cells]
+        metadata = dict(notebook.metadata)
+    except Exception as error:  # nbformat raises assorted types for malformed notebooks
+        lenient = _lenient_cells(document)  # tolerate notebooks that only miss optional keys
+        if lenient is None:
+            return f"the file is not a valid Jupyter notebook ({type(error).__name__}: {error})"
+        cells, metadata = lenient
+    language = _notebook_language(metadata)
+    if language is not None and not language.lower().startswith(("python", "ipython")):
+        return (f"the notebook's kernel language is {language!r}, not Python; "
+                "submit the Python notebook of the assignment")
+    sources = []
+    for cell in cells:
+        if cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            sources.append("".join(source) if isinstance(source, list) else str(source))
+    return sources
+
+
+def _lenient_cells(data: dict) -> tuple[list[dict], dict] | None:
+    """Cells and metadata of a v4-shaped JSON notebook that nbformat rejected, or None."""
+    if not isinstance(data.get("cells"), list):
+        return None
+    cells = [cell for cell in data["cells"] if isinstance(cell, dict)]
+    if len(cells) != len(data["cells"]):
+        return None
+    metadata = data.get("metadata")
+    return cells, metadata if isinstance(metadata, dict) else {}
+
+
+def _notebook_language(metadata: dict) -> str | None:
+    kernelspec = metadata.get("kernelspec") or {}
+    language_info = metadata.get("language_info") or {}
+    language = kernelspec.get("language") or language_info.get("name")
+    return str(language) if language else None
+
+
+def _cells_from_script(text: str) -> list[str]:
+    """Split a .py export into code cells at `# %%` / `# In[ ]:` markers (markdown cells skipped)."""
+    cells: list[str] = []
+    current: list[str] = []
+    current_is_code = True
+    seen_marker = False
+    for line in text.splitlines():
+        percent = _PERCENT_MARKER.match(line)
+        if percent or _NBCONVERT_MARKER.match(line):
+            if seen_marker or _has_code(current):  # a comment-only header before the first marker is no cell
+                if current_is_code:
+                    cells.append("\n".join(current))
+            seen_marker = True
+            current = []
+            current_is_code = not (percent and _NON_CODE_PERCENT.search(percent.group("rest") or ""))
+            continue
+        current.append(line)
+    if current_is_code and (seen_marker or _has_code(current)):
+        cells.append("\n".join(current))
+    return cells
+
+
+def _has_code(lines: list[str]) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
+
+
+def _assemble(path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str],
+              provided_names: frozenset[str]) -> LoadedSubmission:
+    """Parse every code cell in order; names bound so far decide which assignments are static."""
+    submission = LoadedSubmission(str(path), kind, code_cells=len(cell_sources))
+    known_names: set[str] = set(provided_names)
+    for number, source in enumerate(cell_sources, start=1):
+        result: CellResult = parse_cell(source, known_names, provided_names)
+        for statement in result.kept:
+            submission.statements.append(Statement(number, statement.line, statement.code, statement.defines))
+        for statement in result.dropped:
+            submission.dropped.append(
+                Statement(number, statement.line, statement.code, statement.defines, statement.reason))
+        for failure in result.failures:
+            submission.problems.append(LoadProblem(number, failure.line, failure.message, "syntax", failure.names))
+        if result.kept:
+            submission.cells_kept.append(number)
+    return submission

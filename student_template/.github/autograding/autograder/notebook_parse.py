@@ -1,0 +1,313 @@
+"""Pure parsing of one notebook code cell: strip IPython syntax, salvage broken cells, keep definitions."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from autograder.notebook_rules import bound_names, drop_reason
+
+# Cell magics whose body IPython runs as Python; any other `%%magic` cell (bash, writefile, html,
+# ...) is not Python at all and is skipped whole.
+PYTHON_BODY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun"})
+
+_MAGIC_LINE = re.compile(
+    r"^\s*(?:[!%]"                      # !shell, %line_magic, %%cell_magic
+    r"|[\w.,\s]+=\s*[!%]"               # files = !ls, out = %sx ...
+    r"|\?"                              # ?object
+    r"|[\w.]+\?{1,2}\s*$)"              # object? / object??
+)
+_TOKENIZER_CONFUSERS = re.compile(r"[\"'()\[\]{}\\]")
+_CHUNK_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
+_INCOMPLETE_MARKERS = ("was never closed", "unterminated triple-quoted", "unexpected EOF")
+_EMPTY_BLOCK = re.compile(r"expected an indented block after .* on line (\d+)")
+_DEFINED_NAME = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=]*)?=(?!=)")
+_LINE_REFERENCE = re.compile(r" on line \d+| \(detected at line \d+\)")
+_MAX_REPAIRS = 50
+_MAX_MERGED_CHUNKS = 200
+_MERGE_BUDGET_LINES = 50_000  # per cell: bounds the re-parsing a pathological cell can cause
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    """A top-level statement of a cell: its start line in the cell and its exact source."""
+
+    line: int
+    code: str
+    defines: tuple[str, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """A part of a cell that could not be parsed (or had to be repaired)."""
+
+    line: int | None
+    message: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass
+class CellResult:
+    """What one cell contributes: statements to load, top-level work dropped, parse failures."""
+
+    kept: list[ParsedStatement] = field(default_factory=list)
+    dropped: list[ParsedStatement] = field(default_factory=list)
+    failures: list[ParseFailure] = field(default_factory=list)
+
+
+@dataclass
+class _Parsed:
+    tree: ast.Module | None
+    lines: list[str]  # the text after repairs
+    origin: list[int]  # origin[k]: 1-based input line of repaired line k + 1
+    repairs: list[ParseFailure]
+    error: ParseFailure | None
+
+
+def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str]) -> CellResult:
+    """Split one code cell into loadable definitions and everything else, without running it.
+
+    Args:
+        source: the cell's text.
+        known_names: module-level names bound by earlier kept statements (plus the grader's
+            names); updated in place with what this cell binds.
+        provided_names: names the grader defines; statements binding them are dropped.
+
+    Returns:
+        The cell's CellResult.
+    """
+    result = CellResult()
+    lines = _strip_ipython_syntax(source.splitlines())
+    if lines is None or not any(line.strip() for line in lines):
+        return result
+    whole = _parse(lines)
+    if whole.tree is not None:
+        _collect(whole, 0, known_names, provided_names, result)
+        result.failures.extend(whole.repairs)
+        return result
+    chunks = _top_level_chunks(lines)
+    index, budget = 0, _MERGE_BUDGET_LINES
+    while index < len(chunks):
+        end = index + 1
+        parsed = _parse(lines[chunks[index][0]:chunks[end - 1][1]])
+        first_error = parsed.error
+        # A chunk cut short by our naive split (open bracket, multi-line string) may need the next.
+        while (parsed.error is not None and _looks_incomplete(parsed.error, chunks[end - 1][1] - chunks[index][0])
+               and end < len(chunks) and end - index < _MAX_MERGED_CHUNKS and budget > 0):
+            end += 1
+            budget -= chunks[end - 1][1] - chunks[index][0]
+            parsed = _parse(lines[chunks[index][0]:chunks[end - 1][1]])
+        if parsed.tree is not None:
+            offset = chunks[index][0]
+            _collect(parsed, offset, known_names, provided_names, result)
+            result.failures.extend(_shift(failure, offset) for failure in parsed.repairs)
+            index = end
+            continue
+        start, stop = chunks[index]
+        while stop - 1 > start and _is_blank_or_comment(lines[stop - 1]):  # report code lines only
+            stop -= 1
+        assert first_error is not None
+        names = tuple(dict.fromkeys(_guess_defined_names(lines[start:stop])))
+        line = start + (first_error.line or 1)
+        span = f"line {start + 1} was" if stop - start == 1 else f"lines {start + 1}-{stop} were"
+        message = f"{first_error.message} at `{_snippet(lines, line)}`; {span} not loaded"
+        result.failures.append(ParseFailure(line, message, names))
+        index += 1
+    return result
+
+
+def _strip_ipython_syntax(lines: list[str]) -> list[str] | None:
+    """Blank out shell and magic lines (keeping line numbers); None for a non-Python cell magic."""
+    lines = list(lines)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        magic = lines[first].lstrip()[2:].split(maxsplit=1)
+        if not magic or magic[0] not in PYTHON_BODY_CELL_MAGICS:
+            return None
+        lines[first] = ""
+    handled: set[int] = set()
+    while True:
+        starts, unknown_from = _logical_line_starts(lines)
+        targets = [i for i, line in enumerate(lines) if i not in handled and _MAGIC_LINE.match(line)
+                   and (i + 1 in starts or i + 1 >= unknown_from)]
+        if not targets:
+            return lines
+        for target in targets:
+            original = lines[target]
+            handled.update(_blank_magic(lines, target))
+            # A magic's own quotes or brackets mislead the tokenizer about later lines: re-tokenize.
+            if _TOKENIZER_CONFUSERS.search(original):
+                break
+
+
+def _blank_magic(lines: list[str], target: int) -> range:
+    """Blank a magic line and its backslash continuations; returns the blanked indices."""
+    stop = target
+    while lines[stop].rstrip().endswith("\\") and stop + 1 < len(lines):  # `!pip install a \`
+        stop += 1
+    for i in range(target, stop + 1):
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        # Inside a block an empty line would leave the block empty; `pass` keeps it valid.
+        lines[i] = indent + "pass" if indent and i == target else ""
+    return range(target, stop + 1)
+
+
+def _logical_line_starts(lines: list[str]) -> tuple[set[int], int]:
+    """1-based rows that begin a logical line, and the row from which tokenizing gave up."""
+    starts: set[int] = set()
+    depth, expect_start = 0, True
+    reader = io.StringIO("\n".join(lines) + "\n").readline
+    try:
+        for token in tokenize.generate_tokens(reader):
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                expect_start = expect_start or depth == 0
+                continue
+            if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER):
+                continue
+            if expect_start:
+                starts.add(token.start[0])
+                expect_start = False
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(0, depth - 1)
+    except tokenize.TokenError:  # EOF inside a string or brackets: later rows belong to it
+        return starts, len(lines) + 1
+    except (SyntaxError, ValueError) as error:  # e.g. inconsistent dedent: judge later rows by regex
+        return starts, getattr(error, "lineno", None) or 1
+    return starts, len(lines) + 1
+
+
+def _parse(lines: list[str]) -> _Parsed:
+    """ast.parse, filling empty blocks (`def f():` + only a comment) with `pass` as needed."""
+    lines, origin, repairs = list(lines), list(range(1, len(lines) + 1)), []
+    for _ in range(_MAX_REPAIRS):
+        try:
+            return _Parsed(ast.parse("\n".join(lines) + "\n"), lines, origin, repairs, None)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            failure = _describe(error, origin)
+            empty_block = _EMPTY_BLOCK.match(getattr(error, "msg", "") or "")
+            lineno = getattr(error, "lineno", None)
+            if not isinstance(error, IndentationError) or not empty_block or lineno is None:
+                return _Parsed(None, lines, origin, repairs, failure)
+            header = int(empty_block.group(1))
+            indent = re.match(r"\s*", lines[header - 1]).group(0) + "    "
+            at = len(lines) if _at_end_of_text(error, lines) else max(lineno - 1, header)
+            lines.insert(at, indent + "pass")
+            origin.insert(at, origin[at - 1])
+            repairs.append(ParseFailure(origin[header - 1], f"{failure.message} `{_snippet(lines, header)}`; "
+                                        "the empty block was loaded as `pass`"))
+    return _Parsed(None, lines, origin, repairs, ParseFailure(None, "too many empty blocks"))
+
+
+def _at_end_of_text(error: SyntaxError, lines: list[str]) -> bool:
+    """Whether the parser hit the end of the text (so `pass` goes last, not before the error line)."""
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1) + 1
+    lineno, offset = error.lineno or 0, error.offset or 0
+    if lineno < last:
+        return False
+    text = lines[lineno - 1] if lineno <= len(lines) else ""
+    return not text.strip() or text.lstrip().startswith("#") or offset > len(text.rstrip())
+
+
+def _describe(error: BaseException, origin: list[int]) -> ParseFailure:
+    lineno = getattr(error, "lineno", None)
+    line = origin[lineno - 1] if lineno and 0 < lineno <= len(origin) else lineno
+    message = getattr(error, "msg", None) or str(error) or "could not be parsed"
+    # Python's own line references are relative to the parsed chunk; `line` carries the real one.
+    message = _LINE_REFERENCE.sub("", message)
+    return ParseFailure(line, f"{type(error).__name__}: {message}")
+
+
+def _looks_incomplete(error: ParseFailure, line_count: int) -> bool:
+    return any(marker in error.message for marker in _INCOMPLETE_MARKERS) or (error.line or 0) > line_count
+
+
+def _shift(failure: ParseFailure, offset: int) -> ParseFailure:
+    return ParseFailure(None if failure.line is None else failure.line + offset, failure.message, failure.names)
+
+
+def _top_level_chunks(lines: list[str]) -> list[tuple[int, int]]:
+    """[start, stop) line ranges, each beginning at a column-0 line that starts a statement."""
+    starts: list[int] = []
+    in_decorators = False  # decorators belong with the def/class below them
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or line[0].isspace() or _CHUNK_CONTINUATION.match(line):
+            continue
+        if in_decorators and not line.startswith("@"):
+            in_decorators = False
+            continue
+        if not in_decorators:
+            starts.append(i)
+        in_decorators = line.startswith("@")
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return list(zip(starts, starts[1:] + [len(lines)]))
+
+
+def _snippet(lines: list[str], line: int) -> str:
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _guess_defined_names(lines: list[str]) -> list[str]:
+    names = []
+    for line in lines:
+        match = _DEFINED_NAME.match(line)
+        if match:
+            names.append(match.group(1) or match.group(2))
+    return names
+
+
+def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult) -> None:
+    """Sort a parsed chunk's top-level statements into kept and dropped."""
+    for node in parsed.tree.body:
+        start_line = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
+        start_col = 0 if getattr(node, "decorator_list", None) else node.col_offset
+        code = _segment(parsed.lines, start_line, start_col, node.end_lineno, node.end_col_offset)
+        line = parsed.origin[start_line - 1] + offset
+        defines = tuple(dict.fromkeys(bound_names(node)))
+        reason = drop_reason(node, known)
+        if reason is None and provided.intersection(defines):
+            reason = "the grader defines " + ", ".join(sorted(provided.intersection(defines))) + " itself"
+        compile_error = _compile_error(node) if reason is None else None
+        if compile_error is not None:  # e.g. `break` outside a loop: ast.parse accepts it, Python does not
+            error_row = min(max(compile_error.lineno or start_line, 1), len(parsed.origin))
+            error_line = parsed.origin[error_row - 1] + offset
+            result.failures.append(ParseFailure(
+                error_line, f"SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)} at "
+                f"`{_snippet(parsed.lines, error_row)}`; the statement at line {line} "
+                "was not loaded", defines))
+        elif reason is None:
+            result.kept.append(ParsedStatement(line, code, defines))
+            known.update(defines)
+        elif reason:  # "" marks no-ops (docstrings, pass) that are not worth listing
+            result.dropped.append(ParsedStatement(line, code, defines, reason))
+
+
+def _compile_error(node: ast.stmt) -> SyntaxError | None:
+    """The error CPython's compiler (not the parser) finds in a statement; compiling runs nothing."""
+    try:
+        compile(ast.Module(body=[node], type_ignores=[]), "<cell>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error
+    except (ValueError, RecursionError, MemoryError) as error:
+        return SyntaxError(f"{type(error).__name__}: {error}")
+    return None
+
+
+def _segment(lines: list[str], start_line: int, start_col: int, end_line: int, end_col: int) -> str:
+    """Source between two ast positions (columns are UTF-8 byte offsets)."""
+    picked = [line.encode() for line in lines[start_line - 1:end_line]]
+    picked[-1] = picked[-1][:end_col]
+    picked[0] = picked[0][start_col:]
+    return b"\n".join(picked).decode()
