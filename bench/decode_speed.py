@@ -69,7 +69,8 @@ def main() -> None:
     fast, generic = outputs.values()
     same = sum(a == b for a, b in zip(fast, generic))
     names = list(timings)
-    print(f"  speed-up: {timings[names[1]] / timings[names[0]]:.1f}x; identical outputs for {same}/{len(fast)} sentences")
+    print(f"  speed-up: {timings[names[1]] / timings[names[0]]:.1f}x; "
+          f"identical outputs for {same}/{len(fast)} sentences")
 
 
 if __name__ == "__main__":

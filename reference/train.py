@@ -30,7 +30,9 @@ from mtkit.training import (  # noqa: E402
     default_device, profile_hparams, recipe_from_profile, resolve_profile_name, save_checkpoint, seed_everything,
     train,
 )
-from reference.evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_predictions  # noqa: E402
+from reference.evaluate import (  # noqa: E402
+    TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_predictions,
+)
 from reference.loss import calculate_loss  # noqa: E402
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
 from reference.model import Transformer  # noqa: E402

@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
 from torch import Tensor, nn
 
-from mtkit.batching import DEFAULT_POOL_SIZE, bucket_batches, pad_pair_batch
+from mtkit.batching import bucket_batches, pad_pair_batch
 from mtkit.constants import PAD_IDX
+# Re-exported: the recipe side is part of this module's public API.
+from mtkit.recipe import (  # noqa: F401
+    LR_SCHEDULES, PRECISIONS, Recipe, lr_factor, profile_hparams, recipe_from_profile, resolve_profile_name,
+)
+
+__all__ = [
+    "LR_SCHEDULES", "PRECISIONS", "EvalFn", "LossFn", "MaskFn", "PairData", "Recipe", "TrainResult",
+    "default_device", "load_checkpoint", "lr_factor", "make_optimizer", "profile_hparams",
+    "recipe_from_profile", "resolve_profile_name", "save_checkpoint", "seed_everything", "train", "train_step",
+]
 
 # This module runs inside the untrusted worker on a student's model, so it implements no graded
 # part: the masks and the masked loss are callables supplied by the caller.
@@ -24,8 +33,6 @@ MaskFn = Callable[[Tensor], Tensor]  # ids (B, L) -> mask (B, 1, L, L), nonzero 
 LossFn = Callable[[Tensor, Tensor], Tensor]  # (logits (B, L, V), tgt (B, L)) -> scalar
 EvalFn = Callable[[nn.Module], "float | Mapping[str, Any]"]  # -> BLEU (0-1) or {"bleu": ..., ...}
 
-LR_SCHEDULES = ("constant", "inverse_sqrt", "linear", "cosine")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 class PairData(Protocol):
@@ -33,39 +40,6 @@ class PairData(Protocol):
 
     src: Sequence[Sequence[int]]
     tgt: Sequence[Sequence[int]]
-
-
-@dataclass
-class Recipe:
-    """Everything about optimisation that is not the model itself."""
-
-    batch_size: int = 128  # sentence pairs per batch (a row cap when max_tokens is set)
-    max_tokens: int = 0  # >0: batches hold at most this many padded tokens per side
-    learning_rate: float = 5e-4  # peak Adam learning rate
-    warmup_steps: int = 0  # linear warm-up from 0 to the peak
-    lr_schedule: str = "constant"  # after warm-up: constant | inverse_sqrt | linear | cosine
-    lr_decay_steps: int = 0  # linear/cosine reach 0 here; 0 = the whole run (max_epochs)
-    adam_betas: tuple[float, float] = (0.9, 0.98)
-    adam_eps: float = 1e-9
-    clip_grad_norm: float = 1.0  # 0 = off
-    max_epochs: int = 4
-    max_steps: int = 0  # 0 = no limit besides max_epochs
-    time_budget_s: float = 0.0  # 0 = no limit; checked after every step
-    eval_every_steps: int = 0  # 0 = evaluate at the end of each epoch
-    eval_start_step: int = 0  # no step-based evaluation before this step
-    target_bleu: float | None = None  # stop as soon as an evaluation reaches it
-    seed: int = 0
-    pool_size: int = DEFAULT_POOL_SIZE  # length-bucketing pool (see mtkit.batching)
-    log_every_steps: int = 25  # loss-window size of the JSON log
-    precision: str = "auto"  # auto: bf16 autocast on CUDA with bf16, else fp32 (fp16: see _autocast_dtype)
-
-    def __post_init__(self) -> None:
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {self.lr_schedule!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
-        if self.batch_size < 1 or self.max_epochs < 1 or self.max_tokens < 0:
-            raise ValueError("batch_size and max_epochs must be positive, max_tokens non-negative")
 
 
 @dataclass
@@ -82,60 +56,6 @@ class TrainResult:
     final_eval: dict[str, Any] | None = field(default=None)
 
 
-def profile_hparams(config: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
-    """The settings of one training profile from a validated grader.yml dict.
-
-    Args:
-        config: output of `autograder.config.load_config` (or its "training" section).
-        name: profile name; None uses training.profile, where "auto" means "gpu" when CUDA is
-            available (and such a profile exists), else "cpu".
-
-    Returns:
-        A copy of the profile's key -> value mapping (model sizes and recipe settings).
-
-    Raises:
-        KeyError: no such profile.
-    """
-    profiles = (config["training"] if "training" in config else config)["profiles"]
-    name = resolve_profile_name(config, name)
-    if name not in profiles:
-        raise KeyError(f"no training profile {name!r} (have: {', '.join(profiles)})")
-    return dict(profiles[name])
-
-
-def resolve_profile_name(config: Mapping[str, Any], name: str | None = None) -> str:
-    """The profile to use: `name`, else training.profile; "auto" = "gpu" with CUDA (if defined), else "cpu".
-
-    Args:
-        config: a validated grader.yml dict (or its "training" section).
-        name: an explicit choice, or None.
-
-    Returns:
-        A profile name (not checked for existence).
-    """
-    training = config["training"] if "training" in config else config
-    name = name or training.get("profile", "auto")
-    if name == "auto":
-        name = "gpu" if torch.cuda.is_available() and "gpu" in training["profiles"] else "cpu"
-    return name
-
-
-def recipe_from_profile(profile: Mapping[str, Any], **overrides: Any) -> Recipe:
-    """Build a Recipe from a profile mapping; keys that are not recipe fields are ignored.
-
-    Args:
-        profile: e.g. `profile_hparams(config, "cpu")` (model keys such as embedding_dim are skipped).
-        **overrides: Recipe fields that win over the profile (e.g. seed, target_bleu).
-
-    Returns:
-        The Recipe.
-    """
-    names = {f.name for f in fields(Recipe)}
-    values = {k: v for k, v in profile.items() if k in names}
-    values.update(overrides)
-    return Recipe(**values)
-
-
 def seed_everything(seed: int) -> None:
     """Seed Python's and torch's generators (call before building the model for reproducible init).
 
@@ -149,32 +69,6 @@ def seed_everything(seed: int) -> None:
 def default_device() -> torch.device:
     """cuda when available, else cpu."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def lr_factor(step: int, recipe: Recipe, total_steps: int) -> float:
-    """Multiplier of the peak learning rate for optimizer step `step` (0-based).
-
-    Args:
-        step: number of steps already taken.
-        recipe: supplies warmup_steps, lr_schedule and lr_decay_steps.
-        total_steps: length of the run in steps (used when lr_decay_steps is 0).
-
-    Returns:
-        A factor in [0, 1].
-    """
-    n = step + 1  # the first update already gets a non-zero rate
-    warm = recipe.warmup_steps
-    if warm and n <= warm:
-        return n / warm
-    if recipe.lr_schedule == "constant":
-        return 1.0
-    if recipe.lr_schedule == "inverse_sqrt":
-        return math.sqrt(max(warm, 1) / n)
-    horizon = max((recipe.lr_decay_steps or total_steps) - warm, 1)
-    progress = min((n - warm) / horizon, 1.0)
-    if recipe.lr_schedule == "linear":
-        return max(1.0 - progress, 0.0)
-    return 0.5 * (1.0 + math.cos(math.pi * progress))  # cosine
 
 
 def make_optimizer(model: nn.Module, lr: float, betas: tuple[float, float] = (0.9, 0.98),
