@@ -51,6 +51,12 @@ def explain_exception(error: BaseException) -> Verdict:
                    internal_error=f"{type(error).__name__}: {error}")
 
 
+def _is_worker_failure(error: BaseException) -> bool:
+    from autograder.sandbox import WorkerFailure
+
+    return isinstance(error, WorkerFailure)
+
+
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
@@ -58,6 +64,15 @@ class _ContextPlugin:
         self.context = context
         self.check_ids = None if check_ids is None else set(check_ids)
         self.verdicts: dict[str, Verdict] = {}
+        # Part (check module) -> message, once the student's code hung, crashed or ran out of
+        # memory in it: the part's remaining checks fail at once with that reason instead of
+        # paying a timeout and a worker restart each.
+        self.stopped_parts: dict[str, str] = {}
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        message = self.stopped_parts.get(item.module.__name__)
+        if message is not None:
+            raise CheckFailed(message, blocking=True)
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if self.check_ids is None:
@@ -75,6 +90,8 @@ class _ContextPlugin:
             self.verdicts.setdefault(check_id, Verdict(True))
         elif report.failed:
             self.verdicts[check_id] = explain_exception(call.excinfo.value)
+            if _is_worker_failure(call.excinfo.value):
+                self.stopped_parts[item.module.__name__] = self.verdicts[check_id].message
 
 
 def run_checks(context: CheckContext, check_ids: list[str] | None = None) -> dict[str, Verdict]:
