@@ -38,6 +38,10 @@ class ModulePart:
     substitute: dict[str, str] = field(default_factory=dict)
     set_globals: dict[str, Any] = field(default_factory=dict)
     drop_prob: float = 0.1
+    # Given submodule classes that take drop_prob themselves (their dropout is invisible from the
+    # outside at drop_prob=1.0, where the sublayer's own dropout already zeroes their output);
+    # they are fed a tensor shaped like the part's first input.
+    dropout_submodules: tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -54,10 +58,22 @@ def _substituted(substitute: dict[str, str]) -> Iterator[None]:
 
 
 def reference_module(part: ModulePart, drop_prob: float, seed: int) -> nn.Module:
-    """The reference module of a part, with the same probes standing in as for the student."""
+    """The reference module of a part, with the same probes standing in as for the student.
+
+    Parameters initialised to a constant (LayerNorm's ones and zeros) get seeded random values,
+    so that the transplant cannot pair same-shaped submodules wrongly and still reproduce the
+    outputs (which would then make correct gradients look wrong, and hide a reused norm).
+    """
     with _substituted(part.substitute):
         torch.manual_seed(seed)
-        return getattr(reference.model, part.cls)(*part.ctor_args(drop_prob))
+        module = getattr(reference.model, part.cls)(*part.ctor_args(drop_prob))
+    gen = torch.Generator().manual_seed(seed + 1009)
+    with torch.no_grad():
+        for param in module.parameters():
+            flat = param.reshape(-1)
+            if flat.numel() > 1 and bool((flat == flat[0]).all()):
+                param.add_(torch.randn(param.shape, generator=gen) * 0.2)
+    return module
 
 
 def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int:
@@ -180,6 +196,27 @@ def check_dropout(ctx: CheckContext, part: ModulePart) -> None:
             fail(f"With drop_prob=1.0 in train mode, {part.cls}'s output differs from the expected "
                  "one: dropout is missing, extra, or in another place. Apply each dropout to a "
                  "sublayer's output before adding the residual, as in EncoderLayer.")
+    _check_submodule_dropout(ctx, part, moved.handle)
+
+
+def _check_submodule_dropout(ctx: CheckContext, part: ModulePart, handle: int) -> None:
+    """Given submodules that take drop_prob must drop everything at drop_prob=1.0 in train mode:
+    their output may then not depend on their input."""
+    if not part.dropout_submodules:
+        return
+    shape = tuple(_cases(ctx, part)[0][0].shape)
+    gen = torch.Generator().manual_seed(ctx.seed + 19)
+    inputs = [torch.randn(shape, generator=gen) for _ in range(2)]
+    for name, class_name in ctx.student.modules(handle):
+        if not name or class_name not in part.dropout_submodules:
+            continue
+        outputs = [expect_tensor(ctx.student.run(handle, f"{name}.forward", [x], mode="train",
+                                                 set_globals=part.set_globals or None),
+                                 f"{part.cls}.{name}'s output") for x in inputs]
+        if not all_close(*outputs):
+            fail(f"With drop_prob=1.0 in train mode, `{name}` ({class_name}) still passes its input "
+                 f"through: it was not built with {part.cls}'s drop_prob. Give every sublayer that "
+                 "takes a dropout probability the drop_prob argument, as EncoderLayer does.")
 
 
 def check_gradients(ctx: CheckContext, part: ModulePart) -> None:

@@ -128,12 +128,16 @@ class ReferenceStudent:
         module = self.objects[handle]
         module.train(mode == "train")
         args = [self._resolve(a) for a in args]
+        target: Any = module
+        for part in filter(None, method.split(".")):   # dotted paths reach submodules, as in the worker
+            if not (part == "forward" and isinstance(target, nn.Module)):
+                target = getattr(target, part)
         torch.manual_seed(seed)
         if grad is None:
             with torch.no_grad():
-                return getattr(module, method)(*args)
+                return target(*args)
         module.zero_grad(set_to_none=True)
-        output = getattr(module, method)(*args)
+        output = target(*args)
         output.backward(grad)
         grads = {n: (p.grad.detach().clone() if p.grad is not None else None)
                  for n, p in module.named_parameters()}

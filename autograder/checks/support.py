@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,7 +163,12 @@ def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
     student_params = student.params(handle)
     state = {n: p.detach().clone() for n, p in reference_module.named_parameters()}
     tried = 0
-    for mapping in candidate_mappings(ref_params, student_params):
+    seen: list[dict[str, str]] = []
+    for mapping in itertools.chain(candidate_mappings(ref_params, student_params),
+                                   sublayer_mappings(ref_params, student_params)):
+        if mapping in seen:
+            continue
+        seen.append(mapping)
         tried += 1
         student.load_state(handle, {mapping[n]: t for n, t in state.items()}, strict=False)
         if reproduces(mapping):
@@ -172,6 +178,53 @@ def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
              f"{describe_mismatch(ref_params, student_params)}. Compare your sublayers with the "
              "documented attributes (count, sizes, bias).")
     raise _NoMatch(tried)
+
+
+def _children(params: list[tuple[str, list[int]]]) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
+    """Parameters grouped by the direct submodule holding them (a parameter of the module itself
+    is its own group), in registration order."""
+    children: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for name, shape in params:
+        children.setdefault(name.split(".", 1)[0], []).append((name, tuple(int(s) for s in shape)))
+    return children
+
+
+def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]],
+                      limit: int = 48) -> Iterator[dict[str, str]]:
+    """Pair whole direct submodules of the same structure, in every order (when at most 3 alike).
+
+    The owner-level pairings of autograder.transplant cannot reorder sublayers made of many
+    same-shaped tensors (two attention blocks hold eight alike Linear layers), so a module that
+    registers its cross-attention before its self-attention would find no mapping. Here each
+    direct submodule is matched as a whole with one of the student's submodules holding the same
+    shapes in the same order, trying every assignment among alike submodules.
+
+    Args:
+        reference: the reference's (name, shape) parameters in registration order.
+        student: the student's, likewise.
+        limit: at most this many mappings.
+
+    Returns:
+        An iterator of reference name -> student name mappings.
+    """
+    def by_structure(params: list[tuple[str, list[int]]]) -> dict[tuple, list[list[str]]]:
+        groups: dict[tuple, list[list[str]]] = {}
+        for members in _children(params).values():
+            groups.setdefault(tuple(shape for _, shape in members), []).append([n for n, _ in members])
+        return groups
+
+    ref_groups, stu_groups = by_structure(reference), by_structure(student)
+    if {k: len(v) for k, v in ref_groups.items()} != {k: len(v) for k, v in stu_groups.items()}:
+        return
+    signatures = list(ref_groups)
+    choices = [list(itertools.permutations(stu_groups[sig])) if len(stu_groups[sig]) <= 3
+               else [tuple(stu_groups[sig])] for sig in signatures]
+    for choice in itertools.islice(itertools.product(*choices), limit):
+        mapping: dict[str, str] = {}
+        for sig, stu_owners in zip(signatures, choice):
+            for ref_names, stu_names in zip(ref_groups[sig], stu_owners):
+                mapping.update(zip(ref_names, stu_names))
+        yield mapping
 
 
 class _NoMatch(Exception):

@@ -38,6 +38,7 @@ PART = mc.ModulePart(
     cls="DecoderLayer", method="forward",
     ctor_args=lambda p: [D_MODEL, FF_DIM, HEADS, p],
     make_cases=_cases, output_shape=lambda case: tuple(case[0].shape), causal_pair=_causal_pair,
+    dropout_submodules=("FeedForwardNeuralNetwork",),
     layout_hint=("A DecoderLayer has a masked self-attention (query = key = value = dec, under "
                  "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "
                  "= enc, under src_mask) and a feed-forward block, each followed by dropout, the "
