@@ -8,8 +8,7 @@ gradients reach every parameter and equal the reference's.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 import reference.model
-from autograder.checks.probes import probe_classes
+from autograder.checks.probes import reference_with_probes
 from autograder.checks.support import (CheckContext, NoMatch, Transplant, all_close, expect_tensor,
                                        fail, max_difference, require, transplant_matching)
 
@@ -44,19 +43,6 @@ class ModulePart:
     dropout_submodules: tuple[str, ...] = ()
 
 
-@contextlib.contextmanager
-def _substituted(substitute: dict[str, str]) -> Iterator[None]:
-    probes = probe_classes()
-    saved = {name: getattr(reference.model, name) for name in substitute}
-    try:
-        for name, probe in substitute.items():
-            setattr(reference.model, name, probes[probe])
-        yield
-    finally:
-        for name, original in saved.items():
-            setattr(reference.model, name, original)
-
-
 def reference_module(part: ModulePart, drop_prob: float, seed: int) -> nn.Module:
     """The reference module of a part, with the same probes standing in as for the student.
 
@@ -64,7 +50,7 @@ def reference_module(part: ModulePart, drop_prob: float, seed: int) -> nn.Module
     so that the transplant cannot pair same-shaped submodules wrongly and still reproduce the
     outputs (which would then make correct gradients look wrong, and hide a reused norm).
     """
-    with _substituted(part.substitute):
+    with reference_with_probes(part.substitute):
         torch.manual_seed(seed)
         module = getattr(reference.model, part.cls)(*part.ctor_args(drop_prob))
     gen = torch.Generator().manual_seed(seed + 1009)

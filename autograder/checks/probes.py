@@ -10,6 +10,8 @@ the encoder output, dropout), so a part that routes an input wrongly is still ca
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 PROBE_SOURCE = '''
@@ -68,3 +70,23 @@ def probe_classes() -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     exec(compile(PROBE_SOURCE, "<probes>", "exec"), namespace)  # our own code, not the student's
     return {name: namespace[name] for name in PROBE_NAMES}
+
+
+@contextlib.contextmanager
+def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
+    """Let probes stand in for reference classes while reference modules are constructed.
+
+    Args:
+        substitute: reference class name -> probe name, e.g. {"DecoderLayer": "ProbeDecoderLayer"}.
+    """
+    import reference.model
+
+    probes = probe_classes()
+    saved = {name: getattr(reference.model, name) for name in substitute}
+    try:
+        for name, probe in substitute.items():
+            setattr(reference.model, name, probes[probe])
+        yield
+    finally:
+        for name, original in saved.items():
+            setattr(reference.model, name, original)

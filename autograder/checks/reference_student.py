@@ -8,8 +8,6 @@ must pass — and exercises the same request plumbing the sandboxed worker serve
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -18,7 +16,7 @@ from torch import Tensor, nn
 import reference.loss
 import reference.masks
 import reference.model
-from autograder.checks.probes import probe_classes
+from autograder.checks.probes import reference_with_probes
 
 
 class ReferenceStudentError(Exception):
@@ -38,7 +36,6 @@ class ReferenceStudent:
     def __init__(self, grader_globals: dict[str, Any]) -> None:
         self.globals = dict(grader_globals)
         self.objects: dict[int, Any] = {}
-        self.probes = probe_classes()
 
     # -- names ---------------------------------------------------------------------------------
     def _functions(self) -> dict[str, Any]:
@@ -91,23 +88,12 @@ class ReferenceStudent:
         if cls == "Transformer":
             kwargs.setdefault("src_language", self.globals["src_language"])
             kwargs.setdefault("tgt_language", self.globals["tgt_language"])
-        with self._substituted(substitute or {}):
+        with reference_with_probes(substitute or {}):
             torch.manual_seed(seed)
             module = getattr(reference.model, cls)(*args, **kwargs)
         handle = len(self.objects) + 1
         self.objects[handle] = module
         return handle
-
-    @contextlib.contextmanager
-    def _substituted(self, substitute: dict[str, str]) -> Iterator[None]:
-        saved = {name: getattr(reference.model, name) for name in substitute}
-        try:
-            for name, probe in substitute.items():
-                setattr(reference.model, name, self.probes[probe])
-            yield
-        finally:
-            for name, original in saved.items():
-                setattr(reference.model, name, original)
 
     def params(self, handle: int) -> list[tuple[str, list[int]]]:
         """named_parameters() in registration order."""
