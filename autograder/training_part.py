@@ -118,12 +118,13 @@ def _score_in_worker(worker: Worker, session: int, data: PreparedData, timeout_s
 
 
 def _evaluate_weights(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                      final: bool) -> dict[str, Any]:
+                      ) -> dict[str, Any]:
     """BLEU of the session's current weights: reference architecture if they map, else the
-    submission's own model translating the sources (see the module docstring)."""
+    submission's own model translating the sources (see the module docstring). The original
+    notebook's teacher-forced figure rides along, labelled as not graded."""
     model = map_onto_reference(worker, session, hparams, data)
     if model is not None:
-        result = evaluate_model(model, data, teacher_forced=final)
+        result = evaluate_model(model, data, teacher_forced=True)
         result["evaluated_by"] = "reference architecture with the trained weights"
         return result
     result = _score_in_worker(worker, session, data, timeout_s=300)
@@ -143,13 +144,13 @@ def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], d
         event = worker.run(session, "forward", [], mode="train", timeout_s=timeout_s)
         if event["done"]:
             break
-        measured = _evaluate_weights(worker, session, hparams, data, final=False)
+        measured = _evaluate_weights(worker, session, hparams, data)
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]})
         worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")
     if curve and curve[-1]["step"] == event["step"]:
         final = measured   # the last pause already measured these very weights
     else:
-        final = _evaluate_weights(worker, session, hparams, data, final=True)
+        final = _evaluate_weights(worker, session, hparams, data)
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
     return final, curve, event
 
