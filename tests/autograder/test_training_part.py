@@ -79,3 +79,13 @@ def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tmp_path: P
     part = next(p for p in result.parts if p.part == "training")
     assert part.points == 0
     assert part.checks[0].message.startswith("Training was skipped")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_a_correct_notebook_earns_the_training_points_with_the_cpu_profile() -> None:
+    config = load_config(overrides={"training.enabled": True, "training.profile": "cpu"})
+    points, details = _training(grade_submission(CORRECT, config, parts=["training"]))
+    assert points == config["parts"]["training"]["points"]
+    assert details["evaluation"]["bleu"] >= config["training"]["threshold_bleu"]
+    assert details["training"]["stop_reason"] == "target"
