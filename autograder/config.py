@@ -93,7 +93,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "training": {
         "enabled": _key(bool, False, "Grade the training part (trains the student's model)."),
-        "mode": _key(str, "recipe", "recipe | student_hparams | checkpoint."),
+        "mode": _key(str, "recipe", "recipe: the grader trains the submission with the profile "
+                     "(the only mode implemented so far; student_hparams and checkpoint are "
+                     "planned and rejected until then)."),
         "threshold_bleu": _key(NUMBER, 0.2, "Corpus BLEU (0-1) needed for the training points."),
         "profile": _key(str, "auto", "auto (gpu if CUDA is available, else cpu) or a profile name."),
         "memory_mb": _key(int, 12288, "Address-space limit of the training worker."),
@@ -101,7 +103,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
 }
 
-TRAINING_MODES = ("recipe", "student_hparams", "checkpoint")
+TRAINING_MODES = ("recipe",)
+PLANNED_TRAINING_MODES = ("student_hparams", "checkpoint")
 
 
 def _check_scalar(path: str, key: Key, value: Any) -> None:
@@ -174,6 +177,8 @@ def _validate_training(given: Any) -> dict[str, Any]:
         raise ConfigError("training: expected a mapping")
     scalars = {k: v for k, v in given.items() if k != "profiles"}
     merged = _merge_section("training", SCHEMA["training"], scalars)
+    if merged["mode"] in PLANNED_TRAINING_MODES:
+        raise ConfigError(f"training.mode: {merged['mode']!r} is not implemented yet; use 'recipe'")
     if merged["mode"] not in TRAINING_MODES:
         raise ConfigError(f"training.mode: must be one of {', '.join(TRAINING_MODES)}, "
                           f"got {merged['mode']!r}")

@@ -59,6 +59,14 @@ def test_invalid_values_name_the_key(tmp_path: Path, mutate, key: str) -> None:
     assert str(error.value).startswith(key)
 
 
+def test_planned_training_modes_are_refused_rather_than_ignored(tmp_path: Path) -> None:
+    for mode in ("student_hparams", "checkpoint"):
+        document = _project_document()
+        document["training"]["mode"] = mode
+        with pytest.raises(ConfigError, match="not implemented yet"):
+            load_config(_write(tmp_path, document))
+
+
 def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
     document = _project_document()
     document["parts"]["decoder"]["checks"]["mask_blocks_future"] = 0
