@@ -1,0 +1,1 @@
+"""The grading engine: notebook loading, sandboxed worker, hidden checks, scoring, reports, CLI."""
