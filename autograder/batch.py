@@ -19,11 +19,11 @@ from typing import Any
 
 from tqdm import tqdm
 
+from autograder.config import disabled_parts
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
-TRAINING_PART = "training"    # the part that training.enabled switches on
 GradeFunction = Callable[[Path, dict[str, Any], "list[str] | None"], SubmissionResult]
 
 
@@ -129,12 +129,10 @@ def load_grade_function() -> GradeFunction:
 
 
 def _skip_reason(part: str, config: dict[str, Any], parts: Sequence[str] | None) -> str:
-    # Same rules and wording as the engine's skipped checks.
+    # Same wording as the engine's skipped checks.
     if parts is not None and part not in parts:
         return "not selected for this grading run"
-    if part == TRAINING_PART and not config["training"]["enabled"]:
-        return "The training run was not graded in this run (enable it with --train)."
-    return ""
+    return disabled_parts(config).get(part, "")
 
 
 def grader_error_result(label: str, config: dict[str, Any], parts: Sequence[str] | None,

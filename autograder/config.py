@@ -13,6 +13,24 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
 
 
+TRAINING_PART = "training"   # the part that training.enabled switches on
+TRAINING_DISABLED_REASON = "The training run was not graded in this run (enable it with --train)."
+
+
+def disabled_parts(config: dict[str, Any]) -> dict[str, str]:
+    """Parts this configuration leaves ungraded whatever is selected, with the reason to show.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        {part: reason}; today only the training part, when training is not enabled.
+    """
+    if not config["training"]["enabled"] and TRAINING_PART in config["parts"]:
+        return {TRAINING_PART: TRAINING_DISABLED_REASON}
+    return {}
+
+
 class ConfigError(ValueError):
     """grader.yml (or a CLI override) is invalid; the message names the offending key."""
 

@@ -10,6 +10,7 @@ from autograder.attention_view import collect_mask_picture
 from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.support import CheckContext
+from autograder.config import TRAINING_PART, disabled_parts
 from autograder.notebook import load_submission
 from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
                                 SubmissionResult)
@@ -17,7 +18,6 @@ from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 from autograder.training_part import MTKIT_DIR, run_training_part
 
-TRAINING_PART = "training"
 
 
 def worker_limits(config: dict[str, Any]) -> Limits:
@@ -108,9 +108,7 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
     selected = _selected_parts(config, parts)
     loaded = load_submission(path)
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
-    skipped: dict[str, str] = {}
-    if not config["training"]["enabled"] and TRAINING_PART in config["parts"]:
-        skipped[TRAINING_PART] = "The training run was not graded in this run (enable it with --train)."
+    skipped = disabled_parts(config)
     if not loaded.statements:
         reason = problems[0] if problems else "the submission contains no code"
         message = f"Nothing could be graded: {reason}"

@@ -31,8 +31,9 @@ from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
+from autograder.config import TRAINING_PART
+
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
-TRAINING_PART = "training"
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 BUNDLED_DATA = "data/multi30k"

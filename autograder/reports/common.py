@@ -66,7 +66,7 @@ def is_skipped(part: PartResult) -> bool:
     Returns:
         True for a skipped part (reports show "skipped" and leave it out of the totals).
     """
-    return bool(part.checks) and all(check.skipped for check in part.checks)
+    return part.skipped
 
 
 def part_possible(part: PartResult) -> float:
@@ -93,7 +93,7 @@ def graded_total(result: SubmissionResult) -> float:
     Returns:
         The sum of the parts' points.
     """
-    return sum(part.points for part in result.parts)
+    return result.points
 
 
 def graded_possible(result: SubmissionResult) -> float:

@@ -60,9 +60,10 @@ def missing_result(config: dict[str, Any], message: str) -> SubmissionResult:
         A SubmissionResult with status "unreadable".
     """
     parts = []
+    disabled = grader_config.disabled_parts(config)
     for name, part in config["parts"].items():
-        skipped = name == batch.TRAINING_PART and not config["training"]["enabled"]
-        reason = "The training run was not graded in this run (enable it with --train)." if skipped else message
+        skipped = name in disabled
+        reason = disabled.get(name, message)
         checks = [CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
                   for check_id, points in part["checks"].items()]
         parts.append(PartResult(name, part["title"], part["points"], 0.0, checks))
