@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from autograder.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
 
@@ -70,6 +72,8 @@ PROFILE_SCHEMA: dict[str, Key] = {
     "label_smoothing": _key(NUMBER, 0.1, "Label smoothing of the cross-entropy criterion."),
     "clip_grad_norm": _key(NUMBER, 1.0, "Gradient-norm clipping threshold (0 = off)."),
     "max_epochs": _key(int, 4, "Upper bound on training epochs."),
+    "max_steps": _key(int, 0, "Upper bound on optimizer steps (0 = none besides max_epochs); also "
+                      "caps runs with the student's epochs in student_hparams mode."),
     "time_budget_s": _key(NUMBER, 600, "Wall-clock budget for training; stops at the first "
                           "epoch/evaluation boundary past it."),
     "eval_every_steps": _key(int, 0, "Evaluate validation BLEU every N steps (0 = per epoch)."),
@@ -111,18 +115,38 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "training": {
         "enabled": _key(bool, False, "Grade the training part (trains the student's model)."),
-        "mode": _key(str, "recipe", "recipe: the grader trains the submission with the profile "
-                     "(the only mode implemented so far; student_hparams and checkpoint are "
-                     "planned and rejected until then)."),
+        "mode": _key(str, "recipe", "recipe: the grader trains the submission with the profile. "
+                     "student_hparams: the same, with the notebook's hyperparameter cell (within "
+                     "hparam_bounds) in place of the profile's sizes, batch size, dropout, learning "
+                     "rate and epochs. checkpoint: no training; the weights the student submits next "
+                     "to the notebook are evaluated the same trusted way."),
         "threshold_bleu": _key(NUMBER, 0.2, "Corpus BLEU (0-1) needed for the training points."),
         "profile": _key(str, "auto", "auto (gpu if CUDA is available, else cpu) or a profile name."),
         "memory_mb": _key(int, 12288, "Address-space limit of the training worker."),
         "threads": _key(int, 2, "Torch threads of the training worker (CPU)."),
+        "checkpoint_names": _key(list, list(DEFAULT_CHECKPOINT_NAMES),
+                                 "checkpoint mode: file names looked for next to the notebook, first "
+                                 "match wins; {stem} is the notebook's name without extension. Names "
+                                 "without {stem} count only when the notebook is alone in its folder."),
+        "checkpoint_max_mb": _key(NUMBER, 512, "checkpoint mode: larger checkpoint files are refused."),
     },
 }
 
-TRAINING_MODES = ("recipe",)
-PLANNED_TRAINING_MODES = ("student_hparams", "checkpoint")
+TRAINING_MODES = ("recipe", "student_hparams", "checkpoint")
+
+# training.hparam_bounds: the hyperparameter cell's names (as the template spells them) and the
+# range a course allows for each; student_hparams and checkpoint modes read the cell.
+HPARAM_BOUNDS: dict[str, Key] = {
+    "embedding_dim": _key(list, [16, 1024], "Model width d (an integer)."),
+    "feed_forward_dim": _key(list, [16, 4096], "Feed-forward hidden size (an integer)."),
+    "num_heads": _key(list, [1, 16], "Attention heads (an integer dividing embedding_dim)."),
+    "num_layers": _key(list, [1, 6], "Encoder and decoder layers, each (an integer)."),
+    "batch_size": _key(list, [8, 512], "Sentence pairs per batch (an integer)."),
+    "drop_prob": _key(list, [0.0, 0.5], "Dropout probability."),
+    "learning_rate": _key(list, [1e-5, 1e-2], "Peak learning rate."),
+    "epochs": _key(list, [1, 30], "Training epochs (an integer); the profile's time budget still "
+                   "applies."),
+}
 
 
 def _check_scalar(path: str, key: Key, value: Any) -> None:
@@ -136,7 +160,7 @@ def _check_scalar(path: str, key: Key, value: Any) -> None:
 
 def _type_names(types: tuple[type, ...]) -> str:
     names = {int: "an integer", float: "a number", str: "a string", bool: "true/false",
-             type(None): "null"}
+             type(None): "null", list: "a list"}
     return " or ".join(names.get(t, t.__name__) for t in types)
 
 
@@ -150,7 +174,7 @@ def _merge_section(path: str, schema: dict[str, Key], given: Any) -> dict[str, A
         raise ConfigError(f"{path}.{unknown[0]}: unknown key (known: {', '.join(schema)})")
     merged = {}
     for name, key in schema.items():
-        value = given.get(name, key.default)
+        value = copy.deepcopy(given.get(name, key.default))   # defaults may be lists
         _check_scalar(f"{path}.{name}", key, value)
         merged[name] = value
     return merged
@@ -193,13 +217,17 @@ def _validate_training(given: Any) -> dict[str, Any]:
     given = {} if given is None else given
     if not isinstance(given, dict):
         raise ConfigError("training: expected a mapping")
-    scalars = {k: v for k, v in given.items() if k != "profiles"}
+    scalars = {k: v for k, v in given.items() if k not in ("profiles", "hparam_bounds")}
     merged = _merge_section("training", SCHEMA["training"], scalars)
-    if merged["mode"] in PLANNED_TRAINING_MODES:
-        raise ConfigError(f"training.mode: {merged['mode']!r} is not implemented yet; use 'recipe'")
     if merged["mode"] not in TRAINING_MODES:
         raise ConfigError(f"training.mode: must be one of {', '.join(TRAINING_MODES)}, "
                           f"got {merged['mode']!r}")
+    names = merged["checkpoint_names"]
+    if not names or not all(isinstance(n, str) and n and "/" not in n and "\\" not in n for n in names):
+        raise ConfigError("training.checkpoint_names: expected a non-empty list of plain file names")
+    if merged["checkpoint_max_mb"] <= 0:
+        raise ConfigError("training.checkpoint_max_mb: must be positive")
+    merged["hparam_bounds"] = _validate_bounds(given.get("hparam_bounds"))
     profiles = given.get("profiles") or {}
     if not isinstance(profiles, dict):
         raise ConfigError("training.profiles: expected a mapping of profile name -> settings")
@@ -216,6 +244,16 @@ def _validate_training(given: Any) -> dict[str, Any]:
                                   f"got {profile[key]!r}")
     if merged["profile"] != "auto" and merged["profile"] not in merged["profiles"]:
         raise ConfigError(f"training.profile: no profile named {merged['profile']!r}")
+    return merged
+
+
+def _validate_bounds(given: Any) -> dict[str, list[float]]:
+    merged = _merge_section("training.hparam_bounds", HPARAM_BOUNDS, given)
+    for name, bounds in merged.items():
+        where = f"training.hparam_bounds.{name}"
+        if (len(bounds) != 2 or any(isinstance(b, bool) or not isinstance(b, NUMBER) for b in bounds)
+                or bounds[0] > bounds[1]):
+            raise ConfigError(f"{where}: expected [min, max] numbers with min <= max, got {bounds!r}")
     return merged
 
 
@@ -287,6 +325,8 @@ def describe() -> str:
     for section, schema in SCHEMA.items():
         for name, key in schema.items():
             lines.append(f"{section}.{name} = {key.default!r}\n    {key.description}")
+    for name, key in HPARAM_BOUNDS.items():
+        lines.append(f"training.hparam_bounds.{name} = {key.default!r}\n    {key.description}")
     for name, key in PROFILE_SCHEMA.items():
         lines.append(f"training.profiles.<name>.{name} = {key.default!r}\n    {key.description}")
     lines.append("parts.<part> = {title, points, checks: {check: points}}\n"

@@ -59,12 +59,43 @@ def test_invalid_values_name_the_key(tmp_path: Path, mutate, key: str) -> None:
     assert str(error.value).startswith(key)
 
 
-def test_planned_training_modes_are_refused_rather_than_ignored(tmp_path: Path) -> None:
-    for mode in ("student_hparams", "checkpoint"):
+def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: Path) -> None:
+    for mode in ("recipe", "student_hparams", "checkpoint"):
         document = _project_document()
         document["training"]["mode"] = mode
-        with pytest.raises(ConfigError, match="not implemented yet"):
-            load_config(_write(tmp_path, document))
+        document["training"]["hparam_bounds"] = {"num_layers": [1, 3]}
+        training = load_config(_write(tmp_path, document))["training"]
+        assert training["mode"] == mode
+        assert training["hparam_bounds"]["num_layers"] == [1, 3]
+        assert training["hparam_bounds"]["embedding_dim"] == [16, 1024]   # the default
+
+
+@pytest.mark.parametrize("section, value, key", [
+    ("hparam_bounds", {"num_layers": [3, 1]}, "training.hparam_bounds.num_layers"),
+    ("hparam_bounds", {"num_layers": [1]}, "training.hparam_bounds.num_layers"),
+    ("hparam_bounds", {"num_layers": [1, "six"]}, "training.hparam_bounds.num_layers"),
+    ("hparam_bounds", {"depth": [1, 3]}, "training.hparam_bounds.depth"),
+    ("checkpoint_names", [], "training.checkpoint_names"),
+    ("checkpoint_names", ["../other.pt"], "training.checkpoint_names"),
+    ("checkpoint_names", "checkpoint.pt", "training.checkpoint_names"),
+    ("checkpoint_max_mb", 0, "training.checkpoint_max_mb"),
+])
+def test_bad_training_mode_settings_name_their_key(tmp_path: Path, section: str, value: object,
+                                                   key: str) -> None:
+    document = _project_document()
+    document["training"][section] = value
+    with pytest.raises(ConfigError) as error:
+        load_config(_write(tmp_path, document))
+    assert str(error.value).startswith(key)
+
+
+def test_defaults_are_not_shared_between_loaded_configs() -> None:
+    first = load_config()
+    first["training"]["checkpoint_names"].append("mine.pt")
+    first["training"]["hparam_bounds"]["epochs"][1] = 99
+    second = load_config()
+    assert "mine.pt" not in second["training"]["checkpoint_names"]
+    assert second["training"]["hparam_bounds"]["epochs"][1] != 99
 
 
 def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
@@ -77,5 +108,6 @@ def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
 def test_describe_lists_every_key_with_a_description() -> None:
     text = describe()
     for key in ("worker.timeout_s", "data.local_dir", "training.threshold_bleu",
-                "training.profiles.<name>.learning_rate"):
+                "training.profiles.<name>.learning_rate",
+                "training.hparam_bounds.embedding_dim", "training.checkpoint_names"):
         assert key in text

@@ -1,0 +1,120 @@
+"""Find and read the checkpoint a student submits next to the notebook (checkpoint mode).
+
+The grader only reads the file's bytes here; it never deserializes them (that happens in the
+sandboxed worker). Links and anything outside the notebook's folder are refused, so a
+submission cannot make the grader read, and hand to student code, a file of the grader's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+# grader.yml's default training.checkpoint_names (also used by the submission collector, which
+# runs without the grader's dependencies).
+DEFAULT_NAMES = ("{stem}.pt", "{stem}.pth", "{stem}.safetensors", "checkpoint.pt", "checkpoint.pth",
+                 "checkpoint.safetensors")
+SAVE_HINT = ("Save the trained model with torch.save(model.state_dict(), 'checkpoint.pt') and submit "
+             "that file together with the notebook.")
+
+
+class CheckpointRefused(Exception):
+    """No usable checkpoint file; the message is written for the student."""
+
+
+@dataclass(frozen=True)
+class SubmittedCheckpoint:
+    """A checkpoint file's bytes and what the report says about it."""
+
+    name: str
+    data: bytes
+    sha256: str
+
+    @property
+    def size_mb(self) -> float:
+        """Returns: the file size in MB (10^6 bytes)."""
+        return len(self.data) / 1e6
+
+
+def candidate_names(submission: Path, patterns: list[str]) -> list[tuple[str, str]]:
+    """The file names to look for, in order, each with the pattern it comes from.
+
+    Args:
+        submission: the notebook (or .py export) being graded.
+        patterns: grader.yml's training.checkpoint_names; `{stem}` is the notebook's stem.
+
+    Returns:
+        (name, pattern) pairs; patterns without `{stem}` only when no other submission of the
+        same kind shares the folder (in a folder of many notebooks, `checkpoint.pt` belongs to
+        nobody in particular).
+    """
+    folder = submission.parent
+    alone = not any(p.suffix == submission.suffix and p.name != submission.name
+                    for p in folder.iterdir() if p.is_file())
+    names: list[tuple[str, str]] = []
+    for pattern in patterns:
+        if "{stem}" in pattern or alone:
+            name = pattern.replace("{stem}", submission.stem)
+            if name not in (n for n, _ in names):
+                names.append((name, pattern))
+    return names
+
+
+def locate_checkpoint(submission: Path, patterns: list[str]) -> tuple[Path, str] | None:
+    """The first candidate that exists beside `submission` (links included: they are refused
+    when read, with a message), and the pattern it matched; None when there is none."""
+    for name, pattern in candidate_names(Path(submission), patterns):
+        path = Path(submission).parent / name
+        if os.path.lexists(path):
+            return path, pattern
+    return None
+
+
+def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> SubmittedCheckpoint:
+    """Read the checkpoint that belongs to `submission`.
+
+    Args:
+        submission: the notebook being graded.
+        patterns: grader.yml's training.checkpoint_names.
+        max_mb: grader.yml's training.checkpoint_max_mb.
+
+    Returns:
+        The first matching file's bytes.
+
+    Raises:
+        CheckpointRefused: none found, a link, not a regular file, or too large.
+    """
+    submission = Path(submission)
+    found = locate_checkpoint(submission, patterns)
+    if found is not None:
+        data = _read_regular_file(found[0], found[0].name, max_mb)
+        return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
+    looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
+    raise CheckpointRefused(f"No checkpoint was found next to `{submission.name}` (looked for {looked_for}). "
+                            + SAVE_HINT)
+
+
+def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
+    not_a_file = CheckpointRefused(f"`{name}` is a link or not a regular file; submit the checkpoint "
+                                   "file itself.")
+    try:
+        # O_NOFOLLOW: the name itself must not be a link (checked on the open file, no race).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        raise not_a_file from None
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(fd)
+        raise not_a_file
+    with os.fdopen(fd, "rb") as handle:   # closes fd on every path below
+        if status.st_size > max_mb * 1e6:
+            raise CheckpointRefused(f"`{name}` is {status.st_size / 1e6:.1f} MB, more than the {max_mb:g} MB "
+                                    "this course accepts. Save only the model's state_dict (no optimizer "
+                                    "state).")
+        data = handle.read(int(max_mb * 1e6) + 1)
+    if len(data) > max_mb * 1e6:   # it grew after fstat
+        raise CheckpointRefused(f"`{name}` is more than the {max_mb:g} MB this course accepts.")
+    return data
