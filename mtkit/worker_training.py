@@ -52,7 +52,42 @@ class _Pairs:
     tgt: list[list[int]]
 
 
-class TrainingSession(nn.Module):
+class ModelSession(nn.Module):
+    """The submission's model with its own masks: what the trusted side may ask of it."""
+
+    def __init__(self, model: nn.Module, padding_mask_fn: Callable[..., Tensor],
+                 look_ahead_mask_fn: Callable[..., Tensor], pad_idx: int = PAD_IDX) -> None:
+        super().__init__()
+        self.model = model
+        self.padding_mask_fn = padding_mask_fn
+        self.look_ahead_mask_fn = look_ahead_mask_fn
+        self.pad_idx = int(pad_idx)
+
+    def logits(self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
+        """The model's teacher-forced logits (eval mode is set by the caller)."""
+        return self.model(src, tgt, src_mask, tgt_mask)
+
+    def translate(self, src_flat: Tensor, src_lengths: Tensor, max_new_tokens: int) -> Tensor:
+        """Greedy translations by the submission's own model and masks (sources only).
+
+        Used when the weights do not fit the reference architecture. The decoder input is only
+        what the model generated so far, so no target can be copied.
+
+        Returns:
+            (S, max_new_tokens) ids, each row cut at <eos> and padded with -1.
+        """
+        rows = greedy_translate(
+            self.model, unflatten(src_flat, src_lengths),
+            src_mask_fn=self.padding_mask_fn, tgt_mask_fn=self.look_ahead_mask_fn,
+            max_new_tokens=int(max_new_tokens), sos_idx=SOS_IDX, eos_idx=EOS_IDX, pad_idx=self.pad_idx,
+        )
+        out = torch.full((len(rows), int(max_new_tokens)), -1, dtype=torch.long)
+        for i, row in enumerate(rows):
+            out[i, : len(row)] = torch.tensor(row[: int(max_new_tokens)], dtype=torch.long)
+        return out
+
+
+class TrainingSession(ModelSession):
     """Holds the student's model and trains it, pausing at evaluation points for the grader."""
 
     def __init__(self, model_cls: Callable[..., nn.Module], padding_mask_fn: Callable[..., Tensor],
@@ -60,17 +95,13 @@ class TrainingSession(nn.Module):
                  model_args: list[Any], recipe: dict[str, Any], label_smoothing: float,
                  src_flat: Tensor, src_lengths: Tensor, tgt_flat: Tensor, tgt_lengths: Tensor,
                  threads: int = 1, pad_idx: int = PAD_IDX) -> None:
-        super().__init__()
         torch.set_num_threads(max(1, int(threads)))
         torch.manual_seed(int(recipe.get("seed", 0)))   # the model's initial weights
-        self.model = model_cls(*model_args)
-        self.padding_mask_fn = padding_mask_fn
-        self.look_ahead_mask_fn = look_ahead_mask_fn
+        super().__init__(model_cls(*model_args), padding_mask_fn, look_ahead_mask_fn, pad_idx)
         self.loss_fn = loss_fn
         self.recipe = Recipe(**recipe)
         self.label_smoothing = float(label_smoothing)
         self.pairs = _Pairs(unflatten(src_flat, src_lengths), unflatten(tgt_flat, tgt_lengths))
-        self.pad_idx = int(pad_idx)
         self._thread: threading.Thread | None = None
         self._events: queue.Queue[Any] = queue.Queue()      # training thread -> requests
         self._decisions: queue.Queue[float] = queue.Queue()  # trusted BLEU -> training thread
@@ -139,27 +170,3 @@ class TrainingSession(nn.Module):
             self._progress["epochs"] = round(self._progress["step"] / batches, 4)
             return self.loss_fn(logits, tgt, criterion)
         return loss
-
-    def logits(self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
-        """The trained model's teacher-forced logits (eval mode is set by the caller)."""
-        return self.model(src, tgt, src_mask, tgt_mask)
-
-    def translate(self, src_flat: Tensor, src_lengths: Tensor, max_new_tokens: int) -> Tensor:
-        """Greedy translations by the submission's own model and masks (sources only).
-
-        Used when the trained weights do not fit the reference architecture. The decoder input is
-        only what the model generated so far, so no target can be copied.
-
-        Returns:
-            (S, max_new_tokens) ids, each row cut at <eos> and padded with -1.
-        """
-        pad = self.pad_idx
-        rows = greedy_translate(
-            self.model, unflatten(src_flat, src_lengths),
-            src_mask_fn=self.padding_mask_fn, tgt_mask_fn=self.look_ahead_mask_fn,
-            max_new_tokens=int(max_new_tokens), sos_idx=SOS_IDX, eos_idx=EOS_IDX, pad_idx=pad,
-        )
-        out = torch.full((len(rows), int(max_new_tokens)), -1, dtype=torch.long)
-        for i, row in enumerate(rows):
-            out[i, : len(row)] = torch.tensor(row[: int(max_new_tokens)], dtype=torch.long)
-        return out
