@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import batch, config as grader_config
-from autograder.config import ConfigError
+from autograder.config import TRAINING_MODES, ConfigError
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import dumps_stable
@@ -28,6 +28,7 @@ FLAG_TO_CONFIG_KEY = {
     "timeout": "worker.timeout_s",
     "train": "training.enabled",
     "profile": "training.profile",
+    "training_mode": "training.mode",
 }
 
 
@@ -53,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--train", action=argparse.BooleanOptionalAction, default=None,
                        help="grade the training part (training.enabled)")
     grade.add_argument("--profile", metavar="NAME", help="training profile (training.profile)")
+    grade.add_argument("--training-mode", choices=TRAINING_MODES,
+                       help="recipe: the grader trains with the profile; student_hparams: with the "
+                            "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
+                            "beside the notebook (training.mode)")
     grade.add_argument("--timeout", type=float, metavar="S",
                        help="seconds per worker request (worker.timeout_s)")
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
@@ -166,7 +171,8 @@ def _command_validate(path: Path | None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     points = sum(part["points"] for part in config["parts"].values())
-    training = "enabled" if config["training"]["enabled"] else "disabled"
+    training = (f"enabled, mode {config['training']['mode']}" if config["training"]["enabled"]
+                else "disabled")
     print(f"{shown}: valid ({len(config['parts'])} parts, {points:g} points, "
           f"training {training})")
     return EXIT_OK

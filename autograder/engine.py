@@ -134,7 +134,7 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
     if mask_picture is not None:
         extras["attention_mask"] = mask_picture
     if TRAINING_PART in selected and TRAINING_PART not in skipped:
-        outcome = run_training_part(statements, config, dict(GRADER_GLOBALS))
+        outcome = run_training_part(statements, config, dict(GRADER_GLOBALS), submission=path)
         extras["training"] = outcome.details
         for check_id in config["parts"][TRAINING_PART]["checks"]:
             verdicts[check_id] = Verdict(outcome.passed, "" if outcome.passed else outcome.message)

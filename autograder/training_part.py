@@ -1,16 +1,16 @@
-"""The training part: train the submission's model in the sandbox, measure BLEU on the trusted side.
+"""The training part: train (or load) the submission's model in the sandbox, measure BLEU on the trusted side.
 
-Flow: the worker builds the student's `Transformer` with the profile's sizes and trains it with
-the grader's recipe, using the student's own masks and loss (so a leaky look-ahead mask gets the
-honest, low BLEU it earns). It receives training pairs and vocabulary sizes, never validation
-targets. The trusted side takes the trained weights, maps them onto the reference architecture
-(the same structural mapping as the unit checks, confirmed by matching logits), translates the
-whole validation split with its own greedy decoder and computes NLTK corpus BLEU.
-
-Documented rule when the weights do not fit the reference architecture: the trusted side asks
-the worker to translate the validation SOURCES with the student's own model and masks (the
-decoder only ever sees what it generated) and scores those translations the same way; the report
-says so.
+Modes (grader.yml training.mode):
+- recipe: the worker builds the student's `Transformer` with the profile's sizes and trains it
+  with the grader's recipe, using the student's own masks and loss (so a leaky look-ahead mask
+  gets the honest, low BLEU it earns). It receives training pairs and vocabulary sizes, never
+  validation targets.
+- student_hparams: the same, with the notebook's hyperparameter cell (checked against
+  training.hparam_bounds) in place of the profile's sizes, batch size, dropout, learning rate and
+  epochs.
+- checkpoint: no training; the worker loads the weights submitted next to the notebook into the
+  student's model, built with the sizes of the hyperparameter cell.
+In every mode the trusted side scores the weights itself (autograder.training_eval).
 """
 
 from __future__ import annotations
@@ -22,24 +22,21 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor
 
 import mtkit
+from autograder.checkpoint_file import CheckpointRefused, find_checkpoint
 from autograder.sandbox import Global, Limits, StudentError, Worker, WorkerFailure
-from autograder.transplant import candidate_mappings
-from mtkit.batching import pad_pair_batch
-from mtkit.bleu import corpus_bleu, ids_to_tokens, sacre_bleu
+from autograder.student_hparams import CELL_NAMES, MODEL_NAMES, CellSettings, apply_cell, read_cell, student_recipe
+from autograder.training_eval import evaluate_weights, load_data, probe_batch
 from mtkit.constants import PAD_IDX
-from mtkit.dataset import PreparedData, prepare_data
-from mtkit.training import Recipe, profile_hparams, recipe_from_profile
+from mtkit.dataset import PreparedData
+from mtkit.training import profile_hparams, recipe_from_profile, resolve_profile_name
 from mtkit.worker_training import flatten
-from reference.evaluate import evaluate_model
-from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.train import build_model
 
-SESSION = "mtkit.worker_training:TrainingSession"
+TRAINING_SESSION = "mtkit.worker_training:TrainingSession"
+CHECKPOINT_SESSION = "mtkit.worker_checkpoint:CheckpointSession"
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent   # copied into the training worker's sandbox
-MODEL_KEYS = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
+NEEDED = ("Transformer", "create_padding_mask_for_attention", "create_look_ahead_mask_for_attention")
 
 
 @dataclass
@@ -49,13 +46,6 @@ class TrainingOutcome:
     passed: bool
     message: str
     details: dict[str, Any] = field(default_factory=dict)
-
-
-def load_data(config: dict[str, Any]) -> PreparedData:
-    """Prepared Multi30k as grader.yml's data section describes it."""
-    data = config["data"]
-    return prepare_data(local_dir=data["local_dir"], tokenizer=data["tokenizer"],
-                        max_length=data["max_length"], cache_dir=data["cache_dir"])
 
 
 def training_limits(config: dict[str, Any], budget_s: float) -> Limits:
@@ -72,68 +62,12 @@ def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length
             int(hparams["num_heads"]), int(hparams["num_layers"]), float(hparams["drop_prob"])]
 
 
-def _probe_batch(data: PreparedData, count: int = 8) -> list[Tensor]:
-    """A few training pairs with the reference masks, to confirm a weight mapping."""
-    train = data.splits["train"]
-    src, tgt = pad_pair_batch(train.src[:count], train.tgt[:count], PAD_IDX)
-    return [src, tgt, create_padding_mask_for_attention(src, PAD_IDX),
-            create_look_ahead_mask_for_attention(tgt, PAD_IDX)]
-
-
-def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                       ) -> torch.nn.Module | None:
-    """Load the trained weights into the reference Transformer, if some mapping reproduces them.
-
-    Returns:
-        The reference model carrying the student's weights, or None when no mapping fits.
-    """
-    state = {name.removeprefix("model."): t for name, t in worker.state(session).items()
-             if name.startswith("model.")}
-    vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
-    model = build_model(hparams, vocab_sizes, data.max_length).eval()
-    reference_params = [(n, list(p.shape)) for n, p in model.named_parameters()]
-    student_params = [(n, list(t.shape)) for n, t in state.items() if t.is_floating_point()]
-    batch = _probe_batch(data)
-    student_logits = worker.run(session, "logits", batch, mode="eval")
-    for mapping in candidate_mappings(reference_params, student_params):
-        model.load_state_dict({ref: state[stu] for ref, stu in mapping.items()}, strict=False)
-        with torch.no_grad():
-            logits = model(*batch)
-        if logits.shape == student_logits.shape and torch.allclose(logits, student_logits, rtol=1e-3, atol=1e-4):
-            return model
-    return None
-
-
-def _score_in_worker(worker: Worker, session: int, data: PreparedData, timeout_s: float) -> dict[str, Any]:
-    split = data.splits["validation"]
-    flat, lengths = flatten(split.src)
-    ids = worker.run(session, "translate", [flat, lengths, data.max_length], mode="eval", timeout_s=timeout_s)
-    itos = data.vocabs[data.tgt_language].itos
-    hyps = [ids_to_tokens([i for i in row if i >= 0], itos) for row in ids.tolist()]
-    refs = split.tgt_tokens
-    return {"bleu": corpus_bleu(hyps, refs), "sacrebleu": sacre_bleu(hyps, refs),
-            "n_sentences": len(hyps), "split": "validation",
-            "examples": [{"src": " ".join(split.src_tokens[i]), "ref": " ".join(refs[i]),
-                          "hyp": " ".join(hyps[i])} for i in range(min(3, len(hyps)))]}
-
-
-def _evaluate_weights(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                      ) -> dict[str, Any]:
-    """BLEU of the session's current weights: reference architecture if they map, else the
-    submission's own model translating the sources (see the module docstring). The original
-    notebook's teacher-forced figure rides along, labelled as not graded."""
-    model = map_onto_reference(worker, session, hparams, data)
-    if model is not None:
-        result = evaluate_model(model, data, teacher_forced=True)
-        result["evaluated_by"] = "reference architecture with the trained weights"
-        return result
-    result = _score_in_worker(worker, session, data, timeout_s=300)
-    result["evaluated_by"] = "the submission's own model (its weights do not fit the reference architecture)"
-    return result
+def _reason(error: StudentError | WorkerFailure) -> str:
+    return getattr(error, "reason", None) or f"{error.exc_type}: {error.message}"
 
 
 def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                        threshold: float, timeout_s: float) -> tuple[dict[str, Any], list[dict], dict]:
+                        timeout_s: float) -> tuple[dict[str, Any], list[dict], dict]:
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
     Returns:
@@ -144,81 +78,155 @@ def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], d
         event = worker.run(session, "forward", [], mode="train", timeout_s=timeout_s)
         if event["done"]:
             break
-        measured = _evaluate_weights(worker, session, hparams, data)
+        measured = evaluate_weights(worker, session, hparams, data)
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]})
         worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")
     if curve and curve[-1]["step"] == event["step"]:
         final = measured   # the last pause already measured these very weights
     else:
-        final = _evaluate_weights(worker, session, hparams, data)
+        final = evaluate_weights(worker, session, hparams, data)
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
     return final, curve, event
 
 
-def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, Any],
-                      grader_globals: dict[str, Any]) -> TrainingOutcome:
-    """Train the submission with the configured profile and grade the BLEU it reaches.
+# What to look at when the BLEU is below the bar, by mode.
+LOW_BLEU_HINTS = {
+    "recipe": "Check the look-ahead mask and the loss: a model that can see the target while training "
+              "learns to copy it and cannot translate.",
+    "student_hparams": "Check the look-ahead mask and the loss (a model that can see the target while "
+                       "training learns to copy it), then your hyperparameters: the run must reach the "
+                       "bar within the grader's time budget.",
+    "checkpoint": "Check that the file holds your trained model, that it was trained on the vocabulary "
+                  "mtkit.dataset.prepare_data builds (the grader's), and the look-ahead mask and loss "
+                  "you trained with.",
+}
 
-    Args:
-        statements: the submission's loaded statements, as the worker takes them.
-        config: the validated configuration.
-        grader_globals: the globals the template's functions read (vocab_size is set here).
 
-    Returns:
-        The verdict, with BLEU, sacreBLEU, the loss curve and examples in `details`.
-    """
-    started = time.monotonic()
-    training = config["training"]
-    hparams = profile_hparams(config)
-    recipe = recipe_from_profile(hparams, seed=config["grading"]["seed"],
-                                 target_bleu=float(training["threshold_bleu"]))
-    data = load_data(config)
-    vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
-    budget = float(hparams["time_budget_s"])
-    globals_ = {**grader_globals, "vocab_size": dict(vocab_sizes)}
-    details: dict[str, Any] = {"profile": {k: hparams[k] for k in sorted(hparams)},
-                               "threshold_bleu": training["threshold_bleu"]}
-    src_flat, src_len = flatten(data.splits["train"].src)
-    tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
-    recipe_fields = {k: v for k, v in vars(recipe).items()}
-    with Worker(statements, training_limits(config, budget), globals_, extra_paths=[MTKIT_DIR]) as worker:
-        missing = [n for n in ("Transformer", "create_padding_mask_for_attention",
-                               "create_look_ahead_mask_for_attention", "calculate_loss") if not worker.has(n)]
-        if missing:
-            return TrainingOutcome(False, f"Training was skipped: `{missing[0]}` is not defined, so the "
-                                   "model cannot be trained.", details)
-        try:
-            session = worker.new(SESSION, [
-                Global("Transformer"), Global("create_padding_mask_for_attention"),
-                Global("create_look_ahead_mask_for_attention"), Global("calculate_loss"),
-                _model_args(hparams, vocab_sizes, data.max_length), recipe_fields,
-                float(hparams["label_smoothing"]), src_flat, src_len, tgt_flat, tgt_len,
-                int(training["threads"]), PAD_IDX], seed=config["grading"]["seed"])
-            smoke = _probe_batch(data, 4)
-            worker.run(session, "logits", smoke, mode="eval")
-        except (StudentError, WorkerFailure) as error:
-            reason = getattr(error, "reason", None) or f"{error.exc_type}: {error.message}"
-            return TrainingOutcome(False, "Training was skipped: your Transformer cannot run a forward "
-                                   f"pass ({reason}). Fix the unit parts first.", details)
-        threshold = float(training["threshold_bleu"])
-        try:
-            evaluation, curve, summary = _train_and_evaluate(worker, session, hparams, data, threshold,
-                                                             timeout_s=budget * 1.25 + 60)
-        except (StudentError, WorkerFailure) as error:
-            reason = getattr(error, "reason", None) or f"{error.exc_type}: {error.message}"
-            return TrainingOutcome(False, f"Training failed: {reason}.", details)
-        details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
-        details["history"] = json.loads(summary["history"])
-        details["bleu_curve"] = curve
-        details["evaluated_by"] = evaluation.pop("evaluated_by")
+def _verdict(evaluation: dict[str, Any], threshold: float, details: dict[str, Any]) -> TrainingOutcome:
+    details["evaluated_by"] = evaluation.pop("evaluated_by")
     details["evaluation"] = evaluation
-    details["wall_s"] = round(time.monotonic() - started, 1)
     bleu = float(evaluation["bleu"])
     verdict = (f"Validation BLEU {bleu:.4f} (greedy decoding, NLTK corpus BLEU on all "
                f"{evaluation['n_sentences']} sentences; sacreBLEU {evaluation['sacrebleu']:.4f}); "
                f"the bar is {threshold}.")
     if bleu >= threshold:
         return TrainingOutcome(True, verdict, details)
-    return TrainingOutcome(False, verdict + " Check the look-ahead mask and the loss: a model that "
-                           "can see the target while training learns to copy it and cannot translate.",
-                           details)
+    return TrainingOutcome(False, f"{verdict} {LOW_BLEU_HINTS[details['mode']]}", details)
+
+
+def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+    """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them."""
+    if mode == "recipe":
+        return CellSettings(dict(profile))
+    names = CELL_NAMES if mode == "student_hparams" else MODEL_NAMES
+    return apply_cell(profile, read_cell(worker, names), config["training"]["hparam_bounds"], names)
+
+
+def _method(mode: str, profile_name: str, settings: CellSettings, checkpoint: Any = None) -> str:
+    if mode == "checkpoint":
+        return (f"Your checkpoint `{checkpoint.name}` ({checkpoint.size_mb:.1f} MB) was evaluated without "
+                f"training, in a model built with {settings.summary()}.")
+    if mode == "student_hparams":
+        return (f"Trained by the grader with {settings.summary()}; the rest of the recipe is the "
+                f"`{profile_name}` profile's.")
+    return f"Trained by the grader with the `{profile_name}` profile."
+
+
+def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, Any],
+                      grader_globals: dict[str, Any], submission: Path | None = None) -> TrainingOutcome:
+    """Train (or load) the submission's model as training.mode says and grade the BLEU it reaches.
+
+    Args:
+        statements: the submission's loaded statements, as the worker takes them.
+        config: the validated configuration.
+        grader_globals: the globals the template's functions read (vocab_size is set here).
+        submission: the submitted notebook (checkpoint mode looks for the weights beside it).
+
+    Returns:
+        The verdict, with BLEU, sacreBLEU, the curves and examples in `details`.
+    """
+    started = time.monotonic()
+    training = config["training"]
+    mode = training["mode"]
+    profile_name = resolve_profile_name(config)
+    profile = profile_hparams(config)
+    details: dict[str, Any] = {"mode": mode, "profile_name": profile_name,
+                               "threshold_bleu": training["threshold_bleu"]}
+    checkpoint = None
+    if mode == "checkpoint":
+        try:
+            checkpoint = find_checkpoint(Path(submission or "."), training["checkpoint_names"],
+                                         float(training["checkpoint_max_mb"]))
+        except CheckpointRefused as refused:
+            return TrainingOutcome(False, f"Training part not graded: {refused}", details)
+        details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data),
+                                 "sha256": checkpoint.sha256}
+    data = load_data(config)
+    vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
+    budget = float(profile["time_budget_s"])
+    globals_ = {**grader_globals, "vocab_size": dict(vocab_sizes)}
+    needed = NEEDED if mode == "checkpoint" else (*NEEDED, "calculate_loss")
+    with Worker(statements, training_limits(config, budget), globals_, extra_paths=[MTKIT_DIR]) as worker:
+        missing = [n for n in needed if not worker.has(n)]
+        if missing:
+            return TrainingOutcome(False, f"Training was skipped: `{missing[0]}` is not defined, so the "
+                                   "model cannot be built.", details)
+        try:
+            settings = _cell_settings(worker, mode, profile, config)
+        except (StudentError, WorkerFailure) as error:
+            return TrainingOutcome(False, f"Training was skipped: your hyperparameter cell could not be "
+                                   f"read ({_reason(error)}).", details)
+        if settings.values:
+            details["hyperparameters"] = {n: {"value": settings.values[n], "source": settings.sources[n]}
+                                          for n in settings.values}
+        if settings.problem:
+            return TrainingOutcome(False, f"Training was skipped: {settings.problem}", details)
+        hparams = student_recipe(settings) if mode == "student_hparams" else settings.hparams
+        if mode != "checkpoint":   # a checkpoint only uses the model sizes (hyperparameters)
+            details["profile"] = {k: hparams[k] for k in sorted(hparams)}
+        details["method"] = _method(mode, profile_name, settings, checkpoint)
+        model_args = _model_args(hparams, vocab_sizes, data.max_length)
+        seed = config["grading"]["seed"]
+        try:
+            if mode == "checkpoint":
+                session = worker.new(CHECKPOINT_SESSION, [
+                    Global("Transformer"), Global("create_padding_mask_for_attention"),
+                    Global("create_look_ahead_mask_for_attention"), model_args,
+                    torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8), checkpoint.name,
+                    int(training["threads"]), PAD_IDX], seed=seed)
+            else:
+                session = _new_training_session(worker, hparams, model_args, data, config)
+            worker.run(session, "logits", probe_batch(data, 4), mode="eval")
+        except (StudentError, WorkerFailure) as error:
+            if mode == "checkpoint" and getattr(error, "exc_type", "") == "CheckpointError":
+                return TrainingOutcome(False, f"Training part not graded: {error.message}", details)
+            return TrainingOutcome(False, "Training was skipped: your Transformer cannot run a forward "
+                                   f"pass ({_reason(error)}). Fix the unit parts first.", details)
+        try:
+            if mode == "checkpoint":
+                evaluation = evaluate_weights(worker, session, hparams, data)
+            else:
+                evaluation, curve, summary = _train_and_evaluate(worker, session, hparams, data,
+                                                                 timeout_s=budget * 1.25 + 60)
+                details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
+                details["history"] = json.loads(summary["history"])
+                details["bleu_curve"] = curve
+        except (StudentError, WorkerFailure) as error:
+            word = "Evaluation" if mode == "checkpoint" else "Training"
+            return TrainingOutcome(False, f"{word} failed: {_reason(error)}.", details)
+    details["wall_s"] = round(time.monotonic() - started, 1)
+    return _verdict(evaluation, float(training["threshold_bleu"]), details)
+
+
+def _new_training_session(worker: Worker, hparams: dict[str, Any], model_args: list[Any],
+                          data: PreparedData, config: dict[str, Any]) -> int:
+    """Start the worker's TrainingSession: the student's model, masks and loss under the recipe."""
+    recipe = recipe_from_profile(hparams, seed=config["grading"]["seed"],
+                                 target_bleu=float(config["training"]["threshold_bleu"]))
+    src_flat, src_len = flatten(data.splits["train"].src)
+    tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
+    return worker.new(TRAINING_SESSION, [
+        Global("Transformer"), Global("create_padding_mask_for_attention"),
+        Global("create_look_ahead_mask_for_attention"), Global("calculate_loss"),
+        model_args, dict(vars(recipe)), float(hparams["label_smoothing"]), src_flat, src_len,
+        tgt_flat, tgt_len, int(config["training"]["threads"])], seed=config["grading"]["seed"])

@@ -24,3 +24,22 @@ def multi30k_dir() -> Path:
         if candidate.is_dir():
             return candidate
     pytest.skip("real Multi30k data not found; set MULTI30K_DIR")
+
+
+@pytest.fixture(scope="session")
+def reference_cpu_run(tmp_path_factory: pytest.TempPathFactory, multi30k_dir: Path) -> Path:
+    """Slow: train the reference with the full `cpu` profile once per session.
+
+    Returns:
+        The run's output folder (checkpoint.pt, metrics.json, ...). A failed run fails every test
+        that uses it, with the trainer's output.
+    """
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("reference-cpu")
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "MULTI30K_DIR": str(multi30k_dir)}
+    done = subprocess.run([sys.executable, "-m", "reference.train", "--profile", "cpu", "--out", str(out),
+                           "--no-progress"], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
