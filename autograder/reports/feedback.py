@@ -63,8 +63,9 @@ def training_markdown(training: Mapping[str, Any] | None, threshold: float | Non
     if series["final_bleu"] is None:
         return ""
     bar = series["threshold"] if series["threshold"] is not None else threshold
+    method = f" {training['method']}" if isinstance(training.get("method"), str) else ""
     return (f"**Training run:** validation BLEU {series['final_bleu']:.3f}"
-            + (f" (bar {bar:g})" if bar is not None else "") + "\n")
+            + (f" (bar {bar:g})" if bar is not None else "") + "." + method + "\n")
 
 
 def render_feedback_markdown(result: SubmissionResult, columns: Sequence[PartColumn] = (),

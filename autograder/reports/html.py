@@ -151,7 +151,7 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
         return ""
     series = training_series(training)
     threshold = series["threshold"] if series["threshold"] is not None else threshold
-    lines = []
+    lines = [f"<p>{_text(training['method'])}</p>"] if isinstance(training.get("method"), str) else []
     if series["final_bleu"] is not None:
         bar = f" (the bar is {threshold:g})" if threshold is not None else ""
         lines.append(f"<p>Validation BLEU measured by the grader (greedy decoding, corpus BLEU): "

@@ -152,3 +152,14 @@ def test_page_renders_in_headless_chromium(name: str, mask: str) -> None:
     assert _blue_pixels(data) > 2000     # the heatmap (and bars) are drawn on the first screen
     image = re.search(r'alt="look-ahead mask heatmap" src="data:image/png;base64,([^"]+)"', page.read_text())
     assert image and _blue_pixels(base64.b64decode(image.group(1))) > 0
+
+
+def test_a_checkpoint_grading_says_how_it_was_graded_and_draws_no_curve() -> None:
+    result = read_submission_json(RESULTS / "trained.json")
+    result.extras["training"] = fixture_json("training_checkpoint.json")
+    page = render_html(result, PARTS, bleu_threshold=0.2)
+    assert "Your checkpoint <code>checkpoint.pt</code> (57.8 MB) was evaluated without training" in page
+    assert "<b>0.205</b>" in page and 'alt="training curve"' not in page   # nothing was trained
+    assert "A man is sleeping on a couch in a green room ." in page
+    text = render_feedback_markdown(result, bleu_threshold=0.2)
+    assert "validation BLEU 0.205 (bar 0.2). Your checkpoint `checkpoint.pt` (57.8 MB)" in text
