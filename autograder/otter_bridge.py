@@ -31,7 +31,8 @@ from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
-from autograder.config import TRAINING_PART
+from autograder.checkpoint_file import locate_checkpoint
+from autograder.config import SCHEMA, TRAINING_PART
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
@@ -122,6 +123,17 @@ def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> 
     return (raw.get(section) or {}).get(key, default)
 
 
+def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
+    """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
+    along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
+    patterns = _grader_setting(engine_root, "training", "checkpoint_names", None) or SCHEMA["training"][
+        "checkpoint_names"].default
+    found = locate_checkpoint(submission, list(patterns))
+    if found is not None:
+        target = copy.parent / found[1].replace("{stem}", copy.stem)
+        shutil.copy(found[0], target, follow_symlinks=False)
+
+
 def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_root: Path, *,
                train: bool = False, profile: str | None = None) -> EngineRun:
     """Grade some parts of one submission with `python -m autograder grade` in a child process.
@@ -141,6 +153,8 @@ def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
         shutil.copyfile(submission, copy)
+        if train and TRAINING_PART in parts:
+            _copy_checkpoint(submission, copy, engine_root)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
         command = [sys.executable, "-m", "autograder", "grade", str(copy), "--out", str(out), "--quiet",
                    "--parts", ",".join(parts), "--train" if train else "--no-train"]

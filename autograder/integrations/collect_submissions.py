@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
+from autograder.checkpoint_file import DEFAULT_NAMES, locate_checkpoint
+
 GITHUB = "https://github.com"
 MANIFEST = "manifest.csv"
 
@@ -36,6 +38,7 @@ class Collected:
     notebook: str = ""     # path inside the repository
     file: str = ""         # the copy under <out>/notebooks/
     detail: str = ""
+    checkpoint: str = ""   # with --with-checkpoint: the checkpoint's path inside the repository
 
 
 def parse_deadline(text: str) -> str:
@@ -114,8 +117,19 @@ def _pick_notebook(checkout: Path, wanted: str) -> tuple[Path | None, str, str]:
     return None, "several-notebooks", ", ".join(p.name for p in found)
 
 
+def _copy_checkpoint(notebook: Path, target: Path) -> Path | None:
+    """Copy the checkpoint beside `notebook` (grader.yml's default names) to `target`'s stem, so
+    that checkpoint mode finds it beside the collected notebook; a link stays a link (refused when
+    graded). Returns: the source path, or None."""
+    found = locate_checkpoint(notebook, list(DEFAULT_NAMES))
+    if found is None:
+        return None
+    shutil.copy(found[0], target.with_suffix(found[0].suffix), follow_symlinks=False)
+    return found[0]
+
+
 def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token: str = "",
-                base_url: str = GITHUB) -> Collected:
+                base_url: str = GITHUB, with_checkpoint: bool = False) -> Collected:
     """Clone one repository, check out its last commit before the deadline, copy its notebook.
 
     Args:
@@ -125,6 +139,8 @@ def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token:
         notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
         token: a token that can read the repository ("" for public or local ones).
         base_url: where `owner/name` entries live.
+        with_checkpoint: also copy the checkpoint beside the notebook, as `<owner>__<name>.pt`
+            (or .pth/.safetensors), for grading in checkpoint mode.
 
     Returns:
         The manifest row.
@@ -151,8 +167,10 @@ def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token:
         target = out / "notebooks" / f"{name}{path.suffix}"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
+        checkpoint = _copy_checkpoint(path, target) if with_checkpoint else None
         return Collected(entry, "ok", commit, date, path.relative_to(checkout).as_posix(),
-                         target.relative_to(out).as_posix())
+                         target.relative_to(out).as_posix(),
+                         checkpoint=checkpoint.relative_to(checkout).as_posix() if checkpoint else "")
 
 
 def write_manifest(rows: Sequence[Collected], path: Path) -> None:
@@ -178,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("submissions"))
     parser.add_argument("--notebook", default="", help="notebook path in each repository")
     parser.add_argument("--base-url", default=GITHUB)
+    parser.add_argument("--with-checkpoint", action="store_true",
+                        help="also copy the checkpoint beside each notebook (training.mode: checkpoint)")
     args = parser.parse_args(argv)
     try:
         deadline = parse_deadline(args.deadline)
@@ -189,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for entry in entries:
-        row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url)
+        row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url,
+                          with_checkpoint=args.with_checkpoint)
         print(f"{row.status:26} {row.commit[:12]:12} {entry}")
         rows.append(row)
     write_manifest(rows, args.out / MANIFEST)

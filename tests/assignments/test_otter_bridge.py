@@ -185,3 +185,31 @@ def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypat
     assert argv[argv.index("--parts") + 1] == "decoder,masked_loss" and "--no-train" in argv
     assert argv[argv.index("--profile") + 1] == "cpu"
     assert run.result["data"] == str(ok / "data" / "multi30k"), "bundled data is used when none is set"
+
+
+def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> None:
+    """The engine grades a copy named submission.ipynb: a checkpoint beside the original must be
+    beside the copy too, under the copy's stem; a link stays a link (the engine refuses it)."""
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    submission = upload / "hw.ipynb"
+    submission.write_text("{}")
+    (upload / "hw.pt").write_bytes(b"weights")
+    engine = make_fake_engine(tmp_path / "engine", """
+        import json, os, sys
+        from pathlib import Path
+        graded = Path(sys.argv[2])
+        out = Path(sys.argv[sys.argv.index("--out") + 1])
+        out.mkdir(parents=True)
+        beside = {p.name: ("link" if p.is_symlink() else p.read_text()) for p in graded.parent.iterdir()
+                  if p.suffix == ".pt"}
+        (out / "submission.json").write_text(json.dumps(beside))
+    """)
+    (engine / "grader.yml").write_text("training:\n  checkpoint_names: ['{stem}.pt']\n")
+    run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
+    assert run.result == {"submission.pt": "weights"}
+    assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
+    (upload / "hw.pt").unlink()
+    (upload / "hw.pt").symlink_to(tmp_path / "elsewhere.pt")
+    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == \
+        {"submission.pt": "link"}

@@ -45,8 +45,8 @@ def classroom(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """Five student repositories (local paths) and what their collection should find."""
     remotes = tmp_path / "remotes"
     alice = new_repo(remotes / "course" / "hw-alice")
-    on_time = commit(alice, BEFORE, {"hw.ipynb": "on time"}, "work")
-    commit(alice, AFTER, {"hw.ipynb": "late edit"}, "after the deadline")
+    on_time = commit(alice, BEFORE, {"hw.ipynb": "on time", "checkpoint.pt": "weights on time"}, "work")
+    commit(alice, AFTER, {"hw.ipynb": "late edit", "checkpoint.pt": "late weights"}, "after the deadline")
     bob = new_repo(remotes / "course" / "hw-bob")
     commit(bob, AFTER, {"hw.ipynb": "late"}, "late start")
     carol = new_repo(remotes / "course" / "hw-carol")
@@ -60,9 +60,11 @@ def classroom(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return tmp_path / "checkout", {"alice_commit": on_time}
 
 
-def run_collect(checkout: Path, deadline: str = DEADLINE) -> subprocess.CompletedProcess[str]:
+def run_collect(checkout: Path, deadline: str = DEADLINE, checkpoints: bool = False,
+                ) -> subprocess.CompletedProcess[str]:
     context = {"secrets.STUDENT_REPOS_TOKEN": "", "inputs.deadline": deadline,
-               "inputs.repos-file": "roster/student-repos.txt", "inputs.notebook": ""}
+               "inputs.repos-file": "roster/student-repos.txt", "inputs.notebook": "",
+               "inputs.checkpoints": "true" if checkpoints else "false"}
     return run_step(load_workflow(INSTRUCTOR_WORKFLOW), "collect", "collect", checkout, context,
                     {"PYTHONPATH": str(ROOT)})
 
@@ -81,6 +83,18 @@ def test_collect_takes_the_last_commit_before_the_deadline(classroom) -> None:
     copied = checkout / "submissions" / alice["file"]
     assert copied.name == "course__hw-alice.ipynb" and copied.read_text(encoding="utf-8") == "on time"
     assert sorted(p.name for p in (checkout / "submissions" / "notebooks").iterdir()) == ["course__hw-alice.ipynb"]
+    assert alice["checkpoint"] == "", "checkpoints are collected only when asked for"
+
+
+def test_collect_brings_the_checkpoint_of_the_same_commit_when_asked(classroom) -> None:
+    checkout, _ = classroom
+    done = run_collect(checkout, checkpoints=True)
+    assert done.returncode == 0, done.stderr
+    with (checkout / "submissions" / "manifest.csv").open(encoding="utf-8") as handle:
+        alice = next(row for row in csv.DictReader(handle) if row["repo"].endswith("hw-alice"))
+    assert alice["checkpoint"] == "checkpoint.pt"
+    copied = checkout / "submissions" / "notebooks" / "course__hw-alice.pt"
+    assert copied.read_text(encoding="utf-8") == "weights on time"   # named so that {stem}.pt finds it
 
 
 @pytest.mark.parametrize("deadline", ["yesterday", "2026-12-01 23:59", "2026-13-01T00:00:00+09:00"])
