@@ -42,12 +42,14 @@ class CellSettings:
         return "; ".join(groups)
 
 
-def read_cell(worker: Worker, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = None,
+              ) -> dict[str, dict[str, Any]]:
     """The values the notebook binds to `names` (the last binding wins, as in the notebook).
 
     Args:
         worker: a worker holding the submission.
         names: hyperparameter names to read; names the notebook does not define are left out.
+        timeout_s: limit of the request (a student object's repr runs there); None: the worker's.
 
     Returns:
         name -> {"kind": "int" | "float" | "other", "value", "text"}; a malformed reply item
@@ -56,7 +58,7 @@ def read_cell(worker: Worker, names: tuple[str, ...]) -> dict[str, dict[str, Any
     defined = [name for name in names if worker.has(name)]
     if not defined:
         return {}
-    reply = worker.call(DESCRIBE, [], kwargs={name: Global(name) for name in defined})
+    reply = worker.call(DESCRIBE, [], kwargs={name: Global(name) for name in defined}, timeout_s=timeout_s)
     described = {}
     for name in defined:
         item = reply.get(name) if isinstance(reply, dict) else None

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 import mtkit
-from autograder.checkpoint_file import CheckpointRefused, find_checkpoint
+from autograder.checkpoint_file import CheckpointRefused, SubmittedCheckpoint, find_checkpoint
 from autograder.sandbox import Global, Limits, StudentError, Worker, WorkerFailure
 from autograder.student_hparams import CELL_NAMES, MODEL_NAMES, CellSettings, apply_cell, read_cell, student_recipe
 from autograder.training_eval import evaluate_weights, load_data, probe_batch
@@ -119,10 +119,12 @@ def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: d
     if mode == "recipe":
         return CellSettings(dict(profile))
     names = CELL_NAMES if mode == "student_hparams" else MODEL_NAMES
-    return apply_cell(profile, read_cell(worker, names), config["training"]["hparam_bounds"], names)
+    described = read_cell(worker, names, timeout_s=float(config["worker"]["timeout_s"]))
+    return apply_cell(profile, described, config["training"]["hparam_bounds"], names)
 
 
-def _method(mode: str, profile_name: str, settings: CellSettings, checkpoint: Any = None) -> str:
+def _method(mode: str, profile_name: str, settings: CellSettings,
+            checkpoint: SubmittedCheckpoint | None = None) -> str:
     if mode == "checkpoint":
         return (f"Your checkpoint `{checkpoint.name}` ({checkpoint.size_mb:.1f} MB) was evaluated without "
                 f"training, in a model built with {settings.summary()}.")
@@ -185,17 +187,9 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
         if mode != "checkpoint":   # a checkpoint only uses the model sizes (hyperparameters)
             details["profile"] = {k: hparams[k] for k in sorted(hparams)}
         details["method"] = _method(mode, profile_name, settings, checkpoint)
-        model_args = _model_args(hparams, vocab_sizes, data.max_length)
-        seed = config["grading"]["seed"]
         try:
-            if mode == "checkpoint":
-                session = worker.new(CHECKPOINT_SESSION, [
-                    Global("Transformer"), Global("create_padding_mask_for_attention"),
-                    Global("create_look_ahead_mask_for_attention"), model_args,
-                    torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8), checkpoint.name,
-                    int(training["threads"]), PAD_IDX], seed=seed)
-            else:
-                session = _new_training_session(worker, hparams, model_args, data, config)
+            session = _start_session(worker, hparams, _model_args(hparams, vocab_sizes, data.max_length),
+                                     data, config, checkpoint)
             worker.run(session, "logits", probe_batch(data, 4), mode="eval")
         except (StudentError, WorkerFailure) as error:
             if mode == "checkpoint" and getattr(error, "exc_type", "") == "CheckpointError":
@@ -218,15 +212,24 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
     return _verdict(evaluation, float(training["threshold_bleu"]), details)
 
 
-def _new_training_session(worker: Worker, hparams: dict[str, Any], model_args: list[Any],
-                          data: PreparedData, config: dict[str, Any]) -> int:
-    """Start the worker's TrainingSession: the student's model, masks and loss under the recipe."""
-    recipe = recipe_from_profile(hparams, seed=config["grading"]["seed"],
-                                 target_bleu=float(config["training"]["threshold_bleu"]))
+def _start_session(worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
+                   config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+    """Build the student's model in the worker: loaded from the checkpoint when there is one,
+    else in a TrainingSession holding their masks and loss under the recipe.
+
+    Returns:
+        The session's handle.
+    """
+    seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
+    masks = [Global("Transformer"), Global("create_padding_mask_for_attention"),
+             Global("create_look_ahead_mask_for_attention")]
+    if checkpoint is not None:
+        data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)   # (N,) the file
+        return worker.new(CHECKPOINT_SESSION, [*masks, model_args, data_bytes, checkpoint.name, threads,
+                                               PAD_IDX], seed=seed)
+    recipe = recipe_from_profile(hparams, seed=seed, target_bleu=float(config["training"]["threshold_bleu"]))
     src_flat, src_len = flatten(data.splits["train"].src)
     tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
     return worker.new(TRAINING_SESSION, [
-        Global("Transformer"), Global("create_padding_mask_for_attention"),
-        Global("create_look_ahead_mask_for_attention"), Global("calculate_loss"),
-        model_args, dict(vars(recipe)), float(hparams["label_smoothing"]), src_flat, src_len,
-        tgt_flat, tgt_len, int(config["training"]["threads"])], seed=config["grading"]["seed"])
+        *masks, Global("calculate_loss"), model_args, dict(vars(recipe)), float(hparams["label_smoothing"]),
+        src_flat, src_len, tgt_flat, tgt_len, threads, PAD_IDX], seed=seed)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from autograder.config import load_config
-from autograder.sandbox import Worker
+from autograder.sandbox import Worker, WorkerFailure
 from autograder.student_hparams import (CELL_NAMES, FROM_NOTEBOOK, FROM_PROFILE, MODEL_NAMES, apply_cell,
                                         read_cell, student_recipe)
 from autograder.training_part import MTKIT_DIR
@@ -43,6 +45,17 @@ def test_a_forged_reply_reads_as_unusable() -> None:
         described = read_cell(worker, CELL_NAMES)
     assert described["embedding_dim"]["kind"] == "other"
     assert apply_cell(PROFILE, described, BOUNDS, CELL_NAMES).problem
+
+
+def test_a_value_whose_repr_hangs_costs_only_the_request_timeout() -> None:
+    # Loadable by the notebook loader: class definitions and a plain name, no call at top level.
+    source = ("class Slow(type):\n    def __repr__(cls):\n        while True:\n            pass\n"
+              "class Big(metaclass=Slow):\n    pass\nembedding_dim = Big\n")
+    with Worker(source, extra_paths=[MTKIT_DIR]) as worker:
+        started = time.monotonic()
+        with pytest.raises(WorkerFailure):
+            read_cell(worker, CELL_NAMES, timeout_s=2)
+        assert time.monotonic() - started < 20
 
 
 def test_values_in_bounds_replace_the_profiles_and_missing_ones_keep_it() -> None:
