@@ -126,6 +126,8 @@ def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> 
 def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
+    if _grader_setting(engine_root, "training", "mode", "recipe") != "checkpoint":
+        return
     patterns = _grader_setting(engine_root, "training", "checkpoint_names", None) or SCHEMA["training"][
         "checkpoint_names"].default
     found = locate_checkpoint(submission, list(patterns))

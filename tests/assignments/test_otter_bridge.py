@@ -205,7 +205,10 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
                   if p.suffix == ".pt"}
         (out / "submission.json").write_text(json.dumps(beside))
     """)
-    (engine / "grader.yml").write_text("training:\n  checkpoint_names: ['{stem}.pt']\n")
+    (engine / "grader.yml").write_text("training:\n  mode: recipe\n")
+    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == {}, \
+        "nothing to copy when the grader trains"
+    (engine / "grader.yml").write_text("training:\n  mode: checkpoint\n  checkpoint_names: ['{stem}.pt']\n")
     run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
