@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
+from mtkit.decoding import decode_in_length_order
 from reference.masks import create_padding_mask_for_attention
 from reference.model import DecoderLayer, LayerNormalization, Transformer
 
@@ -95,23 +96,10 @@ def fast_greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else next(model.parameters()).device
-    order = sorted(range(len(src_seqs)), key=lambda i: len(src_seqs[i]), reverse=True)
-    results: list[list[int]] = [[] for _ in src_seqs]
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            layers = [_layer_weights(layer) for layer in model.decoder.decoder_layers]
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
-                outs = _decode_batch(
-                    model, layers, [src_seqs[i] for i in idx], max_new_tokens, device, sos_idx, eos_idx, pad_idx
-                )
-                for i, out in zip(idx, outs):
-                    results[i] = out
-    finally:
-        model.train(was_training)
-    return results
+    with torch.inference_mode():   # the fused weights, once per call (no autograd history)
+        layers = [_layer_weights(layer) for layer in model.decoder.decoder_layers]
+    return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _decode_batch(
+        model, layers, batch, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
 
 
 def _decode_batch(

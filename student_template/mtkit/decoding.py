@@ -83,7 +83,26 @@ def greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else _model_device(model)
-    # Longest first, so that padding within a batch is small; results are put back in order.
+    return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _translate_batch(
+        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
+
+
+def decode_in_length_order(model: nn.Module, src_seqs: Sequence[Sequence[int]], batch_size: int,
+                           decode_batch: Callable[[list[Sequence[int]]], list[list[int]]]) -> list[list[int]]:
+    """Run a batch decoder over sources sorted longest first, in eval and inference mode.
+
+    Sorting keeps the padding within a batch small; the results are put back in input order and
+    the model's train/eval mode is restored afterwards.
+
+    Args:
+        model: the model `decode_batch` uses (only its mode is changed here).
+        src_seqs: source id sequences.
+        batch_size: sentences per call of `decode_batch`.
+        decode_batch: sources of one batch -> one id list per source, in the same order.
+
+    Returns:
+        One id list per source sentence, in input order.
+    """
     order = sorted(range(len(src_seqs)), key=lambda i: len(src_seqs[i]), reverse=True)
     results: list[list[int]] = [[] for _ in src_seqs]
     was_training = model.training
@@ -92,11 +111,7 @@ def greedy_translate(
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
-                outs = _translate_batch(
-                    model, [src_seqs[i] for i in idx], src_mask_fn, tgt_mask_fn,
-                    max_new_tokens, device, sos_idx, eos_idx, pad_idx,
-                )  # fmt: skip
-                for i, out in zip(idx, outs):
+                for i, out in zip(idx, decode_batch([src_seqs[i] for i in idx])):
                     results[i] = out
     finally:
         model.train(was_training)
