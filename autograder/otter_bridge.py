@@ -118,18 +118,22 @@ def load_parts(engine_root: Path) -> dict[str, dict[str, Any]]:
             for name, part in raw["parts"].items()}
 
 
-def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> Any:
+def _grader_section(engine_root: Path, section: str) -> dict[str, Any]:
     raw = yaml.safe_load((engine_root / "grader.yml").read_text(encoding="utf-8"))
-    return (raw.get(section) or {}).get(key, default)
+    return raw.get(section) or {}
+
+
+def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> Any:
+    return _grader_section(engine_root, section).get(key, default)
 
 
 def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
-    if _grader_setting(engine_root, "training", "mode", "recipe") != "checkpoint":
+    training = _grader_section(engine_root, "training")   # grader.yml read once
+    if training.get("mode", "recipe") != "checkpoint":
         return
-    patterns = _grader_setting(engine_root, "training", "checkpoint_names", None) or SCHEMA["training"][
-        "checkpoint_names"].default
+    patterns = training.get("checkpoint_names") or SCHEMA["training"]["checkpoint_names"].default
     found = locate_checkpoint(submission, list(patterns))
     if found is not None:
         target = copy.parent / found[1].replace("{stem}", copy.stem)
