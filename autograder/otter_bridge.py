@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,11 +33,14 @@ from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
 from autograder.checkpoint_file import locate_checkpoint
+from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
+from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.config import SCHEMA, TRAINING_PART
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
+KERNEL_START_TIMEOUT_S = 600   # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
 BUNDLED_DATA = "data/multi30k"
 OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
 TRAINING_OFF_REASON = ("The training run is not graded by this autograder (its Otter plugin "
@@ -98,15 +102,29 @@ class EngineRun:
 Runner = Callable[..., EngineRun]
 
 
-def find_engine_root(submission_path: str | Path | None) -> Path:
-    """The engine to run: the zip's source folder (`<dir>/source` beside Otter's `<dir>/submission`
-    holding the submission), else the project this module belongs to. Returns a folder holding
-    grader.yml and the autograder package."""
+def _is_real_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def find_engine_root(autograder_dir: str | Path | None) -> Path:
+    """The engine to run, found only from trusted places (never through the submission's path,
+    which a student can make a link): Otter's `<autograder>/source` (the zip, extracted by Otter),
+    else the project this module belongs to.
+
+    Args:
+        autograder_dir: Otter's autograder folder (its config's `autograder_dir`), or None.
+
+    Returns:
+        A folder holding grader.yml and the autograder package, none of them links.
+    """
     candidates = [Path(__file__).resolve().parents[1]]
-    if submission_path:
-        candidates.insert(0, Path(submission_path).resolve().parent.parent / "source")
+    if autograder_dir:
+        candidates.insert(0, Path(os.path.abspath(autograder_dir)) / "source")
     for root in candidates:
-        if (root / "grader.yml").is_file() and (root / "autograder" / "cli.py").is_file():
+        if not root.is_symlink() and _is_real_file(root / "grader.yml") and _is_real_file(root / "autograder" / "cli.py"):
             return root
     raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
 
@@ -158,7 +176,7 @@ def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
-        shutil.copyfile(submission, copy)
+        write_new(copy, read_beneath(submission.parent, submission.name))   # no link followed
         if train and TRAINING_PART in parts:
             _copy_checkpoint(submission, copy, engine_root)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
@@ -330,6 +348,40 @@ def blank_submission(submission: Any) -> Any:
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
 
 
+def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any]:
+    """The merged result for an upload without a readable notebook: every part 0, with why."""
+    config_parts = load_parts(engine_root)
+    message = ("No notebook (.ipynb) or script could be read from the upload; submit the assignment's "
+               "notebook file itself (not a link).")
+    graded = {name: _failed_part(name, part, message) for name, part in config_parts.items()}
+    merged = _merge("(no notebook)", config_parts, graded, [])
+    merged.update(status="unreadable", load_problems=[message, *reasons])
+    return merged
+
+
+class _PatientKernelStart:
+    """While Otter executes its (blank) notebook: give its kernel a start-up timeout that holds on a
+    loaded machine (nbclient's 60 s does not), by swapping in a subclass Otter imports at call time."""
+
+    def __init__(self) -> None:
+        self.original: Any = None
+
+    def __enter__(self) -> None:
+        from nbconvert import preprocessors
+        from traitlets import Integer
+
+        self.original = preprocessors.ExecutePreprocessor
+        patient = type("PatientExecutePreprocessor", (self.original,),
+                       {"startup_timeout": Integer(KERNEL_START_TIMEOUT_S).tag(config=True)})
+        preprocessors.ExecutePreprocessor = patient
+
+    def __exit__(self, *exc: object) -> None:
+        if self.original is not None:
+            from nbconvert import preprocessors
+            preprocessors.ExecutePreprocessor = self.original
+            self.original = None
+
+
 class EnginePlugin(AbstractOtterPlugin):
     """Otter plugin: the grading engine decides every part's score (see the module comment)."""
 
@@ -337,17 +389,40 @@ class EnginePlugin(AbstractOtterPlugin):
         super().__init__(submission_path, submission_metadata, plugin_config)
         self.options = BridgeOptions.from_config(plugin_config)
         self.report = ""
+        self.autograder_dir: Path | None = None
+        self.upload: Quarantine | None = None
+        self.kernel_start = _PatientKernelStart()
+
+    def _take_upload(self) -> Quarantine:
+        if self.upload is None:
+            self.upload = quarantine_for_plugin(Path(self.submission_path or "submission.ipynb").absolute(),
+                                                self.autograder_dir)
+        return self.upload
+
+    def before_grading(self, config: Any) -> None:
+        """Before Otter reads `.OTTER_LOG` or starts its kernel: take the upload out of the submission
+        folder (see autograder/integrations/otter_upload.py) and note Otter's autograder folder."""
+        folder = getattr(config, "autograder_dir", None)
+        self.autograder_dir = Path(os.path.abspath(folder)) if folder else None
+        self._take_upload()
 
     def before_execution(self, submission: Any) -> Any:
         """Keep student code out of Otter's kernel: execute an empty notebook instead."""
+        self.kernel_start.__enter__()
         return blank_submission(submission)
 
     def after_grading(self, results: GradingResults) -> None:
         """Grade the submission file with the engine and put its per-part results into Otter's."""
+        self.kernel_start.__exit__()
         started = time.monotonic()
         try:
-            engine_root = find_engine_root(self.submission_path)
-            merged, runs = grade_parts(Path(self.submission_path), engine_root, self.options)
+            upload = self._take_upload()
+            engine_root = find_engine_root(self.autograder_dir)
+            if upload.submission is None:
+                merged, runs = nothing_to_grade(engine_root, upload.notes()), []
+            else:
+                merged, runs = grade_parts(upload.submission, engine_root, self.options)
+                merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
             assignment = _grader_setting(engine_root, "assignment", "name", "")
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
@@ -357,6 +432,8 @@ class EnginePlugin(AbstractOtterPlugin):
             self.report = "engine bridge failed; traceback above"
             return
         fill_otter_results(results, merged, self.options, assignment)
+        # The engine's result stands: whatever happened to Otter's own (blank) execution is moot.
+        results._catastrophic_error = None  # noqa: SLF001 (Otter has no public setter)
         results.set_plugin_data(PLUGIN_NAME, {"engine_result": merged,
                                               "runs": [{"parts": r.parts, "seconds": round(r.seconds, 2),
                                                         "failure": r.failure} for r in runs]})

@@ -33,6 +33,24 @@ ENGINE_FILES = ("grader.yml",)
 DATA_ARCNAME = "data/multi30k"
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+# Otter's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) is replaced by
+# one that takes the upload out of Otter's reach first (autograder/integrations/otter_upload.py).
+RUN_OTTER = "run_otter.py"
+RUN_OTTER_TEXT = '''"""Runs Otter-Grader's autograding after moving the upload out of Otter's reach (see docs/OTTER.md)."""
+
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent          # <autograder>/source: the zip, never the upload
+sys.path[:0] = [str(SOURCE)]
+
+from autograder.integrations.otter_upload import prepare_autograder  # noqa: E402
+from otter.run.run_autograder import main as run_autograder  # noqa: E402
+
+if __name__ == "__main__":
+    prepare_autograder(SOURCE.parent)
+    run_autograder(str(SOURCE.parent))
+'''
 
 
 def requirements_text(lock: Path = REPO / "requirements.lock") -> str:
@@ -119,11 +137,13 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     names = []
     with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
         for info in source.infolist():
-            if info.filename.startswith("tests/"):
+            if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
                 continue
             target.writestr(info, source.read(info))
             names.append(info.filename)
         target.writestr(zipfile.ZipInfo("tests/"), b"")
+        target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
+        names.append(RUN_OTTER)
         for path, name in _engine_entries():
             target.write(path, name)
             names.append(name)

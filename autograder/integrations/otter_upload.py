@@ -1,0 +1,158 @@
+"""Take an Otter upload out of Otter's reach: a private copy for the engine, a blank notebook for Otter."""
+
+# Otter reads and executes what lies in <autograder>/submission: it unpickles `.OTTER_LOG`, parses
+# the notebook (and aborts on files the engine reads fine), starts its kernel there with the
+# folder on the import path. So before Otter looks (the zip's run_otter.py on Gradescope and in
+# `otter grade`) or at the latest before it unpickles or executes anything (the plugin's
+# `before_grading` under `otter run`), the upload's top-level regular files are copied to a
+# private folder, everything the student put in the submission folder is deleted, and a blank
+# notebook under the submission's name is left for Otter. The engine grades the private copy.
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
+
+UPLOAD_DIR = "upload"            # <autograder>/upload, made by run_otter.py before Otter starts
+MANIFEST = "quarantine.json"     # in that folder: the graded file's name and the refused entries
+BLANK_NOTE = "Graded by the course's engine; Otter does not execute this notebook."
+
+
+@dataclass
+class Quarantine:
+    """A private copy of an upload: the file to grade (or None) and what was not taken, with why."""
+
+    folder: Path
+    submission: Path | None
+    refused: dict[str, str] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """One line per refused entry, for the student's report."""
+        return [f"`{name}` was not read: it is {reason}." if reason[0].islower() else
+                f"`{name}` was not read: {reason}." for name, reason in self.refused.items()]
+
+
+def blank_notebook_bytes() -> bytes:
+    """A valid nbformat 4 notebook with one markdown cell (what Otter executes instead of the upload)."""
+    notebook = {"cells": [{"cell_type": "markdown", "id": "engine-note", "metadata": {}, "source": BLANK_NOTE}],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(notebook).encode("utf-8")
+
+
+def pick_submission(files: list[str]) -> str | None:
+    """Otter's choice among top-level files: the .ipynb, else a .py script (first by name when several)."""
+    top = [name for name in files if "/" not in name]
+    for suffix in (".ipynb", ".py"):
+        found = sorted(n for n in top if n.endswith(suffix) and n != "__init__.py")
+        if found:
+            return found[0]
+    return None
+
+
+def _clear(folder: Path, keep: tuple[str, ...]) -> None:
+    """Delete every entry of `folder` except `keep`, never following a link (rmtree unlinks them)."""
+    for entry in os.scandir(folder):
+        if entry.name in keep:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
+def quarantine(submission_dir: Path, destination: Path, chosen: str = "",
+               keep: tuple[str, ...] = ()) -> Quarantine:
+    """Copy an upload's top-level regular files to `destination` and empty the submission folder.
+
+    Args:
+        submission_dir: Otter's submission folder.
+        destination: a new private folder (created here, mode 0700; must not exist).
+        chosen: the file Otter chose to grade ("" = choose as Otter does).
+        keep: entries of the submission folder Otter itself put there (left in place).
+
+    Returns:
+        The quarantine; the chosen file's name now holds a blank notebook (or an empty script).
+    """
+    scan = scan_upload(submission_dir)
+    destination.mkdir(mode=0o700)
+    refused = {name: reason for name, reason in scan.refused.items() if name.split("/")[0] not in keep}
+    taken: list[str] = []
+    for name in scan.files:
+        if "/" in name:     # the engine needs the notebook and the checkpoint beside it, nothing else
+            continue
+        try:
+            write_new(destination / name, read_beneath(submission_dir, name))
+            taken.append(name)
+        except UnsafeFile as error:
+            refused[name] = str(error)
+    if chosen:   # Otter's choice stands: never grade another file in its place
+        picked = chosen if chosen in taken else None
+        if picked is None and chosen not in refused:
+            refused[chosen] = "not a file that could be read"
+    else:
+        picked = pick_submission(taken)
+    _clear(submission_dir, keep)
+    # Otter needs a file to "execute" even when there is nothing to grade (the plugin then reports why).
+    placeholder = chosen or picked or "submission.ipynb"
+    write_new(submission_dir / placeholder, b"" if placeholder.endswith(".py") else blank_notebook_bytes())
+    result = Quarantine(destination, destination / picked if picked else None, refused)
+    (destination / MANIFEST).write_text(json.dumps({"submission": picked, "placeholder": placeholder,
+                                                    "refused": refused}), encoding="utf-8")
+    return result
+
+
+def load_prepared(autograder_dir: Path) -> Quarantine | None:
+    """The quarantine run_otter.py made before Otter started, or None when there is none (`otter run`)."""
+    folder = autograder_dir / UPLOAD_DIR
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    os.close(fd)
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    picked = manifest.get("submission")
+    return Quarantine(folder, folder / picked if picked else None, dict(manifest.get("refused") or {}))
+
+
+def quarantine_for_plugin(submission_path: Path, autograder_dir: Path | None) -> Quarantine:
+    """The plugin's view of the upload: run_otter.py's quarantine, else one made now, in a private
+    temporary folder, keeping Otter's own `tests/` in the submission folder.
+
+    Args:
+        submission_path: the file Otter chose (absolute).
+        autograder_dir: Otter's autograder folder (None: unknown).
+
+    Returns:
+        The quarantine.
+    """
+    prepared = load_prepared(autograder_dir) if autograder_dir else None
+    if prepared is not None:
+        return prepared
+    private = Path(tempfile.mkdtemp(prefix="otter-upload-"))
+    made = quarantine(submission_path.parent, private / UPLOAD_DIR, submission_path.name, keep=("tests",))
+    write_new(submission_path.parent / "__init__.py", b"")   # Otter made one; the student may have filled it
+    return made
+
+
+def prepare_autograder(autograder_dir: Path) -> Quarantine:
+    """Before Otter starts (the zip's run_otter.py): quarantine <autograder>/submission.
+
+    Args:
+        autograder_dir: Otter's autograder folder (/autograder on Gradescope).
+
+    Returns:
+        The quarantine, also recorded for the plugin in <autograder>/upload.
+    """
+    stale = autograder_dir / UPLOAD_DIR
+    if stale.is_dir() and not stale.is_symlink():
+        shutil.rmtree(stale)
+    elif os.path.lexists(stale):
+        os.unlink(stale)
+    return quarantine(autograder_dir / "submission", autograder_dir / UPLOAD_DIR)
