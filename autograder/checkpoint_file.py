@@ -109,6 +109,10 @@ def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
     if not stat.S_ISREG(status.st_mode):
         os.close(fd)
         raise not_a_file
+    if status.st_nlink > 1:   # a hard link made in the student's folder to a file the grader can read
+        os.close(fd)
+        raise CheckpointRefused(f"`{name}` is a hard link to another file; submit a copy of the checkpoint "
+                                "file itself.")
     with os.fdopen(fd, "rb") as handle:   # closes fd on every path below
         if status.st_size > max_mb * 1e6:
             raise CheckpointRefused(f"`{name}` is {status.st_size / 1e6:.1f} MB, more than the {max_mb:g} MB "

@@ -57,6 +57,10 @@ def test_links_and_non_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "alice.pt").mkdir()
     with pytest.raises(CheckpointRefused, match="is a link or not a regular file"):
         find_checkpoint(notebook, PATTERNS, 10)
+    (tmp_path / "alice.pt").rmdir()
+    os.link(secret, tmp_path / "alice.pt")   # a hard link hands over the grader's file just the same
+    with pytest.raises(CheckpointRefused, match="hard link"):
+        find_checkpoint(notebook, PATTERNS, 10)
 
 
 def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:

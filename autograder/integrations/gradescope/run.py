@@ -5,40 +5,44 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from autograder import batch, config as grader_config
+from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.reports.gradescope import write_gradescope_results
 from autograder.reports.table import render_report
 from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
 IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 TRUE_WORDS = {"1", "true", "yes", "on"}
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".safetensors")
 
 
-def _candidates(folder: Path, suffix: str) -> list[Path]:
-    found = []
-    for path in folder.rglob(f"*{suffix}"):
-        parts = path.relative_to(folder).parts
-        if path.is_file() and not any(p.startswith(".") or p in IGNORED_DIRS for p in parts):
-            found.append(path)
-    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+def _candidates(scan: UploadScan, folder: Path, suffix: str) -> list[Path]:
+    """Regular, singly linked files with `suffix` (links and special files were refused by the scan)."""
+    found = [name for name in scan.files if name.endswith(suffix)
+             and not any(p.startswith(".") or p in IGNORED_DIRS for p in name.split("/"))]
+    return [folder / name for name in sorted(found)]
 
 
-def pick_submission(folder: Path, preferred: str = "") -> tuple[Path | None, str]:
-    """The file to grade among the uploaded ones: the notebook (else a .py export).
+def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None = None) -> tuple[Path | None, str]:
+    """The file to grade among the uploaded ones: the notebook (else a .py export); links, special
+    files and hard links are never picked.
 
     Args:
         folder: /autograder/submission.
         preferred: a file name to prefer when several notebooks were uploaded.
+        scan: the upload's scan (None: scanned here).
 
     Returns:
         The file (None when there is nothing gradable) and a note for the student ("" if none).
     """
+    scan = scan if scan is not None else scan_upload(folder)
     for suffix in (".ipynb", ".py"):
-        found = _candidates(folder, suffix)
+        found = _candidates(scan, folder, suffix)
         if not found:
             continue
         chosen = next((p for p in found if p.name == preferred), found[0])
@@ -47,6 +51,21 @@ def pick_submission(folder: Path, preferred: str = "") -> tuple[Path | None, str
         names = ", ".join(p.relative_to(folder).as_posix() for p in found)
         return chosen, f"Several {suffix} files were uploaded ({names}); graded {chosen.name}."
     return None, ""
+
+
+def _private_copy(folder: Path, path: Path, scan: UploadScan, private: Path) -> Path | None:
+    """Copy the picked file and any checkpoint beside it into a private folder, reading each without
+    following links (nothing else of the upload comes along); the engine grades that copy.
+    Returns: the copy, or None."""
+    picked = path.relative_to(folder).as_posix()
+    parent = picked.rpartition("/")[0]
+    beside = [picked] + [n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)]
+    try:
+        for name in beside:
+            write_new(private / name.rpartition("/")[2], read_beneath(folder, name))
+    except UnsafeFile:
+        return None
+    return private / path.name
 
 
 def missing_result(config: dict[str, Any], message: str) -> SubmissionResult:
@@ -107,15 +126,19 @@ def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | N
         The result that was written.
     """
     config = grader_config.load_config(config_path, environment_overrides())
-    path, note = pick_submission(submission_dir, preferred)
-    if path is None:
-        result = missing_result(config, "No .ipynb notebook (or .py export) was found in the upload; "
-                                "submit the assignment's notebook file.")
-    else:
-        submission = batch.expand_paths([path])[0]
-        result = batch.grade_all([submission], config, None, jobs=1)[0]
-        if note:
-            result.notes.insert(0, note)
+    scan = scan_upload(submission_dir)
+    refused = [f"`{name}` was not read: it is {reason}." for name, reason in scan.refused.items()]
+    path, note = pick_submission(submission_dir, preferred, scan)
+    with tempfile.TemporaryDirectory(prefix="gradescope-upload-") as private:
+        copy = _private_copy(submission_dir, path, scan, Path(private)) if path is not None else None
+        if copy is None:
+            result = missing_result(config, "No .ipynb notebook (or .py export) was found in the upload; "
+                                    "submit the assignment's notebook file itself (not a link).")
+            result.load_problems += refused
+        else:
+            submission = batch.expand_paths([copy])[0]
+            result = batch.grade_all([submission], config, None, jobs=1)[0]
+            result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
     write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"])
     return result
