@@ -12,7 +12,7 @@ import base64
 import csv
 import os
 import re
-import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -22,9 +22,12 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder.checkpoint_file import DEFAULT_NAMES, locate_checkpoint
+from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
 
 GITHUB = "https://github.com"
 MANIFEST = "manifest.csv"
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
 
 
 @dataclass
@@ -32,7 +35,8 @@ class Collected:
     """What happened to one repository (a row of manifest.csv)."""
 
     repo: str
-    status: str            # ok | no-commit-before-deadline | no-notebook | several-notebooks | clone-failed
+    status: str            # ok | no-commit-before-deadline | no-notebook | several-notebooks | refused
+                           # (a link, folder, special or too large file) | clone-failed | collect-failed
     commit: str = ""
     commit_date: str = ""  # committer date, ISO 8601
     notebook: str = ""     # path inside the repository
@@ -105,27 +109,49 @@ def _git(args: Sequence[str], cwd: Path | None = None, token: str = "", base_url
     return done.stdout.strip()
 
 
-def _pick_notebook(checkout: Path, wanted: str) -> tuple[Path | None, str, str]:
+def _pick_notebook(checkout: Path, wanted: str) -> tuple[str | None, str, str]:
+    """The notebook's path in the checkout (POSIX, relative), never a link, folder or special file."""
     if wanted:
-        path = checkout / wanted
-        return (path, "ok", "") if path.is_file() else (None, "no-notebook", f"{wanted} not found")
-    found = sorted(p for p in checkout.glob("*.ipynb") if not p.name.startswith("."))
+        try:
+            kind = _kind(checkout, wanted)
+        except OSError:
+            return None, "no-notebook", f"{wanted} not found"
+        return (wanted, "ok", "") if kind is None else (None, "refused", f"{wanted} is {kind}")
+    names = sorted(e.name for e in os.scandir(checkout) if e.name.endswith(".ipynb") and not e.name.startswith("."))
+    kinds = {name: _kind(checkout, name) for name in names}
+    found = [name for name in names if kinds[name] is None]
+    refused = "; ".join(f"{name} is {kind}" for name, kind in kinds.items() if kind)
     if len(found) == 1:
-        return found[0], "ok", ""
+        return found[0], "ok", refused
     if not found:
-        return None, "no-notebook", "no .ipynb at the repository root"
-    return None, "several-notebooks", ", ".join(p.name for p in found)
+        return None, "refused" if refused else "no-notebook", refused or "no .ipynb at the repository root"
+    return None, "several-notebooks", ", ".join(found)
 
 
-def _copy_checkpoint(notebook: Path, target: Path) -> Path | None:
-    """Copy the checkpoint beside `notebook` (grader.yml's default names) to `target`'s stem, so
-    that checkpoint mode finds it beside the collected notebook; a link stays a link (refused when
-    graded). Returns: the source path, or None."""
-    found = locate_checkpoint(notebook, list(DEFAULT_NAMES))
+def _kind(checkout: Path, relative: str) -> str | None:
+    """What is wrong with a path for copying (None: a regular, singly linked file); by lstat, so
+    nothing is followed. Raises OSError when it does not exist."""
+    status = os.lstat(checkout / relative)
+    if stat.S_ISLNK(status.st_mode):
+        return "a symbolic link (not followed)"
+    if stat.S_ISDIR(status.st_mode):
+        return "a folder"
+    if not stat.S_ISREG(status.st_mode):
+        return "not a regular file"
+    return "a hard link" if status.st_nlink > 1 else None
+
+
+def _copy_checkpoint(checkout: Path, notebook: str, target: Path) -> str | None:
+    """Copy the checkpoint beside the notebook (grader.yml's default names) to `target`'s stem, so
+    that checkpoint mode finds it beside the collected notebook; read without following links (a
+    link or special file is not copied, and the grader reports the missing checkpoint).
+    Returns: its path in the repository, or None."""
+    found = locate_checkpoint(checkout / notebook, list(DEFAULT_NAMES))
     if found is None:
         return None
-    shutil.copy(found[0], target.with_suffix(found[0].suffix), follow_symlinks=False)
-    return found[0]
+    relative = found[0].relative_to(checkout).as_posix()
+    write_new(target.with_suffix(found[0].suffix), read_beneath(checkout, relative, MAX_CHECKPOINT_BYTES))
+    return relative
 
 
 def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token: str = "",
@@ -161,16 +187,26 @@ def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token:
             return Collected(entry, "no-commit-before-deadline")
         _git(["checkout", "--quiet", commit], cwd=checkout)
         date = _git(["show", "-s", "--format=%cI", commit], cwd=checkout)
-        path, status, detail = _pick_notebook(checkout, notebook)
-        if path is None:
+        picked, status, detail = _pick_notebook(checkout, notebook)
+        if picked is None:
             return Collected(entry, status, commit, date, detail=detail)
-        target = out / "notebooks" / f"{name}{path.suffix}"
+        target = out / "notebooks" / f"{name}{Path(picked).suffix}"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        checkpoint = _copy_checkpoint(path, target) if with_checkpoint else None
-        return Collected(entry, "ok", commit, date, path.relative_to(checkout).as_posix(),
-                         target.relative_to(out).as_posix(),
-                         checkpoint=checkpoint.relative_to(checkout).as_posix() if checkpoint else "")
+        try:
+            data = read_beneath(checkout, picked, MAX_NOTEBOOK_BYTES)
+        except UnsafeFile as error:
+            return Collected(entry, "refused", commit, date, picked, detail=str(error))
+        for old in [target, *(target.with_suffix(s) for s in (".pt", ".pth", ".safetensors"))]:
+            if os.path.lexists(old):   # an earlier collection's copies
+                os.unlink(old)
+        write_new(target, data)
+        row = Collected(entry, "ok", commit, date, picked, target.relative_to(out).as_posix(), detail=detail)
+        if with_checkpoint:
+            try:
+                row.checkpoint = _copy_checkpoint(checkout, picked, target) or ""
+            except (UnsafeFile, OSError) as error:
+                row.detail = "; ".join(filter(None, [row.detail, f"checkpoint not copied: {error}"]))
+        return row
 
 
 def write_manifest(rows: Sequence[Collected], path: Path) -> None:
@@ -209,8 +245,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for entry in entries:
-        row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url,
-                          with_checkpoint=args.with_checkpoint)
+        try:   # one bad repository never stops the class's batch
+            row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url,
+                              with_checkpoint=args.with_checkpoint)
+        except Exception as error:  # noqa: BLE001 (reported in the manifest, the batch goes on)
+            row = Collected(entry, "collect-failed", detail=f"{type(error).__name__}: {error}")
         print(f"{row.status:26} {row.commit[:12]:12} {entry}")
         rows.append(row)
     write_manifest(rows, args.out / MANIFEST)

@@ -3,23 +3,93 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder import config as grader_config
+from autograder.integrations.collect_submissions import safe_name
+from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
-from autograder.reports.submission_json import read_submission_json
-from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, SubmissionResult
+from autograder.results import (STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
+                                SubmissionResult)
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.
 STATUS_RANK = {STATUS_GRADED: 0, STATUS_UNREADABLE: 1, STATUS_ERROR: 2}
+STATUS_MISSING = "missing"          # a roster repository without a graded submission
+MERGE_MANIFEST = "merge-manifest.csv"
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+
+
+class InvalidResult(ValueError):
+    """A results file that does not match grader.yml (the message says what)."""
+
+
+@dataclass
+class MergeLog:
+    """One row per input file or roster entry: what the merge did with it and why."""
+
+    rows: list[tuple[str, str, str]] = field(default_factory=list)   # (source, outcome, detail)
+
+    def add(self, source: str, outcome: str, detail: str = "") -> None:
+        """Record one input."""
+        self.rows.append((source, outcome, detail))
+
+    def write(self, path: Path) -> None:
+        """Write the log as CSV (source, outcome, detail)."""
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(["source", "outcome", "detail"])
+            writer.writerows(self.rows)
+
+
+def validate(result: SubmissionResult, config_parts: Mapping[str, Any]) -> SubmissionResult:
+    """Check a result against grader.yml's parts and recompute every total from its checks.
+
+    Args:
+        result: read from a `<stem>.json`.
+        config_parts: grader.yml's `parts`.
+
+    Returns:
+        The result with titles, maxima and part points taken from grader.yml and the checks.
+
+    Raises:
+        InvalidResult: an unknown or repeated part or check, a check's maximum that differs from
+            grader.yml, or points outside [0, maximum].
+    """
+    seen: set[str] = set()
+    for part in result.parts:
+        declared = config_parts.get(part.part)
+        if declared is None:
+            raise InvalidResult(f"unknown part {part.part!r}")
+        if part.part in seen:
+            raise InvalidResult(f"part {part.part!r} appears twice")
+        seen.add(part.part)
+        ids = [check.check_id for check in part.checks]
+        if sorted(ids) != sorted(declared["checks"]):
+            raise InvalidResult(f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared['checks'])}")
+        for check in part.checks:
+            top = float(declared["checks"][check.check_id])
+            if check.part != part.part or float(check.max_points) != top:
+                raise InvalidResult(f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})")
+            if not 0 <= float(check.points) <= top:
+                raise InvalidResult(f"check {check.check_id!r}: {check.points} points of {top:g}")
+        part.title, part.max_points = declared["title"], float(declared["points"])
+        part.points = sum(float(c.points) for c in part.checks if not c.skipped)
+    return result
 
 
 def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
-    """Take every part that `later` graded (not skipped) from it, the rest from `first`.
+    """Fill in the parts `first` did not grade (skipped there) from `later`, where `later` graded them.
+
+    A part graded in `first` is never replaced: a later run (e.g. the training job, which runs
+    student code) can only add what the earlier one left out.
 
     Args:
         first: e.g. the unit-part grading.
@@ -30,7 +100,8 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
         extras updated, grading times added.
     """
     graded_later = {part.part: part for part in later.parts if not is_skipped(part)}
-    parts = [graded_later.pop(part.part, part) for part in first.parts] + list(graded_later.values())
+    parts = [graded_later[part.part] if is_skipped(part) and part.part in graded_later else part
+             for part in first.parts]
     status = max(first.status, later.status, key=lambda s: STATUS_RANK.get(s, 1))
     return SubmissionResult(
         first.submission, status, parts,
@@ -40,30 +111,100 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
         grading_seconds=first.grading_seconds + later.grading_seconds)
 
 
-def _results(folder: Path) -> dict[str, SubmissionResult]:
+def _results(folder: Path, config_parts: Mapping[str, Any], log: MergeLog) -> dict[str, SubmissionResult]:
     found = {}
     for path in sorted(folder.glob("*.json")):
         if path.name.endswith((".results.json", ".reporter.json")):
             continue
-        found[path.name[: -len(".json")]] = read_submission_json(path)
+        source = f"{folder.name}/{path.name}"
+        try:
+            data = read_beneath(folder, path.name, MAX_RESULT_BYTES)
+            result = validate(SubmissionResult.from_json(json.loads(data.decode("utf-8"))), config_parts)
+        except (UnsafeFile, InvalidResult, ValueError, KeyError, TypeError) as error:
+            log.add(source, "refused", f"{type(error).__name__}: {error}")
+            continue
+        found[path.name[: -len(".json")]] = result
     return found
 
 
-def merge_folders(folders: Sequence[Path]) -> tuple[list[str], list[SubmissionResult]]:
+def merge_folders(folders: Sequence[Path], config_parts: Mapping[str, Any] | None = None,
+                  log: MergeLog | None = None) -> tuple[list[str], list[SubmissionResult]]:
     """Merge the `<stem>.json` results of several report folders, stem by stem, in folder order.
+
+    The first folder defines the submissions; a later folder may only fill in parts that were not
+    graded before, for stems the first folder has. Every refused file is logged.
 
     Args:
         folders: report folders written by `python -m autograder grade`.
+        config_parts: grader.yml's parts (None: the project's grader.yml).
+        log: where refused files are recorded (None: not recorded).
 
     Returns:
         The stems (sorted) and their merged results.
     """
+    config_parts = config_parts if config_parts is not None else grader_config.load_config(None)["parts"]
+    log = log if log is not None else MergeLog()
     merged: dict[str, SubmissionResult] = {}
-    for folder in folders:
-        for stem, result in _results(folder).items():
-            merged[stem] = merge(merged[stem], result) if stem in merged else result
-    stems = sorted(stem for stem in merged if stem not in RESERVED_STEMS)
+    for index, folder in enumerate(folders):
+        for stem, result in _results(folder, config_parts, log).items():
+            source = f"{folder.name}/{stem}.json"
+            if stem in RESERVED_STEMS:
+                log.add(source, "refused", "reserved name")
+            elif stem in merged:
+                if result.submission != merged[stem].submission:
+                    log.add(source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}")
+                    continue
+                merged[stem] = merge(merged[stem], result)
+                log.add(source, "merged")
+            elif index > 0:
+                log.add(source, "refused", f"no submission {stem!r} in {folders[0].name} (later folders only add parts)")
+            elif result.submission in {r.submission for r in merged.values()}:
+                log.add(source, "refused", f"a second result for {result.submission!r}")
+            else:
+                merged[stem] = result
+                log.add(source, "merged")
+    stems = sorted(merged)
     return stems, [merged[stem] for stem in stems]
+
+
+def missing_result(submission: str, config_parts: Mapping[str, Any], reason: str) -> SubmissionResult:
+    """A roster student's row without a graded submission: every part 0 (not skipped), status `missing`."""
+    parts = [PartResult(name, part["title"], float(part["points"]), 0.0,
+                        [CheckResult(check, name, float(points), False, 0.0, reason)
+                         for check, points in part["checks"].items()])
+             for name, part in config_parts.items()]
+    return SubmissionResult(submission, STATUS_MISSING, parts, load_problems=[reason])
+
+
+def add_roster(stems: list[str], results: list[SubmissionResult], manifest: Path,
+               config_parts: Mapping[str, Any], log: MergeLog) -> tuple[list[str], list[SubmissionResult]]:
+    """Add a `missing` row for every repository of the collector's manifest.csv that has no result.
+
+    Args:
+        stems, results: from `merge_folders`.
+        manifest: collect_submissions' manifest.csv (one row per roster repository).
+        config_parts: grader.yml's parts.
+        log: where each added row is recorded.
+
+    Returns:
+        Stems and results with the roster's missing students added, sorted by stem.
+    """
+    by_stem = dict(zip(stems, results))
+    with manifest.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            repo = (row.get("repo") or "").strip()
+            if not repo:
+                continue
+            stem = Path(row.get("file") or "").stem or safe_name(repo)
+            if stem in by_stem:
+                continue
+            status, detail = row.get("status") or "", row.get("detail") or ""
+            reason = (f"No submission was graded for {repo} (collection: {status}"
+                      + (f", {detail}" if detail else "") + ").")
+            by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason)
+            log.add(f"manifest:{repo}", STATUS_MISSING, reason)
+    ordered = sorted(by_stem)
+    return ordered, [by_stem[stem] for stem in ordered]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,12 +222,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=None)
     parser.add_argument("--html", action="store_true")
     parser.add_argument("--reporter-payload", action="store_true")
+    parser.add_argument("--manifest", type=Path, default=None,
+                        help="collect_submissions' manifest.csv: every roster repository gets a row")
     args = parser.parse_args(argv)
-    stems, results = merge_folders([f for f in args.folders if f.is_dir()])
-    if not results:
-        print("error: no <stem>.json results in " + ", ".join(map(str, args.folders)), file=sys.stderr)
-        return 2
     config = grader_config.load_config(args.config)
+    log = MergeLog()
+    stems, results = merge_folders([f for f in args.folders if f.is_dir()], config["parts"], log)
+    if args.manifest is not None and args.manifest.is_file():
+        stems, results = add_roster(stems, results, args.manifest, config["parts"], log)
+    if not results:
+        print("error: no valid <stem>.json results in " + ", ".join(map(str, args.folders)), file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    log.write(args.out / MERGE_MANIFEST)
+    for source, outcome, detail in log.rows:
+        if outcome != "merged":
+            print(f"{outcome}: {source}: {detail}", file=sys.stderr)
     write_reports(results, stems, config, args.out)
     write_feedback(results, stems, config, args.out, html=args.html, reporter=args.reporter_payload)
     print(f"merged {len(results)} submissions into {args.out}")
