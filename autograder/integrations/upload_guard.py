@@ -116,10 +116,12 @@ def read_beneath(root: Path, relative: str, max_bytes: int = MAX_FILE_BYTES) -> 
             fd = os.open(parts[-1], OPEN_FILE, dir_fd=fds[-1])
         except OSError as error:
             raise UnsafeFile(f"`{relative}` is missing or a link ({error.strerror})") from None
+        status = os.fstat(fd)
+        reason = _reason(status) or ("a folder" if stat.S_ISDIR(status.st_mode) else None)
+        if reason:
+            os.close(fd)
+            raise UnsafeFile(f"`{relative}` is {reason}")
         with os.fdopen(fd, "rb") as handle:
-            reason = _reason(os.fstat(fd))
-            if reason or stat.S_ISDIR(os.fstat(fd).st_mode):
-                raise UnsafeFile(f"`{relative}` is {reason or 'a folder'}")
             data = handle.read(max_bytes + 1)
         if len(data) > max_bytes:
             raise UnsafeFile(f"`{relative}` is larger than {max_bytes // (1024 * 1024)} MB")

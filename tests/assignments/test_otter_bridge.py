@@ -150,10 +150,32 @@ def make_fake_engine(root: Path, body: str) -> Path:
     return root
 
 
-def test_find_engine_root_prefers_the_zips_source(tmp_path: Path) -> None:
+def test_find_engine_root_trusts_only_otters_folder(tmp_path: Path) -> None:
     source = make_fake_engine(tmp_path / "ag" / "source", "")
-    assert bridge.find_engine_root(tmp_path / "ag" / "submission" / "x.ipynb") == source
+    assert bridge.find_engine_root(tmp_path / "ag") == source
     assert bridge.find_engine_root(None) == REPO
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "source").symlink_to(source)   # a link to an engine is not an engine
+    assert bridge.find_engine_root(tmp_path / "linked") == REPO
+
+
+def test_the_engines_result_clears_otters_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Otter's own (blank) execution may fail, e.g. a kernel that died; the engine's grades stand."""
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    submission = root / "submission" / "hw.ipynb"
+    submission.write_text("{}")
+    (root / "submission" / "numpy.py").write_text("raise SystemExit")
+    monkeypatch.setattr(bridge, "grade_parts", lambda path, engine, options: (
+        bridge._merge("hw.ipynb", PARTS, {n: FakeRunner()(path, [n], 1, engine).result["parts"][i]
+                                          for i, n in enumerate(PARTS)}, [EngineRun(UNIT, {"status": "graded"})]),
+        []))
+    plugin = bridge.EnginePlugin(str(submission), {}, {"train": False})
+    plugin.before_grading(AutograderConfig({"autograder_dir": str(root)}))
+    assert sorted(p.name for p in (root / "submission").iterdir()) == ["__init__.py", "hw.ipynb"]
+    results = GradingResults.without_results(RuntimeError("Kernel died"))
+    plugin.after_grading(results)
+    assert not results.has_catastrophic_failure() and results.total == 100
 
 
 def test_run_engine_kills_a_hung_engine(tmp_path: Path) -> None:

@@ -1,0 +1,181 @@
+"""Attack uploads for the Otter paths and the three ways to grade one: `otter run`, the zip's run_otter.py, Gradescope."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from dataclasses import dataclass
+from collections.abc import Callable
+from pathlib import Path
+
+from assignments.transformer_mt import build
+
+REPO = build.REPO
+PAYLOADS = REPO / "tests" / "fixtures" / "otter_uploads" / "payloads"
+TEMPLATE = build.STUDENT_DIR / build.MASTER.name
+CORRECT = REPO / "examples" / "correct_original_format.ipynb"
+SUBPROCESS_TIMEOUT_S = 1200          # a loaded 2-core machine, several gradings at once
+
+
+@dataclass
+class Planted:
+    """What an attack may reach: a marker folder it must not write to, a secret it must not read."""
+
+    markers: Path
+    secret: Path
+    token: str
+
+    def written(self) -> list[str]:
+        """Markers the payloads left (empty when none of them ran)."""
+        return sorted(p.name for p in self.markers.iterdir())
+
+
+class _ExecOnLoad:
+    """Unpickles to a call that writes a marker (Otter unpickles `.OTTER_LOG` as it finds it)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.code = f"open({str(marker)!r}, 'w').write('ran')"
+
+    def __reduce__(self) -> tuple:
+        return exec, (self.code,)
+
+
+def payload_upload(folder: Path, planted: Planted) -> Path:
+    """The untouched template with Otter's state file and modules that shadow Otter's kernel's imports."""
+    folder.mkdir(parents=True)
+    shutil.copyfile(TEMPLATE, folder / TEMPLATE.name)
+    for payload in sorted(PAYLOADS.glob("*.py")):
+        text = payload.read_text(encoding="utf-8").replace("MARKER_DIR", str(planted.markers))
+        (folder / payload.name).write_text(text, encoding="utf-8")
+    (folder / ".OTTER_LOG").write_bytes(pickle.dumps(_ExecOnLoad(planted.markers / "pwned-otter-log")))
+    return folder
+
+
+def unparsable_notebook(target: Path) -> Path:
+    """The correct example notebook as Otter's reader rejects it and the engine reads it: a byte-order
+    mark, a cell without `metadata`, and a `metadata.otter` key Otter cannot validate."""
+    notebook = json.loads(CORRECT.read_text(encoding="utf-8"))
+    notebook["metadata"]["otter"] = {"assignment_name": 7}
+    del notebook["cells"][0]["metadata"]
+    target.write_bytes(b"\xef\xbb\xbf" + json.dumps(notebook, ensure_ascii=False).encode("utf-8"))
+    return target
+
+
+def parse_upload(folder: Path, planted: Planted) -> Path:
+    """An upload holding only the unparsable (but correct) notebook."""
+    folder.mkdir(parents=True)
+    unparsable_notebook(folder / "hw.ipynb")
+    return folder
+
+
+def make_fake_engine(root: Path, planted: Planted) -> None:
+    """A student-made `source/` engine beside a `submission/` folder: running it leaves a marker."""
+    (root / "source" / "autograder").mkdir(parents=True)
+    shutil.copyfile(REPO / "grader.yml", root / "source" / "grader.yml")
+    for name in ("__init__.py", "cli.py"):
+        (root / "source" / "autograder" / name).write_text("")
+    (root / "source" / "autograder" / "__main__.py").write_text(
+        f"open({str(planted.markers / 'pwned-fake-engine')!r}, 'w').write('ran')\n")
+    (root / "submission").mkdir()
+
+
+def link_upload(folder: Path, planted: Planted) -> Path:
+    """Links in an upload: the notebook a symlink into a tree with a fake engine (the correct example,
+    so following it would score), a .py linked to the reference solution, a hard link to a secret."""
+    folder.mkdir(parents=True)
+    fake = folder.parent.parent / f"{folder.parent.name}-elsewhere"
+    make_fake_engine(fake, planted)
+    shutil.copyfile(CORRECT, fake / "submission" / "hw.ipynb")
+    (folder / "hw.ipynb").symlink_to(fake / "submission" / "hw.ipynb")
+    (folder / "model.py").symlink_to(REPO / "reference" / "model.py")
+    os.link(planted.secret, folder / "notes.py")
+    return folder
+
+
+UPLOADS = {"payloads": payload_upload, "parse": parse_upload, "links": link_upload}
+Builder = Callable[[Path, Planted], Path]   # builds an upload in a new folder (links made in place)
+
+
+def _env(multi30k_dir: Path, **extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return {**env, "MULTI30K_DIR": str(multi30k_dir), "OMP_WAIT_POLICY": "PASSIVE", **extra}
+
+
+def _scores(document: dict) -> dict[str, float]:
+    return {test["name"]: test.get("score", 0) for test in document.get("tests", [])}
+
+
+@dataclass
+class Outcome:
+    """One grading of one upload on one path."""
+
+    path: str
+    scores: dict[str, float]     # test/question name -> points
+    document: dict               # results.json as written
+    seconds: float
+    log: str
+
+    @property
+    def total(self) -> float:
+        """The points Gradescope would record."""
+        return float(self.document.get("score", sum(self.scores.values())))
+
+
+def run_otter_cli(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
+    """`python -m otter run -a <zip> <upload.zip>` from the project root, with no PYTHONPATH."""
+    upload = builder(work / "upload", planted)
+    archive = work / "upload.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for path in sorted(upload.rglob("*")):
+            handle.write(path, path.relative_to(upload).as_posix())
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder_zip), "-o", str(work),
+                           "--no-logo", str(archive)], cwd=REPO, env=_env(multi30k_dir), capture_output=True,
+                          text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    document = json.loads((work / "results.json").read_text()) if (work / "results.json").is_file() else {}
+    return Outcome("otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr)
+
+
+def run_zip_entry(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
+    """The zip's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) in a
+    copy of Gradescope's /autograder layout."""
+    root = work / "autograder"
+    (root / "results").mkdir(parents=True)
+    with zipfile.ZipFile(autograder_zip) as handle:
+        handle.extractall(root / "source")
+    (root / "submission_metadata.json").write_text("{}")
+    builder(root / "submission", planted)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(root / "source" / build.RUN_OTTER)], cwd=work,
+                          env=_env(multi30k_dir), capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    path = root / "results" / "results.json"
+    document = json.loads(path.read_text()) if path.is_file() else {}
+    return Outcome("zip run_otter.py", _scores(document), document, time.monotonic() - started,
+                   done.stdout + done.stderr)
+
+
+def run_gradescope(builder: Builder, planted: Planted, work: Path, multi30k_dir: Path) -> Outcome:
+    """The project's Gradescope entry point (autograder/integrations/gradescope/run.py)."""
+    submission = builder(work / "submission", planted)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.gradescope.run", "--submission-dir",
+                           str(submission), "--results", str(work / "results.json")], cwd=REPO,
+                          env=_env(multi30k_dir), capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    path = work / "results.json"
+    document = json.loads(path.read_text()) if path.is_file() else {}
+    return Outcome("gradescope run.py", _scores(document), document, time.monotonic() - started,
+                   done.stdout + done.stderr)
+
+
+def run_cli(notebook: Path, work: Path, multi30k_dir: Path) -> float:
+    """`python -m autograder grade` on one file; returns its points."""
+    work.mkdir(parents=True)
+    subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--out", str(work), "--quiet"],
+                   cwd=REPO, env=_env(multi30k_dir), check=True, timeout=SUBPROCESS_TIMEOUT_S)
+    return float(json.loads((work / f"{notebook.stem}.json").read_text())["points"])
