@@ -18,7 +18,7 @@ import pytest
 
 import otter_uploads as uploads
 
-pytestmark = pytest.mark.timeout(2400)   # the session fixture grades eight times on a shared machine
+pytestmark = pytest.mark.timeout(2400)   # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}
 
 
@@ -31,33 +31,45 @@ def _planted(root: Path) -> uploads.Planted:
     return uploads.Planted(root / "markers", secret, token)
 
 
-@pytest.fixture(scope="module")
-def attacked(autograder_zip: Path, multi30k_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """(upload, path) -> (Outcome or CLI points, Planted, work folder), all run two at a time."""
-    base = tmp_path_factory.mktemp("otter-attacks")
-    jobs = {("payloads", "otter run"): uploads.run_otter_cli, ("payloads", "zip"): uploads.run_zip_entry,
-            ("payloads", "gradescope"): uploads.run_gradescope, ("parse", "zip"): uploads.run_zip_entry,
-            ("parse", "gradescope"): uploads.run_gradescope, ("links", "zip"): uploads.run_zip_entry,
-            ("links", "gradescope"): uploads.run_gradescope}
+JOBS = {("payloads", "otter run"): uploads.run_otter_cli, ("payloads", "zip"): uploads.run_zip_entry,
+        ("parse", "zip"): uploads.run_zip_entry, ("links", "zip"): uploads.run_zip_entry,
+        ("links", "gradescope"): uploads.run_gradescope, ("parse", "cli"): None}
+# The Gradescope entry point never unpickles or starts Otter's kernel, and grades with the CLI's
+# engine: these two cost a minute of grading each, so they run with the slow tests.
+SLOW_JOBS = {("payloads", "gradescope"): uploads.run_gradescope, ("parse", "gradescope"): uploads.run_gradescope}
+
+
+def grade_all(jobs: dict, autograder_zip: Path, multi30k_dir: Path, base: Path) -> dict:
+    """(upload, path) -> (Outcome, or the CLI's points; Planted; work folder), two at a time."""
 
     def run(key: tuple[str, str]) -> tuple:
         upload, path = key
         work = base / f"{upload}-{path.replace(' ', '-')}"
         planted = _planted(work / "planted")
-        builder = uploads.UPLOADS[upload]
-        if path == "cli":
+        builder, runner = uploads.UPLOADS[upload], jobs[key]
+        if runner is None:
             return uploads.run_cli(uploads.unparsable_notebook(work / "hw.ipynb"), work / "out", multi30k_dir), planted, work
-        runner = jobs[key]
         if runner is uploads.run_gradescope:
             return runner(builder, planted, work / "run", multi30k_dir), planted, work
         return runner(builder, planted, autograder_zip, work / "run", multi30k_dir), planted, work
 
-    keys = [*jobs, ("parse", "cli")]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(keys, pool.map(run, keys)))
+        done = dict(zip(jobs, pool.map(run, jobs)))
     print("\n" + "\n".join(f"{u} via {p}: {o.total if hasattr(o, 'total') else o} points, "
-                           f"{getattr(o, 'seconds', 0):.1f} s" for (u, p), (o, _, _) in done.items()))
+                            f"{getattr(o, 'seconds', 0):.1f} s" for (u, p), (o, _, _) in done.items()))
     return done
+
+
+@pytest.fixture(scope="module")
+def attacked(autograder_zip: Path, multi30k_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every upload graded once on each path it applies to (slow ones only when asked for)."""
+    return grade_all(JOBS, autograder_zip, multi30k_dir, tmp_path_factory.mktemp("otter-attacks"))
+
+
+@pytest.fixture(scope="module")
+def attacked_slow(autograder_zip: Path, multi30k_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The uploads on the Gradescope entry point that need a full grading."""
+    return grade_all(SLOW_JOBS, autograder_zip, multi30k_dir, tmp_path_factory.mktemp("otter-attacks-slow"))
 
 
 def _graded_by_the_engine(outcome: uploads.Outcome) -> None:
@@ -67,9 +79,11 @@ def _graded_by_the_engine(outcome: uploads.Outcome) -> None:
         assert names == UNIT_QUESTIONS, names
 
 
-@pytest.mark.parametrize("path", ["otter run", "zip", "gradescope"])
-def test_otter_state_and_shadowing_modules_run_nothing(attacked: dict, path: str, autograder_zip: Path) -> None:
-    outcome, planted, work = attacked[("payloads", path)]
+@pytest.mark.parametrize("path", ["otter run", "zip", pytest.param("gradescope", marks=pytest.mark.slow)])
+def test_otter_state_and_shadowing_modules_run_nothing(request: pytest.FixtureRequest, path: str,
+                                                       autograder_zip: Path) -> None:
+    results = request.getfixturevalue("attacked_slow" if path == "gradescope" else "attacked")
+    outcome, planted, work = results[("payloads", path)]
     _graded_by_the_engine(outcome)
     assert outcome.total == 0, outcome.document
     assert planted.written() == [], "a payload ran: " + outcome.log[-3000:]
@@ -82,11 +96,13 @@ def test_otter_state_and_shadowing_modules_run_nothing(attacked: dict, path: str
         assert ".OTTER_LOG" in outcome.document.get("output", ""), "the refusal is reported"
 
 
-@pytest.mark.parametrize("path", ["zip", "gradescope"])
-def test_notebooks_otter_cannot_parse_get_the_cli_score(attacked: dict, path: str) -> None:
+@pytest.mark.parametrize("path", ["zip", pytest.param("gradescope", marks=pytest.mark.slow)])
+def test_notebooks_otter_cannot_parse_get_the_cli_score(request: pytest.FixtureRequest, attacked: dict,
+                                                        path: str) -> None:
     cli_points = attacked[("parse", "cli")][0]
     assert cli_points == 80
-    outcome = attacked[("parse", path)][0]
+    results = request.getfixturevalue("attacked_slow" if path == "gradescope" else "attacked")
+    outcome = results[("parse", path)][0]
     _graded_by_the_engine(outcome)
     assert outcome.total == cli_points, outcome.document
 
