@@ -88,6 +88,18 @@ def test_several_uploads_pick_one_notebook_and_say_which(tmp_path: Path) -> None
     assert pick_submission(tmp_path / "folder") == (tmp_path / "folder" / "c.ipynb", "")
 
 
+def test_links_and_hard_links_are_never_picked(tmp_path: Path) -> None:
+    upload, outside = tmp_path / "upload", tmp_path / "reference-model.py"
+    upload.mkdir()
+    outside.write_text("class Reference: ...", encoding="utf-8")
+    (upload / "a.ipynb").symlink_to(outside)
+    (upload / "b.py").symlink_to(outside)
+    os.link(outside, upload / "c.py")
+    assert pick_submission(upload) == (None, "")
+    (upload / "d.py").write_text("x = 1", encoding="utf-8")
+    assert pick_submission(upload) == (upload / "d.py", "")
+
+
 def test_an_unreadable_upload_is_graded_zero_with_the_reason(tmp_path: Path) -> None:
     done = run_autograder(tmp_path, {"hw.ipynb": NOTEBOOK_FIXTURES / "corrupt.ipynb"})
     assert done.returncode == 0, done.stderr
