@@ -153,7 +153,7 @@ def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
         return
     patterns = training.get("checkpoint_names") or SCHEMA["training"]["checkpoint_names"].default
     found = locate_checkpoint(submission, list(patterns))
-    if found is not None:
+    if found is not None and os.lstat(found[0]).st_nlink == 1:   # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)
 

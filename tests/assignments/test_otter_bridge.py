@@ -238,3 +238,19 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
     (upload / "hw.pt").symlink_to(tmp_path / "elsewhere.pt")
     assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == \
         {"submission.pt": "link"}
+
+
+def test_otters_kernel_gets_a_start_up_timeout_for_a_loaded_machine() -> None:
+    from nbconvert import preprocessors
+    from traitlets.config import Config
+
+    config = Config()
+    config.ExecutePreprocessor.allow_errors = True     # what Otter sets: still applies
+    patience = bridge._PatientKernelStart()
+    patience.__enter__()
+    try:
+        executor = preprocessors.ExecutePreprocessor(config=config)
+        assert executor.startup_timeout == bridge.KERNEL_START_TIMEOUT_S and executor.allow_errors
+    finally:
+        patience.__exit__()
+    assert preprocessors.ExecutePreprocessor(config=Config()).startup_timeout == 60, "restored after grading"
