@@ -80,7 +80,9 @@ class Worker:
         return {**self._report, "failure": self._broken}
 
     def has(self, name: str) -> bool:
-        """Args: a global name. Returns: whether the submission defines it."""
+        """Args: a global name. Returns: whether the submission defines it.
+        Raises: BudgetSpent once the deadline has passed (the load may not have finished)."""
+        self._check_budget()
         return name in self._report["names"]
 
     def call(self, func: str, args: list, *, kwargs: dict | None = None, set_globals: dict | None = None,

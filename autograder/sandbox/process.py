@@ -13,9 +13,10 @@ from typing import Any, Callable, Sequence
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
-from .treewatch import TreeMemoryWatch
+from .treewatch import TreeMemoryWatch, snapshot, wait_gone
 
 F_SETPIPE_SZ = 1031
+KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
 _SIGNAL_MEANINGS = {
     signal.SIGKILL: "was killed (SIGKILL: a memory or CPU limit, or the system's out-of-memory killer)",
@@ -271,8 +272,10 @@ class WorkerProcess:
         return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (and with it its pid namespace), then reap it."""
-        if self.proc.poll() is None:
+        """Kill the worker's whole process group (and with it its pid namespace), reap it, and wait
+        until every process it had is gone, so that none outlives the worker."""
+        members = snapshot(self.proc.pid) if self.proc.poll() is None else {}
+        if members:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -281,6 +284,7 @@ class WorkerProcess:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        wait_gone(members, KILL_WAIT_S)
 
     def close(self) -> None:
         """Kill the worker and release the pipes."""

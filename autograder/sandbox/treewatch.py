@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections import defaultdict
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -38,6 +39,39 @@ def tree_pids(root: int) -> list[int]:
         found.append(pid)
         stack.extend(children.get(pid, ()))
     return found
+
+
+def _start_time(pid: int) -> str | None:
+    """Returns: the process's start time (field 22 of stat), None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in (b"Z", b"X") else fields[19].decode()
+
+
+def snapshot(root: int) -> dict[int, str]:
+    """Args: a pid. Returns: {pid: start time} of it and its descendants that are alive."""
+    found = {pid: _start_time(pid) for pid in tree_pids(root)}
+    return {pid: started for pid, started in found.items() if started is not None}
+
+
+def wait_gone(members: dict[int, str], timeout_s: float) -> list[int]:
+    """Wait until every process of a snapshot has ended (the kernel tears a pid namespace down
+    one process at a time; on a loaded machine that takes seconds).
+
+    Args:
+        members: from snapshot(); timeout_s: how long to wait at most.
+    Returns:
+        the pids still running at the end (empty when all are gone).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [pid for pid, started in members.items() if _start_time(pid) == started]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
 
 
 def resident_bytes(pids: list[int]) -> int:

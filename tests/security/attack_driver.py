@@ -81,8 +81,11 @@ def _survivors(tag: str, uid: int) -> list[int]:
         try:
             command = Path(f"/proc/{name}/cmdline").read_bytes().decode("utf-8", "replace")
             owner = os.stat(f"/proc/{name}").st_uid
-        except OSError:
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
             continue
+        if state in ("Z", "X"):
+            continue  # dead, waiting to be reaped by the host's init: runs nothing
         if tag in command or (uid != 0 and owner == uid and "attack_driver" not in command):
             found.append(int(name))
     return found
