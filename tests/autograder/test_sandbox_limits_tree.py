@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import BudgetSpent, Limits, Worker
+from autograder.sandbox import BudgetSpent, Limits, Worker, WorkerFailure
 from autograder.sandbox.treewatch import TreeMemoryWatch, resident_bytes, tree_pids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
@@ -60,3 +60,12 @@ def test_a_deadline_cuts_requests_loads_and_restarts():
         with pytest.raises(BudgetSpent):
             worker.call("answer", [])  # no restart is attempted once the budget is spent
         assert time.monotonic() - began < 0.5
+
+
+def test_a_reply_over_the_cap_fails_its_request_unread_and_the_worker_recovers():
+    source = "import torch\n\ndef big(mb):\n    return torch.zeros(mb << 18)\n"  # float32: mb MB
+    with Worker(source, Limits(reply_mb=8), {}) as worker:
+        assert worker.call("big", [4]).numel() == 4 << 18
+        with pytest.raises(WorkerFailure, match=r"a reply of 20 MB is over the reply limit of 8 MB"):
+            worker.call("big", [20])
+        assert worker.call("big", [1]).numel() == 1 << 18  # a fresh worker took over

@@ -112,12 +112,14 @@ def _processes_of(user: str) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_the_points_measure_sees_a_working_solution(corpus):
     _, matrix, _ = corpus
     assert matrix["control_honest"]["points_gained"] == 10, matrix["control_honest"]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_every_grading_ran_in_a_jail(corpus):
     identity, matrix, _ = corpus
     expected = "namespace" if identity == "root" else "userns"
@@ -125,6 +127,7 @@ def test_every_grading_ran_in_a_jail(corpus):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_attack_gains_nothing(corpus, attack):
     identity, matrix, leftovers = corpus
@@ -138,6 +141,7 @@ def test_attack_gains_nothing(corpus, attack):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_tree_memory_attack_is_reported_as_memory(corpus):
     _, matrix, _ = corpus
     assert any("ran out of memory (limit 1536 MB" in m for m in matrix["memory_hogs"]["messages"]), matrix["memory_hogs"]
