@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import batch, config as grader_config
-from autograder.config import TRAINING_MODES, ConfigError
+from autograder.config import ISOLATION_LEVELS, TRAINING_MODES, ConfigError
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import dumps_stable
@@ -29,6 +29,7 @@ FLAG_TO_CONFIG_KEY = {
     "train": "training.enabled",
     "profile": "training.profile",
     "training_mode": "training.mode",
+    "isolation": "worker.isolation",
 }
 
 
@@ -61,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--timeout", type=float, metavar="S",
                        help="seconds per worker request (worker.timeout_s)")
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
+    grade.add_argument("--isolation", choices=ISOLATION_LEVELS,
+                       help="how student code is jailed: auto (a jail, else refuse), namespace (root), "
+                            "userns (no root), weak (audit hook allowed when no jail can be made) "
+                            "(worker.isolation)")
     grade.add_argument("--recursive", "-r", action="store_true",
                        help="also look for submissions in subfolders of folders")
     grade.add_argument("--json", action="store_true",
@@ -141,6 +146,13 @@ def _command_grade(args: argparse.Namespace) -> int:
         print(f"error: cannot load the grading engine (autograder.engine): {error}",
               file=sys.stderr)
         return EXIT_CRASH
+    from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
+
+    try:  # before any submission: a host without a jail is refused once, in one line
+        choose_isolation(Limits(isolation=config["worker"]["isolation"]))
+    except IsolationUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     show_progress = not args.quiet and (len(submissions) > 1
                                         or any(Path(path).is_dir() for path in args.paths))
     results = batch.grade_all(submissions, config, parts, jobs=config["grading"]["jobs"],

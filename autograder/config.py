@@ -107,11 +107,22 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "memory_mb": _key(int, 4096, "Address-space limit of the worker process."),
         "output_bytes": _key(int, 200_000, "Student output kept per worker; the rest is cut."),
         "threads": _key(int, 1, "Torch threads inside the worker."),
+        "isolation": _key(str, "auto", "auto: the root jail when the grader is root, else the jail "
+                          "without root (bubblewrap, unprivileged user namespaces); grading is refused "
+                          "when neither can be made. namespace | userns: only that jail. weak: a jail "
+                          "when possible, else only the audit hook (best effort; every report says "
+                          "so). See docs/SECURITY.md."),
+        "reply_mb": _key(int, 256, "Largest reply the worker may send (MB); a larger one is refused "
+                         "unread and fails its request (bounds the grader's memory)."),
     },
     "grading": {
         "seed": _key(int, 0, "Seed of every generated test case."),
         "jobs": _key(int, 1, "Submissions graded in parallel."),
         "out_dir": _key(str, "grading-output", "Where reports are written."),
+        "submission_budget_s": _key(NUMBER, 300, "Wall-clock budget for all unit parts of one "
+                                    "submission (restarts replay the notebook's top-level code); "
+                                    "parts not reached in it score 0 and say so. 0 = none. The "
+                                    "training part has its own budget (time_budget_s)."),
     },
     "training": {
         "enabled": _key(bool, False, "Grade the training part (trains the student's model)."),
@@ -133,6 +144,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
 }
 
 TRAINING_MODES = ("recipe", "student_hparams", "checkpoint")
+ISOLATION_LEVELS = ("auto", "namespace", "userns", "weak")
 
 # training.hparam_bounds: the hyperparameter cell's names (as the template spells them) and the
 # range a course allows for each; student_hparams and checkpoint modes read the cell.
@@ -277,6 +289,13 @@ def validate(raw: Any) -> dict[str, Any]:
         raise ConfigError(f"{unknown[0]}: unknown section (known: {', '.join(sorted(known))})")
     config = {name: _merge_section(name, schema, raw.get(name))
               for name, schema in SCHEMA.items() if name != "training"}
+    if config["worker"]["isolation"] not in ISOLATION_LEVELS:
+        raise ConfigError(f"worker.isolation: must be one of {', '.join(ISOLATION_LEVELS)}, "
+                          f"got {config['worker']['isolation']!r}")
+    if config["worker"]["reply_mb"] < 1:
+        raise ConfigError("worker.reply_mb: must be at least 1")
+    if config["grading"]["submission_budget_s"] < 0:
+        raise ConfigError("grading.submission_budget_s: must not be negative (0 = no budget)")
     config["training"] = _validate_training(raw.get("training"))
     config["parts"] = _validate_parts(raw.get("parts"))
     return config

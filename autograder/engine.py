@@ -18,6 +18,9 @@ from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 from autograder.training_part import MTKIT_DIR, run_training_part
 
+# Shown in every report of a submission graded without a jail (worker.isolation: weak).
+WEAK_ISOLATION_NOTE = ("Graded with weak isolation (worker.isolation: weak): no jail could be made on "
+                       "the grading host, so student code ran under a best-effort audit hook only.")
 
 
 def worker_limits(config: dict[str, Any]) -> Limits:
@@ -32,7 +35,8 @@ def worker_limits(config: dict[str, Any]) -> Limits:
     worker = config["worker"]
     return Limits(timeout_s=float(worker["timeout_s"]), startup_timeout_s=float(worker["startup_timeout_s"]),
                   memory_mb=int(worker["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(worker["threads"]))
+                  threads=int(worker["threads"]), isolation=worker["isolation"],
+                  reply_mb=int(worker["reply_mb"]))
 
 
 def _describe_problem(problem: Any) -> str:
@@ -120,14 +124,18 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
     unit_checks = [c for p in selected if p not in skipped and p != TRAINING_PART
                    for c in config["parts"][p]["checks"]]
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
+    # The unit parts share one budget (restarts replay every top-level statement); the training
+    # part below has its own (the profile's time_budget_s).
+    budget_s = float(config["grading"]["submission_budget_s"])
+    deadline = started + budget_s if budget_s > 0 else None
     # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
     with Worker(statements, worker_limits(config), dict(GRADER_GLOBALS),
-                helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR]) as worker:
+                helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR], deadline=deadline) as worker:
         report = worker.load_report()
         problems += [_describe_load_error(e) for e in report.get("errors", [])]
         context = CheckContext(student=worker, seed=config["grading"]["seed"],
                                why_missing=loaded.why_missing)
-        verdicts = run_checks(context, unit_checks)
+        verdicts = run_checks(context, unit_checks, budget_s)
         # The student's own mask, drawn in the feedback report (never raises).
         mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in selected else None
     extras: dict[str, Any] = {}
@@ -141,7 +149,10 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
         if outcome.passed:
             extras["training"]["message"] = outcome.message
     result = SubmissionResult(path.name, STATUS_GRADED, _score(config, selected, verdicts, skipped),
-                              load_problems=problems, extras=extras)
+                              load_problems=problems, extras=extras,
+                              isolation=worker.isolation.get("mode", ""))
+    if result.isolation == "weak":
+        result.notes.append(WEAK_ISOLATION_NOTE)
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
     if internal:
         result.extras["internal_errors"] = internal

@@ -56,6 +56,9 @@ class SubmissionResult:
     notes: list[str] = field(default_factory=list)           # grader notes for the student
     extras: dict[str, Any] = field(default_factory=dict)     # e.g. training curve, BLEU details
     grading_seconds: float = 0.0
+    # How the student code was confined: "namespace" (root jail), "userns" (jail without root),
+    # "weak" (audit hook only, best effort), "" (no code ran).
+    isolation: str = ""
 
     @property
     def points(self) -> float:
@@ -99,4 +102,5 @@ class SubmissionResult:
             submission=data["submission"], status=data["status"], parts=parts,
             load_problems=list(data.get("load_problems", [])), notes=list(data.get("notes", [])),
             extras=dict(data.get("extras", {})), grading_seconds=data.get("grading_seconds", 0.0),
+            isolation=str(data.get("isolation", "")),
         )

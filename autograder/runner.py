@@ -14,6 +14,11 @@ from autograder.checks.conftest import CONTEXT_PLUGIN
 from autograder.checks.support import CheckContext, CheckFailed
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+# Student-facing, shown for every check the submission's time budget did not let run.
+BUDGET_SPENT_MESSAGE = ("Not graded: the time budget for grading this submission ({budget:g} s for all "
+                        "parts together) ran out before this check finished, so it scores 0. Top-level "
+                        "code runs again each time the grader restarts your code (after a crash or a "
+                        "timeout): keep slow work (training, downloads, long loops) inside functions.")
 
 
 @dataclass
@@ -26,17 +31,20 @@ class Verdict:
     blocking: bool = False     # the student's code could not run at all (see CheckFailed)
 
 
-def explain_exception(error: BaseException) -> Verdict:
+def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     """Turn an exception raised during a check into a failed verdict.
 
     Args:
         error: what the check raised.
+        budget_s: the submission's time budget (for the message when it ran out).
 
     Returns:
         A verdict with the student's message; `internal_error` is set when the grader failed.
     """
-    from autograder.sandbox import StudentError, WorkerFailure
+    from autograder.sandbox import BudgetSpent, StudentError, WorkerFailure
 
+    if isinstance(error, BudgetSpent):
+        return Verdict(False, BUDGET_SPENT_MESSAGE.format(budget=budget_s), blocking=True)
     if isinstance(error, CheckFailed):
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
@@ -60,8 +68,9 @@ def _is_worker_failure(error: BaseException) -> bool:
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
-    def __init__(self, context: CheckContext, check_ids: list[str] | None) -> None:
+    def __init__(self, context: CheckContext, check_ids: list[str] | None, budget_s: float) -> None:
         self.context = context
+        self.budget_s = budget_s
         self.check_ids = None if check_ids is None else set(check_ids)
         self.verdicts: dict[str, Verdict] = {}
         # Part (check module) -> message, once the student's code hung, crashed or ran out of
@@ -89,24 +98,26 @@ class _ContextPlugin:
         if call.when == "call" and report.passed:
             self.verdicts.setdefault(check_id, Verdict(True))
         elif report.failed:
-            self.verdicts[check_id] = explain_exception(call.excinfo.value)
+            self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if _is_worker_failure(call.excinfo.value):
                 self.stopped_parts[item.module.__name__] = self.verdicts[check_id].message
 
 
-def run_checks(context: CheckContext, check_ids: list[str] | None = None) -> dict[str, Verdict]:
+def run_checks(context: CheckContext, check_ids: list[str] | None = None,
+               budget_s: float = 0.0) -> dict[str, Verdict]:
     """Run the hidden suite (or some of its checks) and return a verdict per check id.
 
     Args:
         context: the student side, seed and caches.
         check_ids: check ids (test names without `test_`) to run; None runs all.
+        budget_s: the submission's time budget the worker enforces (0: none), for messages.
 
     Returns:
         {check id: Verdict}; a check that was selected but did not run is absent.
     """
     if check_ids is not None and not check_ids:
         return {}
-    plugin = _ContextPlugin(context, check_ids)
+    plugin = _ContextPlugin(context, check_ids, budget_s)
     args = [str(CHECKS_DIR), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
             "--rootdir", str(CHECKS_DIR), "-o", "addopts=", "-o", "python_files=test_*.py",
             "--no-header", "-p", "no:timeout"]

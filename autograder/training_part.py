@@ -54,7 +54,9 @@ def training_limits(config: dict[str, Any], budget_s: float) -> Limits:
     training = config["training"]
     return Limits(timeout_s=budget_s, startup_timeout_s=float(worker["startup_timeout_s"]),
                   memory_mb=int(training["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(training["threads"]))
+                  threads=int(training["threads"]), isolation=worker["isolation"],
+                  # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
+                  reply_mb=max(int(worker["reply_mb"]), int(training["checkpoint_max_mb"]) + 64))
 
 
 def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length: int) -> list[Any]:

@@ -3,6 +3,9 @@ from autograder.worker_runtime.protocol import Global, Ref, TorchObject
 
 from .client import Statement, Worker
 from .errors import StudentError, WorkerFailure
+from .errors import BudgetSpent
 from .limits import Limits
+from .plan import IsolationUnavailable, choose_isolation
 
-__all__ = ["Global", "Limits", "Ref", "Statement", "StudentError", "TorchObject", "Worker", "WorkerFailure"]
+__all__ = ["BudgetSpent", "Global", "IsolationUnavailable", "Limits", "Ref", "Statement", "StudentError",
+           "TorchObject", "Worker", "WorkerFailure", "choose_isolation"]

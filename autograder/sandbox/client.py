@@ -12,11 +12,11 @@ import torch
 
 from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, Ref, load_blob, pack_frame
 
-from .errors import StudentError, WorkerFailure
+from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
 from .process import ExchangeError, OutputLog
 from .replies import expect_modules, expect_params, expect_state, text
-from .startup import Launcher, trusted_flatten
+from .startup import BUDGET_REASON, Launcher, trusted_flatten
 
 Statement = tuple[str, int, str]
 
@@ -31,7 +31,8 @@ class Worker:
 
     def __init__(self, statements: Sequence[Statement] | str, limits: Limits | None = None,
                  grader_globals: dict[str, Any] | None = None, extra_paths: Sequence[Path] = (),
-                 *, helpers_source: str = "", data_paths: Sequence[Path] = ()) -> None:
+                 *, helpers_source: str = "", data_paths: Sequence[Path] = (),
+                 deadline: float | None = None) -> None:
         """Start the worker and run the student statements in it.
 
         Args:
@@ -43,6 +44,8 @@ class Worker:
             helpers_source: grader-written code run first in its own module (`grader_helpers`),
                 apart from the student namespace; its classes can stand in for student ones (`new`).
             data_paths: directories made readable inside the sandbox at the same path.
+            deadline: time.monotonic() value after which nothing more runs for this submission
+                (loads, restarts and requests are cut there): BudgetSpent.
         """
         self.limits = limits or Limits()
         if isinstance(statements, str):
@@ -61,6 +64,7 @@ class Worker:
         self._report: dict[str, Any] = {"functions": [], "classes": [], "names": [], "errors": []}
         self._broken: str | None = None
         self._closed = False
+        self.deadline = deadline
         self.isolation: dict[str, Any] = {}
         self.start_seconds: list[float] = []
         self.request_count = 0
@@ -76,7 +80,9 @@ class Worker:
         return {**self._report, "failure": self._broken}
 
     def has(self, name: str) -> bool:
-        """Args: a global name. Returns: whether the submission defines it."""
+        """Args: a global name. Returns: whether the submission defines it.
+        Raises: BudgetSpent once the deadline has passed (the load may not have finished)."""
+        self._check_budget()
         return name in self._report["names"]
 
     def call(self, func: str, args: list, *, kwargs: dict | None = None, set_globals: dict | None = None,
@@ -184,11 +190,16 @@ class Worker:
 
     # --- start-up -----------------------------------------------------------------------------
     def _start(self) -> None:
-        loaded = self._launcher.load(self._baseline)
+        self._check_budget()
+        loaded = self._launcher.load(self._baseline, self.deadline)
         self._report = loaded.report
         self._handles = set()
         self.start_seconds.append(loaded.waited_s)
         self.isolation = loaded.isolation
+
+    def _check_budget(self) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise BudgetSpent(BUDGET_REASON)
 
     # --- requests -----------------------------------------------------------------------------
     def _checked(self, handle: int) -> int:
@@ -210,6 +221,7 @@ class Worker:
         with self._lock:
             if self._closed:
                 raise WorkerFailure("the worker was closed")
+            self._check_budget()
             if self._broken:
                 raise WorkerFailure(self._broken)
             if self._launcher.current is None or not self._launcher.current.alive:
@@ -221,14 +233,20 @@ class Worker:
             frame = self._frame({"op": op, **fields}, values)
             timeout = self.limits.timeout_s if timeout_s is None else timeout_s
             self.request_count += 1
+            deadline = time.monotonic() + timeout
+            cut = self.deadline is not None and self.deadline < deadline
             try:
-                reply = self._launcher.current.exchange(frame, time.monotonic() + timeout)
+                reply = self._launcher.current.exchange(frame, self.deadline if cut else deadline)
             except ExchangeError as exc:
                 self._discard()
+                if exc.kind == "timeout" and cut:
+                    raise BudgetSpent(BUDGET_REASON) from None
                 if exc.kind == "timeout":
                     raise WorkerFailure(f"timed out after {timeout:g} s") from None
                 if exc.kind == "died":
                     raise WorkerFailure(f"worker process {exc.detail} during the request") from None
+                if exc.kind == "memory":
+                    raise WorkerFailure(exc.detail) from None
                 raise WorkerFailure(f"worker sent a malformed reply: {exc.detail}") from None
             return self._interpret(reply, self._last_id)
 

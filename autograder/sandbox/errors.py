@@ -14,6 +14,10 @@ class WorkerFailure(Exception):
         self.reason = reason
 
 
+class BudgetSpent(WorkerFailure):
+    """The submission's whole time budget (Worker deadline) ran out; nothing more is run for it."""
+
+
 class StudentError(Exception):
     """Student code raised an exception (or returned something unusable).
 

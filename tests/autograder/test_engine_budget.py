@@ -1,0 +1,29 @@
+"""The whole-submission time budget: restarts that replay slow top-level code cannot make one submission take minutes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.config import load_config
+from autograder.engine import grade_submission
+from autograder.runner import BUDGET_SPENT_MESSAGE
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks" / "slow_top_level.py"
+
+
+def test_parts_not_reached_in_the_budget_score_zero_and_say_so():
+    budget = 15
+    config = load_config(None, {"grading.submission_budget_s": budget, "worker.timeout_s": 30})
+    result = grade_submission(NOTEBOOK, config, parts=["look_ahead_mask", "masked_loss"])
+    # unbounded, this takes a worker start plus three 6 s loads (one per crash): ~25-40 s
+    assert result.grading_seconds < budget + 8
+    message = BUDGET_SPENT_MESSAGE.format(budget=budget)
+    parts = {p.part: p for p in result.parts}
+    assert parts["look_ahead_mask"].points == 0 and parts["masked_loss"].points == 0
+    assert message in parts["masked_loss"].messages  # the last part is never reached
+    for part in (parts["look_ahead_mask"], parts["masked_loss"]):  # a crash, or cut by the budget
+        assert all(m == message or "could not be run to the end" in m for m in part.messages), part.messages
+
+
+def test_the_budget_has_a_default_and_can_be_switched_off():
+    assert load_config()["grading"]["submission_budget_s"] > 0
+    assert load_config(None, {"grading.submission_budget_s": 0})["grading"]["submission_budget_s"] == 0

@@ -1,0 +1,143 @@
+"""Grades each attack notebook's masked-loss part as the current user and measures what the attack achieved (run by test_attack_corpus.py)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+FIXTURES = ROOT / "tests" / "fixtures" / "security"
+MARKERS = Path("/tmp/autograder-security-markers")
+GRADEBOOK = "file,masked_loss,total\nvictim.py,10,10\nattacker.py,0,0\n"
+PORT = 47321
+# Files an attack may try to create outside the sandbox (besides anything new in MARKERS).
+OUTSIDE = [Path("/tmp/autograder-security-pwned"), Path("/var/tmp/autograder-security-pwned"),
+           Path("/dev/shm/autograder-security-pwned"), Path("/root/autograder-security-pwned"),
+           ROOT / "autograder-security-pwned", ROOT.parent / "autograder-security-pwned"]
+
+
+class Listener:
+    """Loopback TCP listeners (127.0.0.1 and ::1): every connection and byte an attack sends."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.received = b""
+        self.sockets = []
+        for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            server = socket.socket(family, socket.SOCK_STREAM)
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind((address, PORT))
+            server.listen(16)
+            self.sockets.append(server)
+            threading.Thread(target=self._accept, args=(server,), daemon=True).start()
+
+    def _accept(self, server: socket.socket) -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            connection.settimeout(2)
+            try:
+                self.received += connection.recv(65536)
+            except OSError:
+                pass
+            connection.close()
+
+
+def _plant(secret: str) -> None:
+    MARKERS.mkdir(exist_ok=True)
+    for entry in MARKERS.iterdir():
+        entry.unlink()
+    (MARKERS / "gradebook.csv").write_text(GRADEBOOK)
+    (MARKERS / "secret.txt").write_text(secret)
+    os.chmod(MARKERS / "secret.txt", 0o600)
+    for path in OUTSIDE:
+        path.unlink(missing_ok=True)
+
+
+def _written_outside() -> list[str]:
+    written = [str(p) for p in MARKERS.iterdir() if p.name not in ("gradebook.csv", "secret.txt")]
+    if (MARKERS / "gradebook.csv").read_text() != GRADEBOOK:
+        written.append(str(MARKERS / "gradebook.csv"))
+    return written + [str(p) for p in OUTSIDE if p.exists()]
+
+
+def _survivors(tag: str, uid: int) -> list[int]:
+    """Processes left by the sandbox: the grader's own uid when it is not root (the jail maps the
+    student onto it), else any process whose command line holds this run's temp dir."""
+    ours = {os.getpid(), *(_ancestors())}
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in ours:
+            continue
+        try:
+            command = Path(f"/proc/{name}/cmdline").read_bytes().decode("utf-8", "replace")
+            owner = os.stat(f"/proc/{name}").st_uid
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state in ("Z", "X"):
+            continue  # dead, waiting to be reaped by the host's init: runs nothing
+        if tag in command or (uid != 0 and owner == uid and "attack_driver" not in command):
+            found.append(int(name))
+    return found
+
+
+def _ancestors() -> list[int]:
+    pids, pid = [], os.getppid()
+    while pid > 1:
+        pids.append(pid)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat[stat.rfind(")") + 2:].split()[1])
+    return pids
+
+
+def main(argv: list[str]) -> None:
+    """Args: [output JSON path, attack names...]."""
+    from autograder.config import load_config
+    from autograder.engine import grade_submission
+
+    out, names = Path(argv[0]), argv[1:]
+    token, tag = os.environ["AUTOGRADER_FAKE_TOKEN"], os.environ["TMPDIR"]
+    secret = f"secret-file-{token[::-1]}"
+    config = load_config(None, {"worker.memory_mb": 1536, "worker.timeout_s": 40})
+    listener = Listener()
+    matrix = {}
+    for name in names:
+        _plant(secret)
+        before = (listener.connections, len(listener.received))
+        began = time.monotonic()
+        result = grade_submission(FIXTURES / f"{name}.py", config, parts=["masked_loss"])
+        time.sleep(2)  # a surviving daemon would write again meanwhile
+        survivors = _survivors(tag, os.getuid())
+        text = json.dumps(result.to_json())
+        leaked = text + listener.received[before[1]:].decode("utf-8", "replace") + "".join(
+            p.read_text(errors="replace") for p in MARKERS.iterdir() if p.name != "secret.txt")
+        part = next(p for p in result.parts if p.part == "masked_loss")
+        matrix[name] = {
+            "points_gained": part.points,
+            "files_written_outside": _written_outside(),
+            "processes_surviving": len(survivors),
+            "secrets_read": int(token in leaked) + int(secret in leaked),
+            "loopback_connections": listener.connections - before[0],
+            "isolation": result.isolation,
+            "messages": part.messages,
+            "seconds": round(time.monotonic() - began, 1),
+        }
+        print(name, json.dumps(matrix[name])[:300], flush=True)
+    out.write_text(json.dumps({"uid": os.getuid(), "matrix": matrix}, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,160 @@
+"""The attack corpus (tests/fixtures/security/) against the whole grader, as root and as a throwaway non-root user: every attack gains nothing."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DRIVER = HERE / "attack_driver.py"
+MARKERS = Path("/tmp/autograder-security-markers")
+ATTACKS = ["ctypes_read_reference", "read_hidden_checks", "network_loopback", "daemon_outlives_worker",
+           "kill_everything", "memory_hogs", "fork_bomb", "environment_secrets", "write_outside"]
+IS_ROOT = os.geteuid() == 0
+
+
+def _blocked_ancestor(path: str) -> tuple[str, str] | None:
+    """The first directory on the way to `path` that other users cannot traverse, and its child on
+    that way (e.g. ("/root", "/root/.pyenv") for a pyenv Python); None when nothing blocks."""
+    real = Path(os.path.realpath(path))
+    for parent in reversed(real.parents):
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return str(parent), str(parent / real.relative_to(parent).parts[0])
+    return None
+
+
+def _as_user(user: str, argv: list[str]) -> list[str]:
+    """argv run as `user`. When Python lives under a directory others cannot traverse (pyenv under
+    /root, mode 700), the command runs in a private mount namespace where that directory is an
+    empty tmpfs holding only the needed child (bind-mounted back): the host's /root is not
+    changed and nothing else in it becomes reachable."""
+    drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
+    blocked = _blocked_ancestor(sys.base_prefix)
+    if blocked is None:
+        return drop + argv
+    parent, child = blocked
+    below = Path(os.path.realpath(sys.base_prefix))
+    if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
+        pytest.skip(f"more than one directory on the way to {sys.base_prefix} is closed to other users")
+    script = ('set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
+              'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"')
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", child, parent,
+            *drop, *argv]
+
+
+@pytest.fixture(scope="module", params=["root", "non-root"])
+def corpus(request, tmp_path_factory):
+    """Run every attack once as this identity; returns the driver's matrix {attack: counts}."""
+    identity = request.param
+    if not IS_ROOT:
+        pytest.skip("the corpus creates a throwaway user and runs as root; run it as root")
+    user = None
+    work = Path(tempfile.mkdtemp(prefix="agsec-"))
+    os.chmod(work, 0o755)
+    if identity == "non-root":
+        if shutil.which("useradd") is None or shutil.which("setpriv") is None:
+            pytest.skip("needs useradd and setpriv to create and become a throwaway user")
+        user = f"agsec{secrets.token_hex(3)}"
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                       check=True, capture_output=True)
+    try:
+        shutil.rmtree(MARKERS, ignore_errors=True)
+        MARKERS.mkdir()
+        tmp = work / "tmp"
+        tmp.mkdir()
+        if user is not None:
+            for path in (MARKERS, tmp, work):
+                shutil.chown(path, user, user)
+        token = "ghp_fake" + secrets.token_hex(16)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp),
+               "LANG": "C.UTF-8", "OMP_WAIT_POLICY": "PASSIVE", "AUTOGRADER_FAKE_TOKEN": token,
+               "GITHUB_TOKEN": token}
+        out = work / "matrix.json"
+        argv = [sys.executable, str(DRIVER), str(out), *ATTACKS, "control_honest"]
+        if user is not None:
+            argv = _as_user(user, argv)
+        done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
+        assert done.returncode == 0 and out.exists(), \
+            f"the grader did not survive the corpus (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        data = json.loads(out.read_text())
+        assert (data["uid"] == 0) == (identity == "root")
+        leftovers = _processes_of(user) if user is not None else []
+        print(f"\n[{identity}] " + json.dumps(data["matrix"], indent=None))  # the matrix, with -s
+        yield identity, data["matrix"], leftovers
+    finally:
+        shutil.rmtree(MARKERS, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+        if user is not None:
+            subprocess.run(["userdel", user], capture_output=True)
+
+
+def _processes_of(user: str) -> list[int]:
+    uid = int(subprocess.run(["id", "-u", user], capture_output=True, text=True, check=True).stdout)
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
+def test_the_points_measure_sees_a_working_solution(corpus):
+    _, matrix, _ = corpus
+    assert matrix["control_honest"]["points_gained"] == 10, matrix["control_honest"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
+def test_every_grading_ran_in_a_jail(corpus):
+    identity, matrix, _ = corpus
+    expected = "namespace" if identity == "root" else "userns"
+    assert {row["isolation"] for row in matrix.values()} == {expected}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_attack_gains_nothing(corpus, attack):
+    identity, matrix, leftovers = corpus
+    row = matrix[attack]
+    assert row["points_gained"] == 0, row
+    assert row["files_written_outside"] == [], row
+    assert row["processes_surviving"] == 0, row
+    assert row["secrets_read"] == 0, row
+    assert row["loopback_connections"] == 0, row
+    assert leftovers == [], f"processes of the throwaway user outlived the grader: {leftovers}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
+def test_tree_memory_attack_is_reported_as_memory(corpus):
+    _, matrix, _ = corpus
+    assert any("ran out of memory (limit 1536 MB" in m for m in matrix["memory_hogs"]["messages"]), matrix["memory_hogs"]
+
+
+def test_refusal_without_a_jail_is_one_line(monkeypatch):
+    from autograder.sandbox import plan
+
+    monkeypatch.setattr(plan.HostState, "namespace_broken", True)
+    monkeypatch.setattr(plan.HostState, "userns_problem", "bwrap: No permissions to create a new namespace")
+    monkeypatch.setattr(plan.os, "geteuid", lambda: 1000)
+    with pytest.raises(IsolationUnavailable) as info:
+        choose_isolation(Limits())
+    assert "\n" not in str(info.value) and "worker.isolation: weak" in str(info.value)
+    assert "No permissions to create a new namespace" in str(info.value)
+    assert choose_isolation(Limits(isolation="weak")) == "weak"
