@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -140,6 +141,7 @@ def _translate_batch(
     gen[:, 0] = sos_idx
     rows = torch.arange(n, device=device)  # batch rows still decoding
     act_src, act_enc = src, enc
+    projection: _LastPositionProjection | None = None
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
@@ -148,8 +150,16 @@ def _translate_batch(
         dec[:, :cur] = gen[rows, :cur]
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
-        logits = model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
-        nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
+
+        def run_decoder() -> Tensor:
+            return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
+
+        if projection is None:  # first step: full logits, and find the output layer for the next ones
+            owner = model.decoder if isinstance(model.decoder, nn.Module) else model
+            projection, logits = _LastPositionProjection.find(owner, run_decoder)
+            nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
+        else:
+            nxt = projection.next_tokens(run_decoder, cur - 1)
         gen[rows, cur] = nxt
         alive = nxt != eos_idx
         if not bool(alive.any()):
@@ -157,3 +167,63 @@ def _translate_batch(
         if not bool(alive.all()):  # drop finished rows from the batch
             rows, act_src, act_enc = rows[alive], act_src[alive], act_enc[alive]
     return [_cut(row, eos_idx) for row in gen[:, 1:].tolist()]
+
+
+class _LastPositionProjection:
+    """Computes the decoder's output layer for the one position greedy decoding reads.
+
+    Without a cache every step reruns the decoder over all L positions; its final nn.Linear (the
+    vocabulary projection) is the largest single cost there and only position `cur - 1` is used.
+    A forward pre-hook gives that Linear just that position. It is used only when the decoder's
+    return value IS the output of one nn.Linear called once per forward (checked on the first
+    step), so the logits read are unchanged; any other decoder is run in full.
+    """
+
+    def __init__(self, layer: nn.Linear | None) -> None:
+        self.layer = layer
+
+    @classmethod
+    def find(cls, owner: nn.Module, run: Callable[[], Tensor]) -> tuple[_LastPositionProjection, Tensor]:
+        """Run the decoder once with hooks on the Linear layers of `owner`.
+
+        Args:
+            owner: the model's decoder (or the model, when its decoder is not a module).
+            run: calls it on this step's inputs.
+
+        Returns:
+            The helper (layer None when no single Linear produces the decoder's output) and the logits.
+        """
+        outputs: dict[nn.Module, list[Tensor]] = {}
+        layers = [m for m in owner.modules() if isinstance(m, nn.Linear)]
+        handles = [m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out))
+                   for m in layers]
+        try:
+            logits = run()
+        finally:
+            for handle in handles:
+                handle.remove()
+        found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
+        return cls(found[0] if len(found) == 1 else None), logits
+
+    def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:
+        """Argmax token at `position` of every row: (b,)."""
+        if self.layer is None:
+            return run()[:, position].argmax(dim=-1)
+        sliced = [False]
+
+        def keep_position(module: nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+            x = args[0] if args else None
+            if not isinstance(x, Tensor) or x.dim() != 3:
+                return None
+            sliced[0] = True
+            return (x[:, position : position + 1], *args[1:])  # (b, 1, d)
+
+        handle = self.layer.register_forward_pre_hook(keep_position)
+        try:
+            logits = run()
+        finally:
+            handle.remove()
+        if sliced[0] and logits.dim() == 3 and logits.size(1) == 1:
+            return logits[:, 0].argmax(dim=-1)
+        self.layer = None  # the decoder did something unexpected: run it in full from now on
+        return run()[:, position].argmax(dim=-1)

@@ -16,6 +16,7 @@ from assignments.transformer_mt import build
 
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 HEAVY_TAG, TRAINING_TAG = "otter_ignore", "training-section"
+RENAMED_NOTEBOOK = "내 과제 (최종 제출) v2.ipynb"
 CHECK_REPORT = """
 import json as _json
 _report = {}
@@ -95,8 +96,15 @@ def student_run(kernel_env: dict[str, str], tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="module")
-def solution_run(solution_notebook: Path, kernel_env: dict[str, str]) -> tuple[list, dict]:
-    return execute(solution_notebook, [CHECK_REPORT, SMOKE_RUN], kernel_env)
+def solution_run(solution_notebook: Path, kernel_env: dict[str, str],
+                 tmp_path_factory: pytest.TempPathFactory) -> tuple[list, dict]:
+    # Saved under another name (spaces, Hangul), as students do: grader.check must not depend on it.
+    folder = tmp_path_factory.mktemp("solution")
+    for item in ("tests", "mtkit"):
+        shutil.copytree(solution_notebook.parent / item, folder / item)
+    renamed = folder / RENAMED_NOTEBOOK
+    shutil.copyfile(solution_notebook, renamed)
+    return execute(renamed, [CHECK_REPORT, SMOKE_RUN], kernel_env)
 
 
 def test_student_notebook_runs_up_to_training_without_error(student_run: tuple[list, dict]) -> None:

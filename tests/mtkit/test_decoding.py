@@ -142,3 +142,36 @@ def test_eval_and_inference_mode_and_mode_restored():
 def test_rejects_zero_new_tokens():
     with pytest.raises(ValueError):
         _translate(CopyModel(), _srcs(), max_new_tokens=0)
+
+
+class TinySeq2Seq(nn.Module):
+    """A small trainable-style model whose decoder ends in an nn.Linear (like the assignment's)."""
+
+    def __init__(self, scale_output: bool = False) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb_src, self.emb_tgt = nn.Embedding(V, 16), nn.Embedding(V, 16)
+        self.mix, self.out = nn.Linear(32, 16), nn.Linear(16, V)
+        self.scale_output = scale_output  # True: the returned tensor is not the Linear's own output
+        self.out_lengths: list[int] = []
+        self.out.register_forward_hook(lambda module, args, output: self.out_lengths.append(args[0].size(1)))
+
+    def encoder(self, src: Tensor, src_mask: Tensor) -> Tensor:
+        return self.emb_src(src)
+
+    def decoder(self, dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
+        seen = trg_mask[:, 0].float()  # (B, L, L): causal average of the target embeddings
+        h = seen @ self.emb_tgt(dec) / seen.sum(-1, keepdim=True).clamp(min=1)
+        keys = src_mask[:, 0].float()  # (B, L, L): average of the non-pad source positions
+        context = keys @ enc / keys.sum(-1, keepdim=True).clamp(min=1)
+        logits = self.out(torch.tanh(self.mix(torch.cat([h, context], dim=-1))))
+        return logits * 1.0 if self.scale_output else logits
+
+
+def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
+    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
+    fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
+    kwargs = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
+    assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
+    assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}   # first step finds the layer
+    assert min(full.out_lengths) == 9   # the decoder's output is not the Linear's: every step in full

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -182,6 +183,24 @@ def _case_message(message: str | None, failure_message: str | None) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "\n..."
 
 
+def case_code(body: Any) -> str:
+    """The text of a test case: an OK-format case's doctest, an exception-format case's function source.
+
+    Args:
+        body: `TestCase.body` (a string, or the decorated `test_case` object holding `test_func`).
+
+    Returns:
+        The source text; "" when it cannot be found (never an object's repr).
+    """
+    if isinstance(body, str):
+        return body
+    function = getattr(body, "test_func", body)
+    try:
+        return inspect.getsource(function) if callable(function) else ""
+    except (OSError, TypeError):
+        return ""
+
+
 def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> CheckOutcome:
     """Run one Otter test file on the namespace, as `grader.check` does in the notebook.
 
@@ -221,7 +240,7 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
                          0.0 if nothing or not result.passed else float(result.test_case.points or 0),
                          float(result.test_case.points or 0),
                          "" if result.passed else _case_message(result.message, result.test_case.failure_message),
-                         str(result.test_case.body))
+                         case_code(result.test_case.body))
              for result in test_file.test_case_results]
     return CheckOutcome(test_file.name, str(path), sum(case.points for case in cases), possible, cases,
                         seconds=time.monotonic() - started)

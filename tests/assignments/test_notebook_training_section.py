@@ -1,0 +1,54 @@
+"""The notebook's training section matches grader.yml: the graded mode and the CPU setting."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import yaml
+
+from assignments.transformer_mt import build
+
+CONFIG = yaml.safe_load((build.REPO / "grader.yml").read_text(encoding="utf-8"))
+CELLS = json.loads(build.MASTER.read_text(encoding="utf-8"))["cells"]
+MODEL_AND_RECIPE = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
+                    "learning_rate")
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def assignments(text: str) -> dict[str, object]:
+    """Top-level `name = constant` statements of a code cell."""
+    return {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(text).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+
+
+def solution_hparams() -> dict[str, object]:
+    cell = next(source(c) for c in CELLS if c["cell_type"] == "code" and "embedding_dim = " in source(c)
+                and "epochs = " in source(c))
+    return assignments(cell)
+
+
+def test_training_section_names_the_graded_mode() -> None:
+    section = next(source(c) for c in CELLS if "training-section" in c["metadata"].get("tags", []))
+    mode = CONFIG["training"]["mode"]
+    assert f"`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
+
+
+def test_cpu_setting_is_the_graders_cpu_profile() -> None:
+    profile = CONFIG["training"]["profiles"]["cpu"]
+    hparams = solution_hparams()
+    assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {name: profile[name] for name in MODEL_AND_RECIPE}
+    settings = next(assignments(source(c)) for c in CELLS if c["cell_type"] == "code" and "warmup_steps = " in source(c))
+    assert settings["warmup_steps"] == profile["warmup_steps"] and settings["target_bleu"] == CONFIG["training"]["threshold_bleu"]
+
+
+def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:
+    table = next(source(c) for c in CELLS if c["cell_type"] == "markdown" and "| CPU 설정" in source(c))
+    for name, value in solution_hparams().items():
+        row = re.search(rf"^\| `{name}` \| ([^|]+) \|", table, re.MULTILINE)
+        assert row, f"{name} is not in the table"
+        assert ast.literal_eval(row.group(1).strip()) == value, (name, row.group(1), value)
