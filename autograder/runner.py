@@ -35,20 +35,18 @@ def explain_exception(error: BaseException) -> Verdict:
     Returns:
         A verdict with the student's message; `internal_error` is set when the grader failed.
     """
+    from autograder.reports.i18n import t
     from autograder.sandbox import StudentError, WorkerFailure
 
     if isinstance(error, CheckFailed):
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
         where = f" ({error.where})" if getattr(error, "where", "") else ""
-        return Verdict(False, f"Your code raised {error.exc_type}: {error.message}{where}.",
+        return Verdict(False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where),
                        blocking=True)
     if isinstance(error, WorkerFailure):
-        return Verdict(False, f"Your code could not be run to the end: {error.reason}.",
-                       blocking=True)
-    return Verdict(False, "The grader could not finish this check (internal error); it is not "
-                   "counted against you, but the points are withheld until a TA looks at it.",
-                   internal_error=f"{type(error).__name__}: {error}")
+        return Verdict(False, t("engine.not_finished", reason=error.reason), blocking=True)
+    return Verdict(False, t("engine.internal_error"), internal_error=f"{type(error).__name__}: {error}")
 
 
 def _is_worker_failure(error: BaseException) -> bool:
