@@ -83,8 +83,5 @@ def test_mask_matches_reference(ctx: CheckContext) -> None:
         where = first_mismatch(mask, expected, close=False)
         if where is not None:
             row, _, query, key = where
-            fail(f"For a batch of shape {tuple(batch.shape)} with pad_idx={pad_idx}, the mask is "
-                 f"{'open' if bool(mask[where]) else 'blocked'} at batch row {row}, query {query}, "
-                 f"key {key} but should be "
-                 f"{'open' if bool(expected[where]) else 'blocked'}: position i may attend to j "
-                 "exactly when j <= i and token j is not padding.")
+            key_name = "checks.mask.differs_open" if bool(mask[where]) else "checks.mask.differs_blocked"
+            fail(t(key_name, shape=tuple(batch.shape), pad_idx=pad_idx, row=row, query=query, key=key))

@@ -117,7 +117,8 @@ def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | N
         if note:
             result.notes.insert(0, note)
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"])
+    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"],
+                             language=config["feedback"]["language"])
     return result
 
 
