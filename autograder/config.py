@@ -136,9 +136,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                  "match wins; {stem} is the notebook's name without extension. Names "
                                  "without {stem} count only when the notebook is alone in its folder."),
         "checkpoint_max_mb": _key(NUMBER, 512, "checkpoint mode: larger checkpoint files are refused."),
-        "memorisation_gap": _key(NUMBER, 0.1, "Largest validation - test BLEU gap (0-1) of the final "
+        "memorisation_gap": _key(NUMBER, 0.05, "Largest validation - test BLEU gap (0-1) of the final "
                                  "weights; a larger one withholds the training points for a TA's review "
-                                 "(docs/SECURITY.md: honest runs measured, what it cannot catch)."),
+                                 "(docs/TRAINING_MODES.md: honest runs measured, what it cannot catch)."),
     },
 }
 
