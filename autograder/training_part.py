@@ -110,7 +110,7 @@ def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[s
     if "test" in evaluation:
         check = memorisation_gap(bleu, evaluation["test"]["bleu"], float(config["training"]["memorisation_gap"]))
         details["memorisation"] = check
-        if check["flagged"]:
+        if check["flagged"] and bleu >= threshold:   # below the bar there are no points to hold
             return TrainingOutcome(False, t("training.memorised", validation=check["validation_bleu"],
                                             test=check["test_bleu"], gap=check["gap"],
                                             threshold=check["threshold"]), details)
