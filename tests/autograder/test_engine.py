@@ -59,7 +59,8 @@ def test_untouched_template_scores_zero_with_one_message_per_part(graded) -> Non
         assert len(part.messages) == 1, (part.part, part.messages)
         assert "Traceback" not in part.messages[0]
     mask_message = next(p for p in result.parts if p.part == "look_ahead_mask").messages[0]
-    assert "cell 13" in mask_message and "did not parse" in mask_message
+    # grader.yml's feedback language is Korean: "`...` is in cell 13, ..., which did not parse"
+    assert "13번 셀" in mask_message and "파싱되지 않았습니다" in mask_message
 
 
 def test_training_part_is_reported_as_skipped_when_not_enabled(graded) -> None:
