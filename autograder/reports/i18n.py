@@ -79,11 +79,11 @@ def config_language(config: dict[str, Any] | None) -> str:
     return str(config.get("feedback", {}).get("language", FALLBACK))
 
 
-def t(key: str, language: str | None = None, **fields: Any) -> str:
+def t(key: str, /, language: str | None = None, **fields: Any) -> str:
     """The message `key` in the current (or given) language, with its fields filled in.
 
     Args:
-        key: the catalogue key, e.g. "report.total".
+        key: the catalogue key, e.g. "report.total" (positional: a message may have a {key} field).
         language: overrides the current language.
         **fields: values for the message's `{name}` fields.
 

@@ -79,3 +79,8 @@ def test_reports_use_the_language_throughout(language: str) -> None:
         for key in ("report.failed_checks", "report.html.checks", "report.summary_title"):
             assert t(key, language=other) not in page, (key, language)
     assert f'<html lang="{language}">' in pages[2]
+
+
+def test_a_message_may_have_fields_named_key_or_language() -> None:
+    text = t("checks.mask.differs_open", shape=(2, 6), pad_idx=3, row=0, query=0, key=1, language="en")
+    assert "query 0, key 1 but should be blocked" in text
