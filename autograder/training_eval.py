@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from autograder.reports.i18n import t   # student-facing text, in the configured language
 from autograder.sandbox import Worker
 from autograder.transplant import candidate_mappings
 from mtkit.batching import pad_pair_batch
@@ -109,14 +110,12 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
     Returns:
         A Fit: the reference model carrying the student's weights, or the reason none fits.
     """
-    from autograder.reports.i18n import t   # student-facing text, in the configured language
-
-    state = {name.removeprefix("model."): t_ for name, t_ in worker.state(session).items()
+    state = {name.removeprefix("model."): tensor for name, tensor in worker.state(session).items()
              if name.startswith("model.")}
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     model = build_model(hparams, vocab_sizes, data.max_length).eval()
     reference_params = [(n, list(p.shape)) for n, p in model.named_parameters()]
-    student_params = [(n, list(t_.shape)) for n, t_ in state.items() if t_.is_floating_point()]
+    student_params = [(n, list(tensor.shape)) for n, tensor in state.items() if tensor.is_floating_point()]
     unfitted = describe_unfitted(reference_params, student_params)
     if unfitted["reference_only"] or unfitted["student_only"]:
         parts = []

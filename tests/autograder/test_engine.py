@@ -46,6 +46,8 @@ def test_buggy_example_loses_points_exactly_on_its_two_bugged_parts(graded, conf
     full = {p: config["parts"][p]["points"] for p in UNIT_PARTS}
     lost = sorted(p for p in UNIT_PARTS if points[p] < full[p])
     assert lost == ["look_ahead_mask", "masked_loss"]
+    # Every failed check has a student-facing reason, none is a grader error (in either language).
+    assert "internal_errors" not in graded["buggy_original_format"].extras
     assert points["look_ahead_mask"] < full["look_ahead_mask"]
 
 
