@@ -127,19 +127,24 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
                            ref_count=len(reference_params), stu_count=len(student_params)), unfitted)
     batch = probe_batch(data)
     student_logits = worker.run(session, "logits", batch, mode="eval")
-    closest = None
+    closest, expected_shape = None, None
     for mapping in candidate_mappings(reference_params, student_params):
         model.load_state_dict({ref: state[stu] for ref, stu in mapping.items()}, strict=False)
         with torch.no_grad():
             logits = model(*batch)
+        expected_shape = tuple(logits.shape)
         if not isinstance(student_logits, Tensor) or logits.shape != student_logits.shape:
             continue
         if torch.allclose(logits, student_logits, rtol=1e-3, atol=1e-4):
             return Fit(model)
         difference = float((logits - student_logits).abs().max())
         closest = difference if closest is None else min(closest, difference)
-    return Fit(None, t("training.unfit.logits",
-                       difference="?" if closest is None else f"{closest:.3g}"),
+    if closest is None and expected_shape is not None:   # not even the output's shape matches
+        got = (tuple(student_logits.shape) if isinstance(student_logits, Tensor)
+               else type(student_logits).__name__)
+        return Fit(None, t("training.unfit.logits_shape", got=got, expected=expected_shape),
+                   {"student_output": str(got), "expected_shape": list(expected_shape)})
+    return Fit(None, t("training.unfit.logits", difference=f"{closest:.3g}" if closest is not None else "?"),
                {"max_logit_difference": closest})
 
 
