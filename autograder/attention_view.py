@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from autograder.reports.i18n import t
+
 FUNCTION = "create_look_ahead_mask_for_attention"
 PAD_IDX = 3
 SPECIAL_LABELS = {0: "<unk>", 1: "<sos>", 2: "<eos>", 3: "<pad>"}
@@ -78,23 +80,19 @@ def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor,
         Sentences for the report; a single "matches" sentence when the masks agree.
     """
     if torch.equal(mask, expected):
-        return ["Lower-triangular with the padding columns blocked: every position sees itself "
-                "and the tokens before it, never a later token or padding. This is correct."]
+        return [t("mask_view.correct")]
     length = batch.shape[1]
     later = torch.ones(length, length, dtype=torch.bool).triu(1)[None]
     key_is_word = (batch != pad_idx)[:, None, :]
     findings = []
     if bool((mask & later & key_is_word).any()):
-        findings.append("Some positions can see LATER tokens (cells above the diagonal are open): "
-                        "the decoder could copy the word it is supposed to predict.")
+        findings.append(t("mask_view.sees_later"))
     if bool((~mask & ~later & key_is_word).any()):
-        findings.append("Some positions cannot see themselves or EARLIER tokens (cells on or below "
-                        "the diagonal are blocked).")
+        findings.append(t("mask_view.hides_earlier"))
     if bool((mask & ~key_is_word).any()):
-        findings.append("Some positions can see PADDING tokens (open cells in a <pad> column).")
+        findings.append(t("mask_view.sees_padding"))
     differing = int((mask != expected).sum())
-    findings.append(f"{differing} of {mask.numel()} cells differ from the correct mask "
-                    "(marked with a red x in the picture).")
+    findings.append(t("mask_view.differing", differing=differing, total=mask.numel()))
     return findings
 
 

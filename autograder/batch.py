@@ -52,22 +52,40 @@ def _folder_files(folder: Path, recursive: bool) -> list[tuple[Path, str]]:
 
 
 def _unique(preferred: list[str], fallback: list[str], reserved: frozenset[str] = frozenset()) -> list[str]:
-    counts = Counter(preferred)
-    chosen = [alt if counts[name] > 1 or name in reserved else name
-              for name, alt in zip(preferred, fallback)]
-    taken = set(reserved)
+    """One distinct name per entry: the preferred one, else the fallback, numbered when still taken.
+
+    Names compare case-insensitively (`Alice` and `alice` are one file on macOS and Windows).
+
+    Args:
+        preferred: the names wanted, one per entry.
+        fallback: the name to use where the preferred one is shared or reserved.
+        reserved: names no entry may take (compared case-insensitively).
+
+    Returns:
+        The chosen names, in entry order.
+    """
+    folded = [name.casefold() for name in preferred]
+    counts = Counter(folded)
+    reserved_folded = {name.casefold() for name in reserved}
+    chosen = [alt if counts[key] > 1 or key in reserved_folded else name
+              for name, key, alt in zip(preferred, folded, fallback)]
+    taken = set(reserved_folded)
     unique = []
     for name in chosen:
         candidate, number = name, 2
-        while candidate in taken:
+        while candidate.casefold() in taken:
             candidate, number = f"{name}-{number}", number + 1
-        taken.add(candidate)
+        taken.add(candidate.casefold())
         unique.append(candidate)
     return unique
 
 
 def _safe_stem(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text.replace("/", "__")).lstrip(".") or "submission"
+    """A file-name stem without dots: every report file is `<stem>.<kind>` and the kinds start with
+    a dot (`.json`, `.results.json`, `.md`, `.feedback.md`, `.html`, `.reporter.json`), so distinct
+    stems can never produce the same file name (`alice.results` would otherwise write
+    `alice.results.json`, alice's Gradescope file)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text.replace("/", "__")).strip("_") or "submission"
 
 
 def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[Submission]:

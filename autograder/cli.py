@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import batch, config as grader_config
-from autograder.config import ISOLATION_LEVELS, TRAINING_MODES, ConfigError
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import dumps_stable
@@ -30,6 +30,7 @@ FLAG_TO_CONFIG_KEY = {
     "profile": "training.profile",
     "training_mode": "training.mode",
     "isolation": "worker.isolation",
+    "language": "feedback.language",
 }
 
 
@@ -59,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="recipe: the grader trains with the profile; student_hparams: with the "
                             "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
                             "beside the notebook (training.mode)")
+    grade.add_argument("--language", choices=FEEDBACK_LANGUAGES,
+                       help="language of the student-facing messages and reports (feedback.language)")
     grade.add_argument("--timeout", type=float, metavar="S",
                        help="seconds per worker request (worker.timeout_s)")
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")

@@ -16,7 +16,7 @@ DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
 
 
 TRAINING_PART = "training"   # the part that training.enabled switches on
-TRAINING_DISABLED_REASON = "The training run was not graded in this run (enable it with --train)."
+FEEDBACK_LANGUAGES = ("ko", "en")
 
 
 def disabled_parts(config: dict[str, Any]) -> dict[str, str]:
@@ -28,8 +28,10 @@ def disabled_parts(config: dict[str, Any]) -> dict[str, str]:
     Returns:
         {part: reason}; today only the training part, when training is not enabled.
     """
+    from autograder.reports.i18n import t   # the reason is student-facing text
+
     if not config["training"]["enabled"] and TRAINING_PART in config["parts"]:
-        return {TRAINING_PART: TRAINING_DISABLED_REASON}
+        return {TRAINING_PART: t("training.disabled")}
     return {}
 
 
@@ -123,6 +125,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                     "submission (restarts replay the notebook's top-level code); "
                                     "parts not reached in it score 0 and say so. 0 = none. The "
                                     "training part has its own budget (time_budget_s)."),
+        "max_notebook_mb": _key(NUMBER, 20, "Submissions larger than this are not read (0 points, a "
+                                "message naming the limit); checked before reading the file."),
+    },
+    "feedback": {
+        "language": _key(str, "ko", "Language of every student-facing message and report: ko | en."),
     },
     "training": {
         "enabled": _key(bool, False, "Grade the training part (trains the student's model)."),
@@ -140,6 +147,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                  "match wins; {stem} is the notebook's name without extension. Names "
                                  "without {stem} count only when the notebook is alone in its folder."),
         "checkpoint_max_mb": _key(NUMBER, 512, "checkpoint mode: larger checkpoint files are refused."),
+        "memorisation_gap": _key(NUMBER, 0.05, "Largest validation - test BLEU gap (0-1) of the final "
+                                 "weights; a larger one withholds the training points for a TA's review "
+                                 "(docs/TRAINING_MODES.md: honest runs measured, what it cannot catch)."),
     },
 }
 
@@ -297,6 +307,11 @@ def validate(raw: Any) -> dict[str, Any]:
     if config["grading"]["submission_budget_s"] < 0:
         raise ConfigError("grading.submission_budget_s: must not be negative (0 = no budget)")
     config["training"] = _validate_training(raw.get("training"))
+    if config["feedback"]["language"] not in FEEDBACK_LANGUAGES:
+        raise ConfigError(f"feedback.language: must be one of {', '.join(FEEDBACK_LANGUAGES)}, "
+                          f"got {config['feedback']['language']!r}")
+    if config["grading"]["max_notebook_mb"] <= 0:
+        raise ConfigError("grading.max_notebook_mb: must be positive")
     config["parts"] = _validate_parts(raw.get("parts"))
     return config
 

@@ -12,15 +12,12 @@ from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.support import CheckContext
 from autograder.config import TRAINING_PART, disabled_parts
 from autograder.notebook import load_submission
+from autograder.reports.i18n import config_language, t, use_language
 from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
                                 SubmissionResult)
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 from autograder.training_part import MTKIT_DIR, run_training_part
-
-# Shown in every report of a submission graded without a jail (worker.isolation: weak).
-WEAK_ISOLATION_NOTE = ("Graded with weak isolation (worker.isolation: weak): no jail could be made on "
-                       "the grading host, so student code ran under a best-effort audit hook only.")
 
 
 def worker_limits(config: dict[str, Any]) -> Limits:
@@ -48,7 +45,7 @@ def _describe_load_error(error: dict[str, Any]) -> str:
     """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
     where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
     text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
-    return f"{where}: {text} (this statement was skipped)" if where else text
+    return t("engine.statement_skipped", where=where, text=text) if where else text
 
 
 def _selected_parts(config: dict[str, Any], parts: list[str] | None) -> list[str]:
@@ -83,12 +80,10 @@ def _score(config: dict[str, Any], selected: list[str], verdicts: dict[str, Verd
         checks = []
         for check_id, max_points in part["checks"].items():
             if name not in selected or name in skipped:
-                reason = skipped.get(name, "not selected for this grading run")
+                reason = skipped.get(name, t("engine.not_selected"))
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
                 continue
-            verdict = verdicts.get(check_id) or Verdict(
-                False, "This check did not run (grader configuration problem); the points are "
-                "withheld until a TA looks at it.", internal_error="no verdict")
+            verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
             checks.append(CheckResult(check_id, name, max_points, verdict.passed,
                                       max_points if verdict.passed else 0.0, verdict.message))
         results.append(PartResult(name, part["title"], part["points"],
@@ -105,17 +100,22 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
         parts: part names to grade; None grades every part (training only when enabled).
 
     Returns:
-        The per-part, per-check result with student-facing messages.
+        The per-part, per-check result with student-facing messages (in feedback.language).
     """
+    with use_language(config_language(config)):
+        return _grade_submission(path, config, parts)
+
+
+def _grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None) -> SubmissionResult:
     started = time.monotonic()
     path = Path(path)
     selected = _selected_parts(config, parts)
-    loaded = load_submission(path)
+    loaded = load_submission(path, max_mb=float(config["grading"]["max_notebook_mb"]))
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
     skipped = disabled_parts(config)
     if not loaded.statements:
-        reason = problems[0] if problems else "the submission contains no code"
-        message = f"Nothing could be graded: {reason}"
+        reason = problems[0] if problems else t("engine.no_code")
+        message = t("engine.nothing_graded", reason=reason)
         verdicts = {c: Verdict(False, message) for p in selected for c in config["parts"][p]["checks"]}
         result = SubmissionResult(path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped),
                                   load_problems=problems)
@@ -152,7 +152,7 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
                               load_problems=problems, extras=extras,
                               isolation=worker.isolation.get("mode", ""))
     if result.isolation == "weak":
-        result.notes.append(WEAK_ISOLATION_NOTE)
+        result.notes.append(t("engine.weak_isolation"))
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
     if internal:
         result.extras["internal_errors"] = internal

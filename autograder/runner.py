@@ -14,12 +14,6 @@ from autograder.checks.conftest import CONTEXT_PLUGIN
 from autograder.checks.support import CheckContext, CheckFailed
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
-# Student-facing, shown for every check the submission's time budget did not let run.
-BUDGET_SPENT_MESSAGE = ("Not graded: the time budget for grading this submission ({budget:g} s for all "
-                        "parts together) ran out before this check finished, so it scores 0. Top-level "
-                        "code runs again each time the grader restarts your code (after a crash or a "
-                        "timeout): keep slow work (training, downloads, long loops) inside functions.")
-
 
 @dataclass
 class Verdict:
@@ -41,22 +35,20 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     Returns:
         A verdict with the student's message; `internal_error` is set when the grader failed.
     """
+    from autograder.reports.i18n import t
     from autograder.sandbox import BudgetSpent, StudentError, WorkerFailure
 
     if isinstance(error, BudgetSpent):
-        return Verdict(False, BUDGET_SPENT_MESSAGE.format(budget=budget_s), blocking=True)
+        return Verdict(False, t("engine.budget_spent", budget=budget_s), blocking=True)
     if isinstance(error, CheckFailed):
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
         where = f" ({error.where})" if getattr(error, "where", "") else ""
-        return Verdict(False, f"Your code raised {error.exc_type}: {error.message}{where}.",
+        return Verdict(False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where),
                        blocking=True)
     if isinstance(error, WorkerFailure):
-        return Verdict(False, f"Your code could not be run to the end: {error.reason}.",
-                       blocking=True)
-    return Verdict(False, "The grader could not finish this check (internal error); it is not "
-                   "counted against you, but the points are withheld until a TA looks at it.",
-                   internal_error=f"{type(error).__name__}: {error}")
+        return Verdict(False, t("engine.not_finished", reason=error.reason), blocking=True)
+    return Verdict(False, t("engine.internal_error"), internal_error=f"{type(error).__name__}: {error}")
 
 
 def _is_worker_failure(error: BaseException) -> bool:

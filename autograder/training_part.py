@@ -10,7 +10,9 @@ Modes (grader.yml training.mode):
   epochs.
 - checkpoint: no training; the worker loads the weights submitted next to the notebook into the
   student's model, built with the sizes of the hyperparameter cell.
-In every mode the trusted side scores the weights itself (autograder.training_eval).
+In every mode the trusted side scores the weights itself (autograder.training_eval): weights that
+do not fit the reference architecture earn no training points, and weights whose validation BLEU
+is far above their test BLEU (training.memorisation_gap) are held for a TA's review with no points.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import mtkit
 from autograder.checkpoint_file import CheckpointRefused, SubmittedCheckpoint, find_checkpoint
 from autograder.sandbox import Global, Limits, StudentError, Worker, WorkerFailure
 from autograder.student_hparams import CELL_NAMES, MODEL_NAMES, CellSettings, apply_cell, read_cell, student_recipe
-from autograder.training_eval import evaluate_weights, load_data, probe_batch
+from autograder.reports.i18n import t
+from autograder.training_eval import (NOT_FITTED, evaluate_weights, load_data, map_onto_reference,
+                                     memorisation_gap, probe_batch)
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import PreparedData
 from mtkit.training import profile_hparams, recipe_from_profile, resolve_profile_name
@@ -69,11 +73,15 @@ def _reason(error: StudentError | WorkerFailure) -> str:
 
 
 def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                        timeout_s: float) -> tuple[dict[str, Any], list[dict], dict]:
+                        timeout_s: float) -> tuple[dict[str, Any], list[dict], dict | None]:
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
+    Training stops at the first pause whose weights do not fit the reference architecture (no
+    later step can earn points, see autograder.training_eval).
+
     Returns:
-        (evaluation of the final weights, BLEU curve [{step, epochs, bleu}], training summary).
+        (evaluation of the final weights with the test split, BLEU curve [{step, epochs, bleu}],
+        training summary, or None when training was stopped because the weights do not fit).
     """
     curve: list[dict[str, Any]] = []
     while True:
@@ -82,38 +90,35 @@ def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], d
             break
         measured = evaluate_weights(worker, session, hparams, data)
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]})
+        if measured["evaluated_by"] == NOT_FITTED:
+            return measured, curve, None
         worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")
-    if curve and curve[-1]["step"] == event["step"]:
-        final = measured   # the last pause already measured these very weights
-    else:
-        final = evaluate_weights(worker, session, hparams, data)
+    final = evaluate_weights(worker, session, hparams, data, with_test=True)
+    if not (curve and curve[-1]["step"] == event["step"]):   # else the last pause measured these weights
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
     return final, curve, event
 
 
-# What to look at when the BLEU is below the bar, by mode.
-LOW_BLEU_HINTS = {
-    "recipe": "Check the look-ahead mask and the loss: a model that can see the target while training "
-              "learns to copy it and cannot translate.",
-    "student_hparams": "Check the look-ahead mask and the loss (a model that can see the target while "
-                       "training learns to copy it), then your hyperparameters: the run must reach the "
-                       "bar within the grader's time budget.",
-    "checkpoint": "Check that the file holds your trained model, that it was trained on the vocabulary "
-                  "mtkit.dataset.prepare_data builds (the grader's), and the look-ahead mask and loss "
-                  "you trained with.",
-}
-
-
-def _verdict(evaluation: dict[str, Any], threshold: float, details: dict[str, Any]) -> TrainingOutcome:
+def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[str, Any]) -> TrainingOutcome:
+    """Points only for BLEU the trusted side measured, at or above the bar, without a memorisation flag."""
+    threshold = float(config["training"]["threshold_bleu"])
     details["evaluated_by"] = evaluation.pop("evaluated_by")
     details["evaluation"] = evaluation
+    if details["evaluated_by"] == NOT_FITTED:
+        return TrainingOutcome(False, t("training.not_fitted", reason=evaluation["not_fitted"]), details)
     bleu = float(evaluation["bleu"])
-    verdict = (f"Validation BLEU {bleu:.4f} (greedy decoding, NLTK corpus BLEU on all "
-               f"{evaluation['n_sentences']} sentences; sacreBLEU {evaluation['sacrebleu']:.4f}); "
-               f"the bar is {threshold}.")
+    verdict = t("training.verdict", bleu=bleu, n=evaluation["n_sentences"], sacrebleu=evaluation["sacrebleu"],
+                threshold=threshold)
+    if "test" in evaluation:
+        check = memorisation_gap(bleu, evaluation["test"]["bleu"], float(config["training"]["memorisation_gap"]))
+        details["memorisation"] = check
+        if check["flagged"] and bleu >= threshold:   # below the bar there are no points to hold
+            return TrainingOutcome(False, t("training.memorised", validation=check["validation_bleu"],
+                                            test=check["test_bleu"], gap=check["gap"],
+                                            threshold=check["threshold"]), details)
     if bleu >= threshold:
         return TrainingOutcome(True, verdict, details)
-    return TrainingOutcome(False, f"{verdict} {LOW_BLEU_HINTS[details['mode']]}", details)
+    return TrainingOutcome(False, f"{verdict} {t('training.low_bleu_hint.' + details['mode'])}", details)
 
 
 def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
@@ -128,12 +133,11 @@ def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: d
 def _method(mode: str, profile_name: str, settings: CellSettings,
             checkpoint: SubmittedCheckpoint | None = None) -> str:
     if mode == "checkpoint":
-        return (f"Your checkpoint `{checkpoint.name}` ({checkpoint.size_mb:.1f} MB) was evaluated without "
-                f"training, in a model built with {settings.summary()}.")
+        return t("training.method.checkpoint", name=checkpoint.name, size_mb=checkpoint.size_mb,
+                 settings=settings.summary())
     if mode == "student_hparams":
-        return (f"Trained by the grader with {settings.summary()}; the rest of the recipe is the "
-                f"`{profile_name}` profile's.")
-    return f"Trained by the grader with the `{profile_name}` profile."
+        return t("training.method.student_hparams", settings=settings.summary(), profile=profile_name)
+    return t("training.method.recipe", profile=profile_name)
 
 
 def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, Any],
@@ -162,7 +166,7 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
             checkpoint = find_checkpoint(Path(submission or "."), training["checkpoint_names"],
                                          float(training["checkpoint_max_mb"]))
         except CheckpointRefused as refused:
-            return TrainingOutcome(False, f"Training part not graded: {refused}", details)
+            return TrainingOutcome(False, t("training.not_graded", reason=refused), details)
         details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data),
                                  "sha256": checkpoint.sha256}
     data = load_data(config)
@@ -173,18 +177,16 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
     with Worker(statements, training_limits(config, budget), globals_, extra_paths=[MTKIT_DIR]) as worker:
         missing = [n for n in needed if not worker.has(n)]
         if missing:
-            return TrainingOutcome(False, f"Training was skipped: `{missing[0]}` is not defined, so the "
-                                   "model cannot be built.", details)
+            return TrainingOutcome(False, t("training.skipped.missing", name=missing[0]), details)
         try:
             settings = _cell_settings(worker, mode, profile, config)
         except (StudentError, WorkerFailure) as error:
-            return TrainingOutcome(False, f"Training was skipped: your hyperparameter cell could not be "
-                                   f"read ({_reason(error)}).", details)
+            return TrainingOutcome(False, t("training.skipped.cell_unreadable", reason=_reason(error)), details)
         if settings.values:
             details["hyperparameters"] = {n: {"value": settings.values[n], "source": settings.sources[n]}
                                           for n in settings.values}
         if settings.problem:
-            return TrainingOutcome(False, f"Training was skipped: {settings.problem}", details)
+            return TrainingOutcome(False, t("training.skipped.problem", problem=settings.problem), details)
         hparams = student_recipe(settings) if mode == "student_hparams" else settings.hparams
         if mode != "checkpoint":   # a checkpoint only uses the model sizes (hyperparameters)
             details["profile"] = {k: hparams[k] for k in sorted(hparams)}
@@ -195,23 +197,29 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
             worker.run(session, "logits", probe_batch(data, 4), mode="eval")
         except (StudentError, WorkerFailure) as error:
             if mode == "checkpoint" and getattr(error, "exc_type", "") == "CheckpointError":
-                return TrainingOutcome(False, f"Training part not graded: {error.message}", details)
-            return TrainingOutcome(False, "Training was skipped: your Transformer cannot run a forward "
-                                   f"pass ({_reason(error)}). Fix the unit parts first.", details)
+                return TrainingOutcome(False, t("training.not_graded", reason=error.message), details)
+            return TrainingOutcome(False, t("training.skipped.no_forward", reason=_reason(error)), details)
         try:
+            # Weights that cannot be scored by the trusted side earn nothing: say so before training.
+            fit = map_onto_reference(worker, session, hparams, data)
+            if fit.model is None:
+                details["evaluated_by"] = NOT_FITTED
+                details["not_fitted_detail"] = fit.detail or {}
+                return TrainingOutcome(False, t("training.not_fitted", reason=fit.problem), details)
             if mode == "checkpoint":
-                evaluation = evaluate_weights(worker, session, hparams, data)
+                evaluation = evaluate_weights(worker, session, hparams, data, with_test=True)
             else:
                 evaluation, curve, summary = _train_and_evaluate(worker, session, hparams, data,
                                                                  timeout_s=budget * 1.25 + 60)
-                details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
-                details["history"] = json.loads(summary["history"])
                 details["bleu_curve"] = curve
+                if summary is not None:
+                    details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
+                    details["history"] = json.loads(summary["history"])
         except (StudentError, WorkerFailure) as error:
-            word = "Evaluation" if mode == "checkpoint" else "Training"
-            return TrainingOutcome(False, f"{word} failed: {_reason(error)}.", details)
+            key = "training.failed.evaluation" if mode == "checkpoint" else "training.failed.training"
+            return TrainingOutcome(False, t(key, reason=_reason(error)), details)
     details["wall_s"] = round(time.monotonic() - started, 1)
-    return _verdict(evaluation, float(training["threshold_bleu"]), details)
+    return _verdict(evaluation, config, details)
 
 
 def _start_session(worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,

@@ -17,8 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
-from mtkit.decoding import greedy_translate
+from mtkit.constants import PAD_IDX
 from mtkit.training import Recipe, default_device, train
 
 
@@ -53,7 +52,11 @@ class _Pairs:
 
 
 class ModelSession(nn.Module):
-    """The submission's model with its own masks: what the trusted side may ask of it."""
+    """The submission's model with its own masks: what the trusted side may ask of it.
+
+    The trusted side reads the weights (`state`) and compares `logits` with the reference
+    architecture's; it never scores anything this class computes, since student code can replace it.
+    """
 
     def __init__(self, model: nn.Module, padding_mask_fn: Callable[..., Tensor],
                  look_ahead_mask_fn: Callable[..., Tensor], pad_idx: int = PAD_IDX) -> None:
@@ -66,25 +69,6 @@ class ModelSession(nn.Module):
     def logits(self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
         """The model's teacher-forced logits (eval mode is set by the caller)."""
         return self.model(src, tgt, src_mask, tgt_mask)
-
-    def translate(self, src_flat: Tensor, src_lengths: Tensor, max_new_tokens: int) -> Tensor:
-        """Greedy translations by the submission's own model and masks (sources only).
-
-        Used when the weights do not fit the reference architecture. The decoder input is only
-        what the model generated so far, so no target can be copied.
-
-        Returns:
-            (S, max_new_tokens) ids, each row cut at <eos> and padded with -1.
-        """
-        rows = greedy_translate(
-            self.model, unflatten(src_flat, src_lengths),
-            src_mask_fn=self.padding_mask_fn, tgt_mask_fn=self.look_ahead_mask_fn,
-            max_new_tokens=int(max_new_tokens), sos_idx=SOS_IDX, eos_idx=EOS_IDX, pad_idx=self.pad_idx,
-        )
-        out = torch.full((len(rows), int(max_new_tokens)), -1, dtype=torch.long)
-        for i, row in enumerate(rows):
-            out[i, : len(row)] = torch.tensor(row[: int(max_new_tokens)], dtype=torch.long)
-        return out
 
 
 class TrainingSession(ModelSession):

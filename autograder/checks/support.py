@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from autograder.reports.i18n import t
 from autograder.transplant import candidate_mappings, describe_mismatch
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
 
@@ -247,6 +248,5 @@ def require(ctx: CheckContext, name: str) -> None:
     """
     if not ctx.student.has(name):
         reason = ctx.why_missing(name) if ctx.why_missing else None
-        fail(f"`{name}` is not defined in your notebook" + (f": {reason}." if reason else
-             ". If you wrote it, its cell did not load: see the load problems listed with your "
-             "results (cell and line)."), blocking=True)
+        fail(t("checks.not_defined_because", name=name, reason=reason) if reason
+             else t("checks.not_defined", name=name), blocking=True)

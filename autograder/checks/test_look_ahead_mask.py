@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 import reference.masks
+from autograder.reports.i18n import t
 from autograder.checks.support import (CheckContext, expect_tensor, fail,
                                        first_mismatch, require, token_batch)
 
@@ -57,10 +58,10 @@ def test_mask_blocks_future(ctx: CheckContext) -> None:
         if where is not None:
             b, i, j = where
             if j > i:
-                fail(f"Without padding, position {i} can see the later position {j} (batch row "
-                     f"{b}, length {length}): the mask must block every key j > i.")
-            fail(f"Without padding, position {i} cannot see the earlier position {j} (batch row "
-                 f"{b}, length {length}): the mask must allow every key j <= i.")
+                fail(t("checks.mask.sees_later", i=i, j=j, row=b, length=length))
+            if j == i:
+                fail(t("checks.mask.hides_itself", i=i, row=b, length=length))
+            fail(t("checks.mask.hides_earlier", i=i, j=j, row=b, length=length))
 
 
 def test_mask_blocks_padding(ctx: CheckContext) -> None:
@@ -82,8 +83,5 @@ def test_mask_matches_reference(ctx: CheckContext) -> None:
         where = first_mismatch(mask, expected, close=False)
         if where is not None:
             row, _, query, key = where
-            fail(f"For a batch of shape {tuple(batch.shape)} with pad_idx={pad_idx}, the mask is "
-                 f"{'open' if bool(mask[where]) else 'blocked'} at batch row {row}, query {query}, "
-                 f"key {key} but should be "
-                 f"{'open' if bool(expected[where]) else 'blocked'}: position i may attend to j "
-                 "exactly when j <= i and token j is not padding.")
+            key_name = "checks.mask.differs_open" if bool(mask[where]) else "checks.mask.differs_blocked"
+            fail(t(key_name, shape=tuple(batch.shape), pad_idx=pad_idx, row=row, query=query, key=key))

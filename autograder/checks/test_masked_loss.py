@@ -6,6 +6,7 @@ import torch
 from torch import Tensor, nn
 
 import reference.loss
+from autograder.reports.i18n import t
 from autograder.checks.support import (CheckContext, all_close, expect_tensor, fail,
                                        max_difference, require, token_batch)
 from autograder.sandbox import TorchObject
@@ -44,8 +45,7 @@ def test_loss_is_scalar(ctx: CheckContext) -> None:
     loss = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result",
                          floating=True)
     if loss.numel() != 1:
-        fail(f"calculate_loss returned a tensor of shape {tuple(loss.shape)}; it should return one "
-             "number (a 0-dimensional tensor): the mean loss per non-padding target token.")
+        fail(t("checks.loss.shape", shape=tuple(loss.shape)))
 
 
 def test_loss_value(ctx: CheckContext) -> None:
@@ -55,10 +55,7 @@ def test_loss_value(ctx: CheckContext) -> None:
         want = _reference_loss(logits, tgt, pad_idx)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
-            fail(f"For logits of shape {tuple(logits.shape)} (pad_idx={pad_idx}) the loss is "
-                 f"{value:.5f}, expected {float(want):.5f}. Predictions at positions 0..T-2 are "
-                 "scored against the targets at 1..T-1, padding targets are left out, and the sum "
-                 "is divided by the number of non-padding target tokens.")
+            fail(t("checks.loss.value", shape=tuple(logits.shape), pad_idx=pad_idx, value=value, want=float(want)))
 
 
 def test_loss_ignores_padding(ctx: CheckContext) -> None:
@@ -75,8 +72,7 @@ def test_loss_ignores_padding(ctx: CheckContext) -> None:
         a = expect_tensor(a, "calculate_loss's result", floating=True)
         b = expect_tensor(b, "calculate_loss's result", floating=True)
         if not all_close(a, b):
-            fail("Changing the predictions whose target is padding changed the loss: padded target "
-                 "positions must not count (mask them out, or use the criterion's ignore_index).")
+            fail(t("checks.loss.padding_counts"))
 
 
 def test_loss_gradient(ctx: CheckContext) -> None:
@@ -86,9 +82,6 @@ def test_loss_gradient(ctx: CheckContext) -> None:
         leaf = logits.clone().requires_grad_(True)
         _reference_loss(leaf, tgt, pad_idx).backward()
         if got is None:
-            fail("No gradient flows from the loss back to decoder_output: is the loss computed "
-                 "from decoder_output without detaching or converting it?")
+            fail(t("checks.loss.no_gradient"))
         if not all_close(got, leaf.grad):
-            fail(f"The gradient of the loss with respect to decoder_output differs from the "
-                 f"expected one (largest difference {max_difference(got, leaf.grad):.3g}, logits "
-                 f"of shape {tuple(logits.shape)}).")
+            fail(t("checks.loss.gradient", difference=max_difference(got, leaf.grad), shape=tuple(logits.shape)))

@@ -9,8 +9,11 @@ from typing import Any
 from autograder.integrations.github import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.figures import training_series
+from autograder.reports.files import check_stems
 from autograder.reports.html import write_html
+from autograder.reports.i18n import config_language, t, use_language
 from autograder.reports.markdown import render_submission
+from autograder.reports.md_safe import md_text
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 
@@ -28,17 +31,16 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
     """
     if not picture:
         return ""
-    lines = ["**What your decoder self-attention can see** (your `create_look_ahead_mask_for_attention` "
-             "on two padded sentences)", ""]
+    lines = [f"**{t('report.mask.title')}** ({t('report.mask.subtitle')})", ""]
     if picture.get("error"):
-        return "\n".join([*lines, f"- {picture['error']}", ""])
-    lines.extend(f"- {finding}" for finding in picture.get("findings", []))
-    legend = (f"{OPEN} may attend, {BLOCKED} blocked, {WRONG_OPEN} open but should be blocked, "
-              f"{WRONG_BLOCKED} blocked but should be open; row = query, column = key")
-    lines.extend(["", legend, ""])
+        return "\n".join([*lines, f"- {md_text(picture['error'])}", ""])
+    lines.extend(f"- {md_text(finding)}" for finding in picture.get("findings", []))
+    legend = t("report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED)
+    lines.extend(["", md_text(legend), ""])
     for row, (mask, expected, labels) in enumerate(zip(picture["mask"], picture["expected"], picture["labels"])):
+        labels = [str(label).replace("`", "'") for label in labels]   # inside a ``` fence
         width = max(len(label) for label in labels)
-        grid = [f"sentence {row + 1}: {' '.join(labels)}"]
+        grid = [f"{t('report.mask.sentence', n=row + 1)}: {' '.join(labels)}"]
         for query, (mine, right) in enumerate(zip(mask, expected)):
             cells = [(OPEN if a else BLOCKED) if a == b else (WRONG_OPEN if a else WRONG_BLOCKED)
                      for a, b in zip(mine, right)]
@@ -48,7 +50,7 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
 
 
 def training_markdown(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
-    """One line about the training run's BLEU (or "" when not trained).
+    """A few lines about the training run: BLEU, how it was measured, a memorisation flag.
 
     Args:
         training: `extras["training"]`, or None.
@@ -59,13 +61,21 @@ def training_markdown(training: Mapping[str, Any] | None, threshold: float | Non
     """
     if not training:
         return ""
+    lines = []
+    memorisation = training.get("memorisation")
+    if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
+        lines.append(f"> **{t('report.memorised_banner')}** "
+                     + md_text(t("report.memorised_detail", validation=memorisation["validation_bleu"],
+                                 test=memorisation["test_bleu"], gap=memorisation["gap"],
+                                 threshold=memorisation["threshold"])))
     series = training_series(training)
-    if series["final_bleu"] is None:
-        return ""
-    bar = series["threshold"] if series["threshold"] is not None else threshold
-    method = f" {training['method']}" if isinstance(training.get("method"), str) else ""
-    return (f"**Training run:** validation BLEU {series['final_bleu']:.3f}"
-            + (f" (bar {bar:g})" if bar is not None else "") + "." + method + "\n")
+    if series["final_bleu"] is not None:
+        bar = series["threshold"] if series["threshold"] is not None else threshold
+        method = f" {md_text(training['method'])}" if isinstance(training.get("method"), str) else ""
+        text = t("report.training_line", bleu=series["final_bleu"]) + (
+            t("report.training_bar", bar=bar) if bar is not None else "")
+        lines.append(f"**{t('report.training_run')}:** {md_text(text)}.{method}")
+    return "\n\n".join(lines) + "\n" if lines else ""
 
 
 def render_feedback_markdown(result: SubmissionResult, columns: Sequence[PartColumn] = (),
@@ -118,6 +128,13 @@ def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], co
     Returns:
         The paths written.
     """
+    check_stems(stems)
+    with use_language(config_language(config)):
+        return _write_feedback(results, stems, config, out_dir, html, reporter)
+
+
+def _write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+                    out_dir: Path, html: bool, reporter: bool) -> list[Path]:
     columns = part_columns(config["parts"], results)
     threshold = config.get("training", {}).get("threshold_bleu")
     written = []

@@ -9,13 +9,42 @@ from typing import Any
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
 from autograder.reports.gradescope import write_gradescope_results
+from autograder.reports.i18n import config_language, use_language
 from autograder.reports.markdown import render_markdown, render_submission
 from autograder.reports.submission_json import write_submission_json
 from autograder.results import SubmissionResult
 
 GRADEBOOK_NAME = "gradebook.csv"
 SUMMARY_NAME = "summary.md"
-RESERVED_STEMS = frozenset({"summary"})   # `<stem>.md` must not overwrite the batch summary
+# Batch-level files are `<name>.<ext>`: no submission's stem may be one of their names.
+RESERVED_STEMS = frozenset({"summary", "gradebook", "manifest"})
+
+
+# Every per-submission file is `<stem><kind>` (here and in reports.feedback.write_feedback).
+SUBMISSION_FILE_KINDS = (".results.json", ".json", ".md", ".html", ".feedback.md", ".reporter.json")
+
+
+def check_stems(stems: Sequence[str]) -> None:
+    """Refuse stems whose report files would overwrite each other or a batch file.
+
+    File names are compared case-insensitively (one file on macOS and Windows).
+
+    Args:
+        stems: one stem per submission.
+
+    Raises:
+        ValueError: naming the first clash.
+    """
+    owners: dict[str, str] = {f"{name}.md": name for name in RESERVED_STEMS}
+    owners[GRADEBOOK_NAME] = "gradebook"
+    for stem in stems:
+        if stem.casefold() in RESERVED_STEMS:
+            raise ValueError(f"stems must not be any of {sorted(RESERVED_STEMS)}")
+        for kind in SUBMISSION_FILE_KINDS:
+            name = f"{stem}{kind}".casefold()
+            if name in owners:
+                raise ValueError(f"report files clash: {stem}{kind} (stems {owners[name]!r} and {stem!r})")
+            owners[name] = stem
 
 
 def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
@@ -34,8 +63,13 @@ def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
     """
     if len(stems) != len(results) or len(set(stems)) != len(stems):
         raise ValueError("write_reports needs one unique stem per result")
-    if RESERVED_STEMS & set(stems):
-        raise ValueError(f"stems must not be any of {sorted(RESERVED_STEMS)}")
+    check_stems(stems)
+    with use_language(config_language(config)):
+        return _write_reports(results, stems, config, out_dir)
+
+
+def _write_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+                   out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     config_parts = config["parts"]
     assignment = config["assignment"]["name"]

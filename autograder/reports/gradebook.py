@@ -21,6 +21,7 @@ from autograder.reports.common import (
     PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
     part_columns, part_possible,
 )
+from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_ERROR, SubmissionResult
 
 FILE_COLUMN = "file"
@@ -116,7 +117,8 @@ def render_gradebook(results: Sequence[SubmissionResult],
     if points_row and results:
         writer.writerow(_points_row(results, columns))
     for result in sorted(results, key=lambda result: result.submission):
-        writer.writerow(_submission_row(result, columns))
+        # Student-derived cells (file names, error notes) must not run as spreadsheet formulas.
+        writer.writerow([csv_cell(cell) for cell in _submission_row(result, columns)])
     return buffer.getvalue()
 
 

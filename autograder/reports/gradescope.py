@@ -19,6 +19,8 @@ from autograder.reports.common import (
     skip_reason,
 )
 from autograder.reports.submission_json import dumps_stable
+from autograder.reports.i18n import current_language, part_title, t, use_language
+from autograder.reports.markdown import status_label
 from autograder.results import PartResult, SubmissionResult
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
@@ -37,17 +39,17 @@ def load_schema() -> dict[str, Any]:
 def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dict[str, Any]]:
     if not part.checks:
         return [{
-            "name": part.title, "number": str(part_number), "score": part.points,
+            "name": part_title(part.part, part.title), "number": str(part_number), "score": part.points,
             "max_score": part.max_points, "status": "failed", "visibility": visibility,
-            "output": "This part was not graded; see the notes above.", "tags": [part.part],
+            "output": t("gradescope.part_not_graded"), "tags": [part.part],
         }]
     tests = []
     for index, check in enumerate(part.checks, 1):
         if check.skipped:
             continue
-        failed_output = check.message or "This check failed."
+        failed_output = check.message or t("gradescope.check_failed")
         tests.append({
-            "name": f"{part.title}: {check.check_id}",
+            "name": f"{part_title(part.part, part.title)}: {check.check_id}",
             "number": f"{part_number}.{index}",
             "score": check.points,
             "max_score": check.max_points,
@@ -62,14 +64,14 @@ def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dic
 def _summary(result: SubmissionResult, assignment: str) -> str:
     score = format_score(graded_total(result), graded_possible(result))
     lines = [assignment] if assignment else []
-    lines.append(f"Score: {score} (status: {result.status})")
+    lines.append(t("gradescope.score", score=score, status=status_label(result.status)))
     skipped = [part for part in result.parts if is_skipped(part)]
     sections: list[tuple[str, list[str]]] = [
-        ("Not graded in this run (not counted in the score):",
-         [f"{part.title}: {skip_reason(part)}" if skip_reason(part) else part.title
-          for part in skipped]),
-        ("Problems loading your submission:", result.load_problems),
-        ("Notes:", result.notes),
+        (t("gradescope.not_graded_heading"),
+         [f"{part_title(part.part, part.title)}: {skip_reason(part)}" if skip_reason(part)
+          else part_title(part.part, part.title) for part in skipped]),
+        (t("gradescope.load_problems_heading"), result.load_problems),
+        (t("gradescope.notes_heading"), result.notes),
     ]
     for heading, entries in sections:
         if entries:
@@ -123,7 +125,7 @@ def gradescope_results(result: SubmissionResult,
 
 def write_gradescope_results(result: SubmissionResult, path: Path,
                              config_parts: Mapping[str, Mapping[str, Any]] | None = None,
-                             assignment: str = "") -> None:
+                             assignment: str = "", language: str | None = None) -> None:
     """Write `gradescope_results(...)` as stable JSON.
 
     Args:
@@ -131,6 +133,8 @@ def write_gradescope_results(result: SubmissionResult, path: Path,
         path: the destination, e.g. `<out>/<stem>.results.json` or /autograder/results/results.json.
         config_parts: `config["parts"]`, for test numbering.
         assignment: the assignment's name for the summary.
+        language: the feedback language (None: the current one).
     """
-    document = gradescope_results(result, config_parts, assignment=assignment)
+    with use_language(language or current_language()):
+        document = gradescope_results(result, config_parts, assignment=assignment)
     path.write_text(dumps_stable(document), encoding="utf-8")

@@ -13,6 +13,8 @@ from autograder.reports.common import (
     part_columns, part_possible, skip_reason,
 )
 from autograder.reports.figures import mask_figure_png, png_data_uri, training_figure_png, training_series
+from autograder.reports.i18n import part_title, t
+from autograder.reports.markdown import status_label
 from autograder.results import PartResult, SubmissionResult
 
 # No request may leave the page: images are data URIs, styles inline, scripts none.
@@ -51,13 +53,13 @@ def _text(value: Any) -> str:
 
 def _badge(part: PartResult) -> str:
     if is_skipped(part):
-        return '<span class="badge skip">not graded</span>'
+        return f'<span class="badge skip">{t("report.html.badge.not_graded")}</span>'
     possible = part_possible(part)
     if possible and part.points >= possible:
-        return '<span class="badge pass">full marks</span>'
+        return f'<span class="badge pass">{t("report.html.badge.full")}</span>'
     if part.points > 0:
-        return '<span class="badge partial">partial</span>'
-    return '<span class="badge fail">no points</span>'
+        return f'<span class="badge partial">{t("report.html.badge.partial")}</span>'
+    return f'<span class="badge fail">{t("report.html.badge.none")}</span>'
 
 
 def _bar(part: PartResult) -> str:
@@ -69,37 +71,40 @@ def _bar(part: PartResult) -> str:
 def _overview(parts: list[PartResult]) -> str:
     rows = []
     for part in parts:
-        score = "skipped" if is_skipped(part) else format_score(part.points, part_possible(part))
-        rows.append(f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part.title)}</a></td>'
+        score = t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part))
+        rows.append(f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))}</a></td>'
                     f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>')
-    return ('<section><h2>Parts</h2><table><colgroup><col class="c1"><col class="c2"><col class="c3">'
-            '<col class="c4"></colgroup><tr><th>Part</th><th class="num">Points</th><th></th>'
-            f'<th>Result</th></tr>{"".join(rows)}</table></section>')
+    return (f'<section><h2>{t("report.html.parts")}</h2><table><colgroup><col class="c1"><col class="c2">'
+            '<col class="c3"><col class="c4"></colgroup>'
+            f'<tr><th>{t("report.part")}</th><th class="num">{t("report.points")}</th><th></th>'
+            f'<th>{t("report.html.result")}</th></tr>{"".join(rows)}</table></section>')
 
 
 def _part_details(part: PartResult, shown: set[str]) -> str:
-    head = f'<h3 id="part-{html.escape(part.part)}">{_text(part.title)} {_badge(part)}</h3>'
+    head = f'<h3 id="part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))} {_badge(part)}</h3>'
     if is_skipped(part):
-        return head + f'<p class="note">{_text(skip_reason(part) or "Not graded in this run.")}</p>'
+        return head + f'<p class="note">{_text(skip_reason(part) or t("report.html.not_graded_run"))}</p>'
     if not part.checks:
-        return head + '<p class="note">This part was not graded; see the notes below.</p>'
+        return head + f'<p class="note">{t("report.html.not_graded_notes")}</p>'
     rows = []
     for check in part.checks:
         if check.skipped:
-            state, label = "skip", "skipped"
+            state, label = "skip", t("report.html.state.skipped")
         else:
-            state, label = ("pass", "passed") if check.passed else ("fail", "failed")
+            state, label = (("pass", t("report.html.state.passed")) if check.passed
+                            else ("fail", t("report.html.state.failed")))
         message = ""
         if check.message and not check.passed and not check.skipped:
             # One message shared by several checks (e.g. "not defined") is written once.
-            text = "(same reason as above)" if check.message in shown else _text(check.message)
+            text = t("report.same_reason") if check.message in shown else _text(check.message)
             shown.add(check.message)
             message = f'<div class="msg">{text}</div>'
         rows.append(f'<tr><td><code>{html.escape(check.check_id)}</code>{message}</td>'
                     f'<td class="num">{format_score(check.points, check.max_points)}</td>'
                     f'<td><span class="badge {state}">{label}</span></td></tr>')
     return (head + '<table><colgroup><col class="c1"><col class="c2"><col class="c4"></colgroup>'
-            f'<tr><th>Check</th><th class="num">Points</th><th></th></tr>{"".join(rows)}</table>')
+            f'<tr><th>{t("report.html.check")}</th><th class="num">{t("report.points")}</th><th></th></tr>'
+            f'{"".join(rows)}</table>')
 
 
 def _list_section(title: str, entries: list[str]) -> str:
@@ -120,21 +125,18 @@ def attention_section(picture: Mapping[str, Any] | None) -> str:
     """
     if not picture:
         return ""
-    intro = ("<p class=\"note\">Your <code>create_look_ahead_mask_for_attention</code> was run on two "
-             "padded target sentences (pad_idx=" + html.escape(str(picture.get("pad_idx"))) + "). "
-             "Row <i>i</i> shows which tokens position <i>i</i> may attend to in the decoder's "
-             "masked self-attention.</p>")
+    intro = f'<p class="note">{t("report.mask.intro", pad_idx=html.escape(str(picture.get("pad_idx"))))}</p>'
     body = ""
     if picture.get("error"):
         body = f'<div class="msg">{_text(picture["error"])}</div>'
     else:
-        verdict = ('<span class="badge pass">matches the correct mask</span>' if picture.get("matches")
-                   else '<span class="badge fail">differs from the correct mask</span>')
+        verdict = (f'<span class="badge pass">{t("report.mask.matches")}</span>' if picture.get("matches")
+                   else f'<span class="badge fail">{t("report.mask.differs")}</span>')
         findings = "".join(f"<li>{_text(f)}</li>" for f in picture.get("findings", []))
         body = f"<p>{verdict}</p><ul>{findings}</ul>"
     image = png_data_uri(mask_figure_png(picture))
-    return (f'<section id="attention"><h2>What your decoder self-attention can see</h2>{intro}{body}'
-            f'<img alt="look-ahead mask heatmap" src="{image}"></section>')
+    return (f'<section id="attention"><h2>{t("report.mask.title")}</h2>{intro}{body}'
+            f'<img alt="{t("report.mask.alt")}" src="{image}"></section>')
 
 
 def training_section(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
@@ -151,16 +153,22 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
         return ""
     series = training_series(training)
     threshold = series["threshold"] if series["threshold"] is not None else threshold
-    lines = [f"<p>{_text(training['method'])}</p>"] if isinstance(training.get("method"), str) else []
+    lines = []
+    memorisation = training.get("memorisation")
+    if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
+        detail = t("report.memorised_detail", validation=memorisation["validation_bleu"],
+                   test=memorisation["test_bleu"], gap=memorisation["gap"], threshold=memorisation["threshold"])
+        lines.append(f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>')
+    if isinstance(training.get("method"), str):
+        lines.append(f"<p>{_text(training['method'])}</p>")
     if series["final_bleu"] is not None:
-        bar = f" (the bar is {threshold:g})" if threshold is not None else ""
-        lines.append(f"<p>Validation BLEU measured by the grader (greedy decoding, corpus BLEU): "
-                     f"<b>{series['final_bleu']:.3f}</b>{bar}.</p>")
+        bar = t("report.training_bar_html", bar=threshold) if threshold is not None else ""
+        lines.append(f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>")
     if training.get("message"):
         lines.append(f'<p class="note">{_text(training["message"])}</p>')
     png = training_figure_png(training, threshold)
-    image = f'<img alt="training curve" src="{png_data_uri(png)}">' if png else ""
-    return (f'<section id="training"><h2>Training run</h2>{"".join(lines)}{image}'
+    image = f'<img alt="{t("report.training_curve_alt")}" src="{png_data_uri(png)}">' if png else ""
+    return (f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
             f"{_translation_examples(training)}</section>")
 
 
@@ -171,8 +179,9 @@ def _translation_examples(training: Mapping[str, Any]) -> str:
         return ""
     rows = "".join(f"<tr><td>{_text(e.get('src', ''))}</td><td>{_text(e.get('ref', ''))}</td>"
                    f"<td>{_text(e.get('hyp', ''))}</td></tr>" for e in examples if isinstance(e, Mapping))
-    return ("<h3>Example translations (validation split)</h3><table><tr><th>German</th>"
-            f"<th>Reference</th><th>Your model</th></tr>{rows}</table>")
+    return (f"<h3>{t('report.examples_title')}</h3><table><tr><th>{t('report.examples.source')}</th>"
+            f"<th>{t('report.examples.reference')}</th><th>{t('report.examples.hypothesis')}</th></tr>"
+            f"{rows}</table>")
 
 
 def render_html(result: SubmissionResult, config_parts: Mapping[str, Mapping[str, Any]] | None = None,
@@ -196,19 +205,20 @@ def render_html(result: SubmissionResult, config_parts: Mapping[str, Mapping[str
     shown: set[str] = set()
     details = "".join(_part_details(part, shown) for part in parts)
     title = f"{assignment} — {result.submission}" if assignment else result.submission
-    header = (f'<header><h1>{html.escape(title)}</h1><div class="sub">status: '
-              f'{html.escape(result.status)} · graded in {format_points(round(result.grading_seconds, 1))} s'
+    status = t("report.html.status_line", status=html.escape(status_label(result.status)),
+               seconds=format_points(round(result.grading_seconds, 1)))
+    header = (f'<header><h1>{html.escape(title)}</h1><div class="sub">{status}'
               f'</div><div class="score">{format_points(total)} <small>/ {format_points(possible)} '
-              f'points</small></div></header>')
+              f'{t("report.html.points_word")}</small></div></header>')
     body = "".join([
         header, _overview(parts),
-        _list_section("Problems reading your notebook", result.load_problems),
-        _list_section("Notes", result.notes),
+        _list_section(t("report.load_problems_long"), result.load_problems),
+        _list_section(t("report.notes"), result.notes),
         attention_section(result.extras.get("attention_mask")),
         training_section(result.extras.get("training"), bleu_threshold),
-        f"<section><h2>Checks</h2>{details}</section>",
+        f"<section><h2>{t('report.html.checks')}</h2>{details}</section>",
     ])
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return (f"<!DOCTYPE html>\n<html lang=\"{t('report.html.lang')}\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"

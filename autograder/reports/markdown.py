@@ -1,4 +1,9 @@
-"""Markdown summary (e.g. for $GITHUB_STEP_SUMMARY): an overview table, then a table per submission."""
+"""Markdown summary (e.g. for $GITHUB_STEP_SUMMARY): an overview table, then a table per submission.
+
+Every student-derived string (file names, messages, notes) passes through `reports.md_safe`, so
+it cannot add headings, table rows, images, links or HTML. Labels come from the message
+catalogue (`reports.i18n`) in the current feedback language.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,14 @@ from autograder.reports.common import (
     SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
     part_columns, part_possible, skip_reason,
 )
+from autograder.reports.i18n import part_title, t
+from autograder.reports.md_safe import md_code, md_text
 from autograder.results import PartResult, SubmissionResult
 
 
 def escape_cell(text: str) -> str:
-    """Make text safe inside a Markdown table cell (pipes escaped, line breaks as <br>).
+    """Make text safe inside a Markdown table cell: one line, pipes escaped, no Markdown or HTML
+    structure of its own (see `md_text`); `code` spans stay code spans.
 
     Args:
         text: any text.
@@ -21,30 +29,41 @@ def escape_cell(text: str) -> str:
     Returns:
         The text on one line.
     """
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
-    return "<br>".join(line.strip() for line in text.strip().splitlines())
+    return md_text(text, table=True)
+
+
+def status_label(status: str) -> str:
+    """A result status ("graded", "unreadable", "grader-error") in the feedback language."""
+    return t(f"report.status.{status}") if status in ("graded", "unreadable", "grader-error") else status
+
+
+def score_cell(cell: str) -> str:
+    """A part cell of `common.part_cell` in the feedback language (numbers stay as they are)."""
+    return t("report.skipped") if cell == SKIPPED else cell
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+    """A GFM table; the cells must already be Markdown-safe (see `escape_cell`)."""
     align = ["---:" if is_number else "---" for is_number in numeric]
-    return [f"| {' | '.join(escape_cell(h) for h in header)} |", f"|{'|'.join(align)}|",
-            *(f"| {' | '.join(escape_cell(c) for c in row)} |" for row in rows)]
+    return [f"| {' | '.join(header)} |", f"|{'|'.join(align)}|",
+            *(f"| {' | '.join(row)} |" for row in rows)]
 
 
 def _failed_checks(part: PartResult, shown: set[str]) -> str:
+    """The cell of failed-check messages (Markdown-safe)."""
     if is_skipped(part):
-        return skip_reason(part)
+        return escape_cell(skip_reason(part))
     by_message: dict[str, list[str]] = {}
     for check in part.checks:
         if not check.passed and not check.skipped:
-            by_message.setdefault(check.message or "failed", []).append(f"`{check.check_id}`")
+            by_message.setdefault(check.message or t("report.failed"), []).append(md_code(check.check_id, table=True))
     lines = []
     for message, checks in by_message.items():
         # A message shared by many checks (e.g. an unreadable file) is written once.
-        lines.append(f"{', '.join(checks)}: "
-                     f"{'(same message as above)' if message in shown else message}")
+        text = t("report.same_message") if message in shown else message
+        lines.append(f"{', '.join(checks)}: {escape_cell(text)}")
         shown.add(message)
-    return "\n".join(lines)
+    return "<br>".join(lines)
 
 
 def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = (),
@@ -64,39 +83,43 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
     parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
     total = format_score(graded_total(result), graded_possible(result))
     shown: set[str] = set()
-    rows = [[part.title,
-             SKIPPED if is_skipped(part) else format_score(part.points, part_possible(part)),
+    rows = [[escape_cell(part_title(part.part, part.title)),
+             t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part)),
              _failed_checks(part, shown)]
             for part in parts]
-    rows.append(["**Total**", f"**{total}**", ""])
-    lines = [f"{'#' * heading_level} `{result.submission}`: {total} ({result.status})", "",
-             *_table(["Part", "Points", "Failed checks"], rows, [False, True, False])]
-    for heading, entries in (("Load problems", result.load_problems), ("Notes", result.notes)):
+    rows.append([f"**{t('report.total')}**", f"**{total}**", ""])
+    header = [t("report.part"), t("report.points"), t("report.failed_checks")]
+    lines = [f"{'#' * heading_level} {md_code(result.submission)}: {total} ({escape_cell(status_label(result.status))})",
+             "", *_table(header, rows, [False, True, False])]
+    for key, entries in (("report.load_problems", result.load_problems), ("report.notes", result.notes)):
         if entries:
-            lines.extend(["", f"**{heading}**", "", *(f"- {entry}" for entry in entries)])
+            lines.extend(["", f"**{t(key)}**", "", *(f"- {md_text(entry)}" for entry in entries)])
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(results: Sequence[SubmissionResult],
                     config_parts: Mapping[str, Mapping[str, Any]] | None = None,
-                    title: str = "Grading summary") -> str:
+                    title: str | None = None) -> str:
     """The Markdown report of a batch (or a single submission).
 
     Args:
         results: the graded submissions, in the order to show.
         config_parts: `config["parts"]`, for column order and titles.
-        title: the top-level heading, e.g. the assignment's name.
+        title: the top-level heading, e.g. the assignment's name (default: "Grading summary" in
+            the feedback language).
 
     Returns:
         Markdown text: a heading, an overview table when there are several submissions, and one
         section per submission.
     """
     columns = part_columns(config_parts, results)
-    lines = [f"## {title}", ""]
+    lines = [f"## {escape_cell(title or t('report.summary_title'))}", ""]
     if len(results) > 1:
-        header = ["Submission", *(column.title for column in columns), "Total", "Status"]
-        rows = [[f"`{result.submission}`", *(part_cell(result, c.name) for c in columns),
-                 format_score(graded_total(result), graded_possible(result)), result.status]
+        header = [t("report.submission"), *(escape_cell(part_title(column.name, column.title)) for column in columns), t("report.total"),
+                  t("report.status")]
+        rows = [[md_code(result.submission, table=True), *(score_cell(part_cell(result, c.name)) for c in columns),
+                 format_score(graded_total(result), graded_possible(result)),
+                 escape_cell(status_label(result.status))]
                 for result in results]
         numeric = [False, *([True] * (len(columns) + 1)), False]
         lines.extend([*_table(header, rows, numeric), ""])

@@ -226,7 +226,9 @@ class Decoder:
 
 def pack_frame(header: dict[str, Any], tensors: dict[str, torch.Tensor]) -> bytes:
     """Args: header (JSON-able dict) and tensors. Returns: one frame's bytes."""
-    head = _dumps(header).encode("utf-8")
+    # A lone surrogate (e.g. in a student's exception message) cannot be UTF-8: it becomes "?"
+    # instead of failing the whole reply.
+    head = _dumps(header).encode("utf-8", "replace")
     blob = _safetensors_save(tensors) if tensors else b""
     return PREFIX.pack(len(head), len(blob)) + head + blob
 

@@ -11,6 +11,7 @@ import pytest
 from autograder import batch
 from autograder.batch import Submission, SubmissionPathError, expand_paths, grade_all
 from autograder.config import load_config
+from autograder.reports.files import SUBMISSION_FILE_KINDS, check_stems
 from autograder.results import STATUS_ERROR, STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
@@ -85,7 +86,23 @@ def test_clashing_names_fall_back_to_the_paths_as_given(tmp_path):
 def test_same_stem_with_different_suffixes_and_reserved_stems_stay_apart(tmp_path):
     for name in ["a.py", "a.ipynb", "summary.ipynb"]:
         touch(tmp_path / name)
-    assert [s.stem for s in expand_paths([tmp_path])] == ["a.ipynb", "a.py", "summary.ipynb"]
+    assert [s.stem for s in expand_paths([tmp_path])] == ["a_ipynb", "a_py", "summary_ipynb"]
+
+
+def test_no_two_submissions_write_the_same_report_file(tmp_path):
+    # alice.results.ipynb must not write alice.results.json (alice.ipynb's Gradescope file), nor
+    # alice.feedback.ipynb alice.feedback.md; Alice/alice are one file on macOS and Windows.
+    names = ["alice.ipynb", "alice.results.ipynb", "alice.feedback.ipynb", "Alice.py", "gradebook.ipynb",
+             "alice.results.results.ipynb"]
+    for name in names:
+        touch(tmp_path / name)
+    stems = [s.stem for s in expand_paths([tmp_path])]
+    files = [f"{stem}{kind}".casefold() for stem in stems for kind in SUBMISSION_FILE_KINDS]
+    files += ["summary.md", "gradebook.csv"]
+    assert len(files) == len(set(files)), stems
+    check_stems(stems)   # the report writer's own guard agrees
+    with pytest.raises(ValueError, match="clash"):
+        check_stems(["alice", "alice.results"])
 
 
 def test_missing_path_and_empty_folder_are_usage_errors(tmp_path):

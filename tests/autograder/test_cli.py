@@ -63,12 +63,14 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
 
 def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
     args = ["--out", str(tmp_path / "o"), "--timeout", "5", "--seed", "7", "--train",
-            "--profile", "cpu", "--parts", "decoder, look_ahead_mask,decoder"]
+            "--profile", "cpu", "--parts", "decoder, look_ahead_mask,decoder", "--language", "en"]
     assert grade(str(notebook), *args) == cli.EXIT_OK
     call, = engine
     config = call["config"]
     assert config["worker"]["timeout_s"] == 5.0
-    assert config["grading"] == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"), "submission_budget_s": 300}
+    assert config["grading"] == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"), "submission_budget_s": 300,
+                                 "max_notebook_mb": 20}
+    assert config["feedback"]["language"] == "en"
     assert config["training"]["enabled"] is True and config["training"]["profile"] == "cpu"
     assert call["parts"] == ["decoder", "look_ahead_mask"]
 

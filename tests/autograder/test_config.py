@@ -24,7 +24,7 @@ def _project_document() -> dict:
 
 def test_project_config_loads_with_every_section() -> None:
     config = load_config()
-    assert set(config) == {"assignment", "data", "worker", "grading", "training", "parts"}
+    assert set(config) == {"assignment", "data", "worker", "grading", "feedback", "training", "parts"}
     assert sum(p["points"] for p in config["parts"].values()) == 100
     assert config["training"]["threshold_bleu"] == 0.2
 

@@ -5,18 +5,20 @@ from pathlib import Path
 
 from autograder.config import load_config
 from autograder.engine import grade_submission
-from autograder.runner import BUDGET_SPENT_MESSAGE
+from autograder.reports.i18n import t, use_language
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks" / "slow_top_level.py"
 
 
 def test_parts_not_reached_in_the_budget_score_zero_and_say_so():
     budget = 15
-    config = load_config(None, {"grading.submission_budget_s": budget, "worker.timeout_s": 30})
+    config = load_config(None, {"grading.submission_budget_s": budget, "worker.timeout_s": 30,
+                                 "feedback.language": "en"})
     result = grade_submission(NOTEBOOK, config, parts=["look_ahead_mask", "masked_loss"])
     # unbounded, this takes a worker start plus three 6 s loads (one per crash): ~25-40 s
     assert result.grading_seconds < budget + 8
-    message = BUDGET_SPENT_MESSAGE.format(budget=budget)
+    with use_language("en"):
+        message = t("engine.budget_spent", budget=budget)
     parts = {p.part: p for p in result.parts}
     assert parts["look_ahead_mask"].points == 0 and parts["masked_loss"].points == 0
     assert message in parts["masked_loss"].messages  # the last part is never reached

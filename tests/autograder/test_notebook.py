@@ -252,3 +252,19 @@ def test_empty_notebook() -> None:
 def test_outputs_and_execution_counts_are_ignored() -> None:
     submission = load("magics.ipynb")  # its first code cell has an output and execution_count 3
     assert submission.statements[0].cell == 1 and submission.statements[0].code == "import math"
+
+
+def test_lone_surrogates_in_the_notebook_become_question_marks_and_cost_nothing_else() -> None:
+    loaded = load_submission(FIXTURES / "surrogate.ipynb")
+    code = "\n".join(s.code for s in loaded.statements)
+    assert "LABEL = '?'" in code and "def also_good" in code and "def good" in code
+    code.encode("utf-8")   # nothing left that UTF-8 cannot hold
+
+
+def test_a_file_above_max_mb_is_refused_with_the_limit_and_what_to_do(tmp_path: Path) -> None:
+    big = tmp_path / "big.ipynb"
+    big.write_bytes(b"{" + b" " * 300_000 + b"}")
+    loaded = load_submission(big, max_mb=0.25)
+    assert not loaded.statements and loaded.problems[0].kind == "notebook"
+    assert "0.25 MB" in loaded.problems[0].message and "grading.max_notebook_mb" in loaded.problems[0].message
+    assert "no cells" in load_submission(big, max_mb=1).problems[0].message   # read, then judged

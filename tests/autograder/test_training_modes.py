@@ -17,6 +17,7 @@ from reference.evaluate import evaluate_model
 from reference.train import build_model
 
 # The model sizes of tests/fixtures/training/variants.yml's tiny_hyperparameters.
+ENGLISH = {"feedback.language": "en"}
 TINY_SIZES = {"embedding_dim": 48, "feed_forward_dim": 96, "num_heads": 4, "num_layers": 1, "drop_prob": 0.0}
 
 
@@ -36,7 +37,7 @@ def _reference_checkpoint(config: dict, path: Path, seed: int, sizes: dict = TIN
 
 
 def test_student_hparams_mode_trains_with_the_notebooks_cell(tiny_training_config, notebook_variant) -> None:
-    result = grade_submission(notebook_variant("tiny_hyperparameters"), tiny_training_config("student_hparams"),
+    result = grade_submission(notebook_variant("tiny_hyperparameters"), tiny_training_config("student_hparams", **ENGLISH),
                               parts=["training"])
     points, message, details = _part(result)
     used = {name: item["value"] for name, item in details["hyperparameters"].items()}
@@ -56,7 +57,7 @@ def test_student_hparams_mode_trains_with_the_notebooks_cell(tiny_training_confi
 def test_student_hparams_mode_refuses_values_outside_the_bounds_without_training(
         tiny_training_config, notebook_variant) -> None:
     points, message, details = _part(grade_submission(
-        notebook_variant("oversized_hyperparameters"), tiny_training_config("student_hparams"),
+        notebook_variant("oversized_hyperparameters"), tiny_training_config("student_hparams", **ENGLISH),
         parts=["training"]))
     assert points == 0
     assert message.startswith("Training was skipped: Your hyperparameter cell cannot be used")
@@ -67,7 +68,7 @@ def test_student_hparams_mode_refuses_values_outside_the_bounds_without_training
 
 def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
         tiny_training_config, notebook_variant) -> None:
-    config = tiny_training_config("student_hparams", **{"training.hparam_bounds.embedding_dim": [16, 128]})
+    config = tiny_training_config("student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]})
     points, message, details = _part(grade_submission(
         notebook_variant("no_epochs"), config, parts=["training"]))
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
@@ -78,7 +79,7 @@ def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
 
 def test_checkpoint_mode_evaluates_the_submitted_weights_on_the_trusted_side(
         tiny_training_config, notebook_variant) -> None:
-    config = tiny_training_config("checkpoint")
+    config = tiny_training_config("checkpoint", **ENGLISH)
     notebook = notebook_variant("tiny_hyperparameters")
     model = _reference_checkpoint(config, notebook.parent / "checkpoint.pt", seed=3)
     points, message, details = _part(grade_submission(notebook, config, parts=["training"]))
@@ -98,7 +99,7 @@ def test_checkpoint_mode_evaluates_the_submitted_weights_on_the_trusted_side(
 
 def test_checkpoint_mode_explains_a_missing_or_unusable_checkpoint(tiny_training_config, notebook_variant,
                                                                    tmp_path: Path) -> None:
-    config = tiny_training_config("checkpoint")
+    config = tiny_training_config("checkpoint", **ENGLISH)
     notebook = notebook_variant("tiny_hyperparameters")
     points, message, _ = _part(grade_submission(notebook, config, parts=["training"]))
     assert points == 0 and message.startswith("Training part not graded: No checkpoint was found")

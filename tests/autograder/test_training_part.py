@@ -12,6 +12,7 @@ from autograder.results import SubmissionResult
 
 ROOT = Path(__file__).resolve().parents[2]
 CORRECT = ROOT / "examples" / "correct_original_format.ipynb"
+ENGLISH = {"feedback.language": "en"}
 
 
 def _training(result: SubmissionResult) -> tuple[float, dict]:
@@ -22,17 +23,23 @@ def _training(result: SubmissionResult) -> tuple[float, dict]:
 
 def test_a_model_copying_the_next_target_token_scores_no_bleu_and_no_points(
         tiny_training_config, notebook_variant) -> None:
-    points, details = _training(grade_submission(notebook_variant("copy_next_token"), tiny_training_config(),
-                                                 parts=["training"]))
+    result = grade_submission(notebook_variant("copy_next_token"), tiny_training_config(**ENGLISH),
+                              parts=["training"])
+    points, details = _training(result)
     assert points == 0
-    assert details["evaluation"]["bleu"] < 0.05
-    # Its logits are not what its weights compute, so it is scored on its own translations.
-    assert details["evaluated_by"].startswith("the submission's own model")
+    # Its logits are not what its weights compute: nothing is scored, and nothing is trained.
+    assert details["evaluated_by"].startswith("not scored")
+    assert details["not_fitted_detail"]["max_logit_difference"] > 1
+    assert "training" not in details and "evaluation" not in details
+    message = next(p for p in result.parts if p.part == "training").checks[0].message
+    assert message.startswith("No training points: the grader translates with the assignment's")
+    assert "computes different outputs from the same weights" in message
 
 
 def test_a_future_visible_mask_is_trained_as_is_and_gets_its_honest_bleu(
         tiny_training_config, notebook_variant) -> None:
-    result = grade_submission(notebook_variant("future_visible_mask"), tiny_training_config(), parts=["training"])
+    result = grade_submission(notebook_variant("future_visible_mask"), tiny_training_config(**ENGLISH),
+                              parts=["training"])
     points, details = _training(result)
     assert points == 0
     assert details["evaluation"]["bleu"] < 0.05
@@ -53,10 +60,12 @@ def test_same_notebook_same_profile_same_seed_gives_identical_bleu_and_losses(ti
 
 def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tiny_training_config) -> None:
     template = ROOT / "examples" / "template_untouched.ipynb"
-    result = grade_submission(template, tiny_training_config(), parts=["training"])
+    result = grade_submission(template, tiny_training_config(**ENGLISH), parts=["training"])
     part = next(p for p in result.parts if p.part == "training")
     assert part.points == 0
     assert part.checks[0].message.startswith("Training was skipped")
+    korean = grade_submission(template, tiny_training_config(), parts=["training"])   # grader.yml: ko
+    assert next(p for p in korean.parts if p.part == "training").checks[0].message.startswith("학습을 건너뛰었습니다")
 
 
 @pytest.mark.slow

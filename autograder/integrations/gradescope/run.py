@@ -140,7 +140,8 @@ def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | N
             result = batch.grade_all([submission], config, None, jobs=1)[0]
             result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"])
+    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"],
+                             language=config["feedback"]["language"])
     return result
 
 

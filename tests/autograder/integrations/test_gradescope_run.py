@@ -18,6 +18,7 @@ import pytest
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import environment_overrides, pick_submission
 from autograder.reports.gradescope import load_schema
+from autograder.reports.i18n import t
 from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
@@ -62,7 +63,9 @@ def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(gradescope_
     for test in document["tests"]:
         by_part[test["tags"][0]] = by_part.get(test["tags"][0], 0) + test["score"]
     assert by_part == {p["part"]: p["points"] for p in cli["parts"] if p["part"] != "training"}
-    assert "Training run" in document["output"]       # skipped, and said so
+    # skipped, and said so (in grader.yml's feedback language, Korean)
+    assert t("gradescope.not_graded_heading", language="ko") in document["output"]
+    assert t("training.disabled", language="ko") in document["output"]
 
 
 def test_scores_per_example(gradescope_results) -> None:

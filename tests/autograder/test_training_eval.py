@@ -1,0 +1,56 @@
+"""Trusted scoring rules that need no worker: unfitted weights named, the memorisation flag and its verdict."""
+
+from __future__ import annotations
+
+import html
+
+from autograder.config import load_config
+from autograder.reports.feedback import training_markdown
+from autograder.reports.html import training_section
+from autograder.reports.i18n import t, use_language
+from autograder.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
+from autograder.training_part import _verdict
+
+CONFIG = load_config(overrides={"feedback.language": "en"})
+
+
+def _evaluation(validation: float, test: float) -> dict:
+    return {"bleu": validation, "sacrebleu": validation, "n_sentences": 1014, "split": "validation",
+            "examples": [], "evaluated_by": "reference architecture with the submission's weights",
+            "test": {"bleu": test, "sacrebleu": test, "n_sentences": 1000, "decode_s": 1.0}}
+
+
+def test_describe_unfitted_names_the_parameters_without_a_counterpart() -> None:
+    reference = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("ff.bias", [8]), ("norm.weight", [4])]
+    student = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("extra.weight", [4, 4]), ("norm.weight", [4])]
+    assert describe_unfitted(reference, student) == {"reference_only": [("ff.bias", "(8)")],
+                                                     "student_only": [("extra.weight", "(4, 4)")]}
+    assert describe_unfitted(reference, reference) == {"reference_only": [], "student_only": []}
+
+
+def test_a_gap_above_the_threshold_withholds_the_points_for_review() -> None:
+    threshold = CONFIG["training"]["memorisation_gap"]
+    assert memorisation_gap(0.60, 0.10, threshold)["flagged"]
+    assert not memorisation_gap(0.25, 0.25 - threshold + 0.01, threshold)["flagged"]
+    outcome = _verdict(_evaluation(0.62, 0.08), CONFIG, {"mode": "checkpoint"})
+    assert not outcome.passed and outcome.message.startswith("Training points withheld for a TA's review")
+    assert outcome.details["memorisation"]["flagged"] and outcome.details["memorisation"]["gap"] == 0.54
+    honest = _verdict(_evaluation(0.25, 0.26), CONFIG, {"mode": "checkpoint"})
+    assert honest.passed and not honest.details["memorisation"]["flagged"]
+
+
+def test_the_flag_is_loud_in_both_feedback_formats_and_languages() -> None:
+    details = _verdict(_evaluation(0.62, 0.08), CONFIG, {"mode": "recipe"}).details
+    details["bleu"] = 0.62
+    for language in ("en", "ko"):
+        with use_language(language):
+            banner = t("report.memorised_banner")
+            assert banner in training_markdown(details, 0.2)
+            assert html.escape(banner) in training_section(details, 0.2)
+
+
+def test_weights_that_do_not_fit_earn_nothing_and_say_why() -> None:
+    evaluation = {"bleu": 0.0, "sacrebleu": 0.0, "n_sentences": 1014, "split": "validation", "examples": [],
+                  "evaluated_by": NOT_FITTED, "not_fitted": "the reason", "not_fitted_detail": {}}
+    outcome = _verdict(evaluation, CONFIG, {"mode": "recipe"})
+    assert not outcome.passed and outcome.message.endswith("fit it: the reason")
