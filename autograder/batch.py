@@ -237,3 +237,103 @@ def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
     if missing:   # an executor bug: say so rather than return a short list
         raise RuntimeError(f"the executor returned no result for {', '.join(missing)}")
     return [results[index] for index in range(len(submissions))]
+
+
+@dataclass
+class BatchRun:
+    """What `grade_batch` did: every result in input order, and which were graded now."""
+
+    results: list[SubmissionResult]
+    graded: list[str]    # labels graded in this run
+    reused: list[str]    # labels whose stored result was still current
+
+
+def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts: list[str] | None,
+                out_dir: Path, executor: "Executor | None" = None,
+                grade_function: GradeFunction | None = None, regrade: bool = False,
+                progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
+    """Grade a batch resumably into out_dir: each finished submission is stored (and its reports
+    written) at once; a submission whose stored result matches its content and the grading inputs
+    is not graded again; the batch reports are rebuilt from the store at the end.
+
+    Args:
+        submissions: from `expand_paths`.
+        config: the validated configuration.
+        parts: the selected parts (None: all).
+        out_dir: the report folder (the store is its `.grading` subfolder).
+        executor: where to grade (None: the local executor with grading.jobs).
+        grade_function: the engine's (None: loaded).
+        regrade: grade everything again, whatever is stored.
+        progress: show a progress bar.
+        html: also write the HTML feedback.
+        reporter: also write the reporter payloads.
+
+    Returns:
+        The results and what was graded or reused.
+    """
+    from autograder.results_store import (ResultsStore, StoredResult, inputs_digest, publish_reports,
+                                          sidecar_files, submission_digest)
+
+    store = ResultsStore(out_dir)
+    inputs = inputs_digest(config, parts)
+    digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
+    store.start_batch(config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()}
+                               for s in submissions])
+    results: dict[int, SubmissionResult] = {}
+    for index, submission in enumerate(submissions):
+        record = None if regrade else store.load(submission.stem)
+        if record is not None and record.is_current(digests[index], inputs):
+            record.result.submission = submission.label
+            results[index] = record.result
+    todo = [index for index in range(len(submissions)) if index not in results]
+
+    def store_result(position: int, result: SubmissionResult) -> None:
+        index = todo[position]
+        submission = submissions[index]
+        store.save(StoredResult(submission.stem, submission.label, submission.path.as_posix(),
+                                digests[index], inputs, result))
+        publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
+        results[index] = result
+
+    if todo:
+        grade_all([submissions[index] for index in todo], config, parts,
+                  jobs=config["grading"]["jobs"], grade_function=grade_function, progress=progress,
+                  executor=executor, on_result=store_result)
+    ordered = [results[index] for index in range(len(submissions))]
+    publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
+    return BatchRun(ordered, [submissions[i].label for i in todo],
+                    [s.label for i, s in enumerate(submissions) if i not in todo])
+
+
+def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
+    """Rebuild the reports of the last batch graded into out_dir from its stored results.
+
+    Args:
+        out_dir: a report folder written by `grade_batch`.
+        html: also write the HTML feedback.
+        reporter: also write the reporter payloads.
+
+    Returns:
+        (number of submissions reported, labels of the batch without a current stored result).
+
+    Raises:
+        FileNotFoundError: out_dir holds no stored batch.
+    """
+    from autograder.results_store import ResultsStore, publish_reports
+
+    store = ResultsStore(out_dir)
+    if not (store.folder / "batch.json").is_file():
+        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+    config, batch = store.config(), store.batch()
+    results, stems, missing = [], [], []
+    for entry in batch["submissions"]:
+        record = store.load(entry["stem"])
+        # A record graded under other inputs (an earlier grader.yml or engine) is not this batch's.
+        if record is None or record.inputs_sha256 != batch["inputs_sha256"]:
+            missing.append(entry["label"])
+            continue
+        record.result.submission = entry["label"]
+        results.append(record.result)
+        stems.append(entry["stem"])
+    publish_reports(results, stems, config, out_dir, html, reporter)
+    return len(results), missing

@@ -17,6 +17,10 @@ ResultCallback = Callable[[int, "SubmissionResult"], Any]
 class Executor(Protocol):
     """Grades submissions somewhere and hands every result back through `on_result`."""
 
+    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The configuration as this executor's nodes will grade with it (e.g. the training
+        profile "auto" resolved for the cluster); the store's inputs digest is taken from it."""
+
     def run(self, submissions: Sequence["Submission"], config: dict[str, Any],
             parts: list[str] | None, grade_function: "GradeFunction",
             on_result: ResultCallback) -> None:

@@ -21,6 +21,10 @@ class LocalExecutor:
         """Args: jobs, the number of parallel worker processes."""
         self.jobs = max(1, int(jobs))
 
+    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The configuration unchanged: the gradings run on this machine, as configured."""
+        return config
+
     def run(self, submissions: Sequence[Submission], config: dict[str, Any],
             parts: list[str] | None, grade_function: GradeFunction,
             on_result: ResultCallback) -> None:
