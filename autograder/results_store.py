@@ -18,7 +18,7 @@ from typing import Any
 from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
-from autograder.reports.submission_json import dumps_stable
+from autograder.reports.submission_json import dumps_stable, json_safe
 from autograder.results import STATUS_ERROR, SubmissionResult
 
 STORE_DIR = ".grading"          # inside the report folder
@@ -167,7 +167,9 @@ class ResultsStore:
             entries: one {"stem", "label", "source"} per submission.
         """
         self._ensure()
-        atomic_write_text(self.folder / "config.json", dumps_stable(config))
+        # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
+        atomic_write_text(self.folder / "config.json",
+                          json.dumps(json_safe(config), indent=2, ensure_ascii=False, default=str))
         batch = {"parts": None if parts is None else list(parts), "inputs_sha256": inputs_sha256,
                  "submissions": list(entries)}
         atomic_write_text(self.folder / "batch.json", dumps_stable(batch))
