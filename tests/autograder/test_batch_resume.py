@@ -19,8 +19,7 @@ CORPUS = ROOT / "tests" / "soundness" / "corpus"
 FIXTURE_CONFIG = str(ROOT / "tests" / "fixtures" / "results" / "grader.yml")
 # Cheap real notebooks: unit parts only, one of them, so a grading is a worker start and a few checks.
 REAL_NOTEBOOKS = ["alt_mask_bool", "mask_transposed", "mask_upper_triangle", "alt_mask_triu_complement",
-                  "mask_padding_ignored", "mask_diagonal_plus_one", "alt_mask_python_loops",
-                  "mask_or_instead_of_and"]
+                  "mask_padding_ignored", "mask_diagonal_plus_one"]
 
 
 def fake_batch(folder: Path, count: int) -> Path:
@@ -74,28 +73,30 @@ def test_killed_grader_resumes_without_losing_or_regrading_fake_engine(tmp_path)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)   # three batches of real gradings; minutes on a loaded 2-core machine
 def test_killed_grader_resumes_without_losing_or_regrading_real_notebooks(tmp_path):
     subs = real_batch(tmp_path / "subs")
     kill_grader_and_resume(subs, tmp_path, ["--jobs", "2", "--parts", "look_ahead_mask"], "real",
-                           stored_before_kill=3, timeout=300)
+                           stored_before_kill=2, timeout=900)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_killed_pool_worker_costs_no_submission_real_notebooks(tmp_path):
     subs = real_batch(tmp_path / "subs")
     args = ["--jobs", "2", "--parts", "look_ahead_mask"]
     reference_out, out, log = tmp_path / "reference", tmp_path / "out", tmp_path / "gradings.log"
-    run_grader([str(subs), "--out", str(reference_out), *args], tmp_path / "ref.log", "real", 300)
+    run_grader([str(subs), "--out", str(reference_out), *args], tmp_path / "ref.log", "real", 900)
 
     process = start_grader([str(subs), "--out", str(out), *args], log, "real")
     try:
-        wait_until(lambda: len(stored(out)) >= 2, 300, "results to be stored")
+        wait_until(lambda: len(stored(out)) >= 2, 900, "results to be stored")
         # A pool worker: a direct child of the grader running the multiprocessing spawn entry.
         workers = [child for child in psutil.Process(process.pid).children()
                    if "multiprocessing" in " ".join(child.cmdline())]
         assert workers, "no pool worker found"
         workers[0].send_signal(signal.SIGKILL)
-        stdout, stderr = process.communicate(timeout=300)
+        stdout, stderr = process.communicate(timeout=900)
         assert process.returncode == 0, stderr
     finally:
         kill_group(process)
@@ -104,5 +105,5 @@ def test_killed_pool_worker_costs_no_submission_real_notebooks(tmp_path):
     assert scores(out) == scores(reference_out)
     assert gradebook_rows(out) == gradebook_rows(reference_out)
     # Rerunning grades nothing: every result was stored by the first run.
-    run_grader([str(subs), "--out", str(out), *args], log, "real", 300)
+    run_grader([str(subs), "--out", str(out), *args], log, "real", 900)
     assert gradings(log) == counted
