@@ -107,7 +107,7 @@ def recipe_from_profile(profile: Mapping[str, Any], **overrides: Any) -> Recipe:
 
 
 def is_hopeless(step: int, best_bleu: float | None, recipe: Recipe) -> bool:
-    """The early-stop rule for runs that cannot reach the bar (docs/TRAINING_RECIPE.md).
+    """The early-stop rule for runs that cannot reach the bar (docs/SCALE.md, section 2).
 
     At an evaluation at step >= `hopeless_after_steps`, a run whose best BLEU so far is still
     below `hopeless_bleu` is stopped: every correct run recorded on the cpu profile's recipe was
