@@ -272,9 +272,10 @@ def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts
         The results and what was graded or reused.
     """
     from autograder.results_store import (ResultsStore, StoredResult, inputs_digest, publish_reports,
-                                          sidecar_files, submission_digest)
+                                          remove_scratch, sidecar_files, submission_digest)
 
     store = ResultsStore(out_dir)
+    remove_scratch(out_dir)   # left by a batch killed while it wrote a report
     inputs = inputs_digest(config, parts)
     digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
     store.start_batch(config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()}

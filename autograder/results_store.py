@@ -211,6 +211,19 @@ class ResultsStore:
             log.write(line)
 
 
+SCRATCH_PREFIX = ".publishing-"
+
+
+def remove_scratch(out_dir: Path) -> None:
+    """Remove scratch folders that a killed batch left in out_dir (they never hold a finished report).
+
+    Args:
+        out_dir: the report folder.
+    """
+    for scratch in Path(out_dir).glob(f"{SCRATCH_PREFIX}*"):
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
                     out_dir: Path, html: bool = False, reporter: bool = False,
                     batch_files: bool = True) -> None:
@@ -227,7 +240,7 @@ def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], c
         batch_files: also gradebook.csv and summary.md (False: the per-submission files only).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=".publishing-"))
+    scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
     try:
         write_reports(results, stems, config, scratch)
         if html or reporter:

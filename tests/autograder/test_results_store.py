@@ -150,3 +150,12 @@ def test_a_store_with_results_of_other_inputs_reports_them_as_not_graded(tmp_pat
     store.start_batch(CONFIG, ["decoder"], inputs_digest(CONFIG, ["decoder"]),
                       store.batch()["submissions"])
     assert rebuild_reports(out) == (0, ["s0.ipynb", "s1.ipynb"])
+
+
+def test_scratch_left_by_a_killed_batch_is_removed_on_rerun(tmp_path):
+    make_submissions(tmp_path / "subs", 1)
+    out = tmp_path / "out"
+    (out / ".publishing-abc123").mkdir(parents=True)
+    (out / ".publishing-abc123" / "s0.md").write_text("half")
+    grade(tmp_path / "subs", out)
+    assert not list(out.glob(".publishing-*"))
