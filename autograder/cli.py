@@ -11,7 +11,7 @@ from typing import Any
 
 from autograder import batch, config as grader_config
 from autograder.config import TRAINING_MODES, ConfigError
-from autograder.executors import EXECUTORS, make_executor
+from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
 
@@ -178,6 +178,9 @@ def _command_grade(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
         return EXIT_CRASH
+    except ClusterTooSmall as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     results = run.results
     if args.json:
         sys.stdout.write(dumps_stable([result.to_json() for result in results]))

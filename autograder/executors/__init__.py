@@ -14,6 +14,10 @@ EXECUTORS = ("local", "ray")
 ResultCallback = Callable[[int, "SubmissionResult"], Any]
 
 
+class ClusterTooSmall(RuntimeError):
+    """No node of the cluster can run a grading task as configured."""
+
+
 class Executor(Protocol):
     """Grades submissions somewhere and hands every result back through `on_result`."""
 

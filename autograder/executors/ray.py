@@ -19,7 +19,7 @@ import ray
 
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
-from autograder.executors import ResultCallback
+from autograder.executors import ClusterTooSmall, ResultCallback
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files
@@ -68,6 +68,31 @@ def task_resources(config: dict[str, Any], parts: Sequence[str] | None,
         else:
             options["resources"] = {gpu_resource: 1}
     return options
+
+
+def _fits(options: dict[str, Any], resources: dict[str, float]) -> bool:
+    """Whether one node's resources cover a task's request."""
+    needs = {"CPU": options.get("num_cpus", 0), "GPU": options.get("num_gpus", 0),
+             **options.get("resources", {})}
+    return all(resources.get(name, 0) >= amount for name, amount in needs.items())
+
+
+def check_feasible(options: dict[str, Any]) -> None:
+    """Refuse a request that no live node of the cluster can meet (Ray would wait for it forever).
+
+    Args:
+        options: from `task_resources`.
+
+    Raises:
+        ClusterTooSmall: naming the request and what the nodes offer.
+    """
+    offered = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
+    if any(_fits(options, resources) for resources in offered):
+        return
+    kinds = sorted({name for resources in offered for name in resources if not name.startswith(("node:", "memory", "object_store"))})
+    raise ClusterTooSmall(f"no node of the Ray cluster can run a grading task that asks for {options} "
+                          f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
+                          "--ray-gpu-resource / training.threads / the profile")
 
 
 class RayExecutor:
@@ -126,6 +151,7 @@ class RayExecutor:
         self._connect()
         remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(_grade_remote)
         options = task_resources(config, parts, self.gpu_resource)
+        check_feasible(options)
         shared = (ray.put(config), ray.put(grade_function))
         pending = {}
         for index, submission in enumerate(submissions):

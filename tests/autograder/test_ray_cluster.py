@@ -29,7 +29,8 @@ GPU_LIKE = "trainer_gpu"
 def cluster():
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})   # the head grades nothing
     plain = cluster.add_node(num_cpus=1)
-    gpu_node = cluster.add_node(num_cpus=1, resources={GPU_LIKE: 1})
+    # Two CPUs: a training task asks for training.threads (2) CPUs besides the GPU-like unit.
+    gpu_node = cluster.add_node(num_cpus=2, resources={GPU_LIKE: 1})
     cluster.wait_for_nodes()
     executor = RayExecutor(cluster.address, gpu_resource=GPU_LIKE)
     executor.prepare(load_config())   # connects
@@ -62,6 +63,16 @@ def test_training_tasks_go_to_the_gpu_like_node_and_unit_tasks_anywhere(cluster,
     units = executor.prepare(load_config())
     placed = grade_all(submissions, units, None, executor=executor, grade_function=where_and_sleep(1.0))
     assert {r.notes[0] for r in placed} == {nodes["plain"].node_id, nodes["gpu"].node_id}
+
+
+def test_a_request_no_node_can_meet_is_refused_instead_of_waiting_forever(cluster, tmp_path):
+    _, _, _ = cluster
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    nowhere = RayExecutor(gpu_resource="no_such_accelerator")
+    config = load_config(overrides={"training.enabled": True, "training.profile": "gpu"})
+    with pytest.raises(RuntimeError, match="no_such_accelerator"):
+        grade_all(expand_paths([tmp_path]), config, None, executor=nowhere,
+                  grade_function=where_and_sleep(0))
 
 
 def test_the_cluster_gives_the_local_executors_scores(cluster, tmp_path):
