@@ -38,7 +38,7 @@ def timed(label: str, run) -> dict:
     wall = time.perf_counter() - start
     row = {"run": label, "wall_s": round(wall, 1), "load_before": round(load_before, 2),
            "load_after": round(os.getloadavg()[0], 2)}
-    if results is not None:
+    if isinstance(results, list) and results:   # a batch's results (start-ups return other things)
         row["scores"] = {r.submission: r.points for r in results}
         row["s_per_notebook"] = round(wall / len(results), 2)
     print(json.dumps({k: v for k, v in row.items() if k != "scores"}), flush=True)
