@@ -1,27 +1,26 @@
-"""Batch grading: expand paths into submissions, grade them in parallel processes, lose none."""
+"""Batch grading: expand paths into submissions, grade them on an executor, lose none."""
 
 from __future__ import annotations
 
 import importlib
-
-import multiprocessing
 import re
 import sys
 import time
 import traceback
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from autograder.config import disabled_parts
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.executors import Executor, ResultCallback
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 GradeFunction = Callable[[Path, dict[str, Any], "list[str] | None"], SubmissionResult]
@@ -183,8 +182,19 @@ def grader_error_result(label: str, config: dict[str, Any], parts: Sequence[str]
     return SubmissionResult(label, STATUS_ERROR, results, notes=[note], extras=extras)
 
 
-def _grade_one(grade_function: GradeFunction, submission: Submission, config: dict[str, Any],
-               parts: list[str] | None) -> SubmissionResult:
+def grade_one(grade_function: GradeFunction, submission: Submission, config: dict[str, Any],
+              parts: list[str] | None) -> SubmissionResult:
+    """Grade one submission; any failure becomes a "grader-error" result (never raises).
+
+    Args:
+        grade_function: the engine's `grade_submission`.
+        submission: what to grade.
+        config: the validated configuration.
+        parts: the selected parts (None: all).
+
+    Returns:
+        The result, labelled with `submission.label` and timed.
+    """
     start = time.perf_counter()
     try:
         result = grade_function(submission.path, config, parts)
@@ -199,94 +209,12 @@ def _grade_one(grade_function: GradeFunction, submission: Submission, config: di
     return result
 
 
-class _ParallelGrader:
-    """Grades in worker processes, at most `jobs` in flight; survives a dying worker."""
-
-    def __init__(self, grade_function: GradeFunction, submissions: Sequence[Submission],
-                 config: dict[str, Any], parts: list[str] | None, jobs: int,
-                 on_done: Callable[[], Any]) -> None:
-        self.task = (grade_function, config, parts)
-        self.submissions, self.jobs, self.on_done = submissions, jobs, on_done
-        self.context = multiprocessing.get_context("spawn")   # no fork after torch/threads
-        self.results: dict[int, SubmissionResult] = {}
-
-    def _record(self, index: int, future: Future) -> bool:
-        """Store a finished future's result; False when its worker process died."""
-        try:
-            self.results[index] = future.result()
-        except BrokenProcessPool:
-            return False
-        except Exception as error:  # e.g. a result that cannot be pickled back
-            label = self.submissions[index].label
-            self.results[index] = grader_error_result(label, self.task[1], self.task[2], error)
-        self.on_done()
-        return True
-
-    def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future:
-        grade_function, config, parts = self.task
-        return pool.submit(_grade_one, grade_function, self.submissions[index], config, parts)
-
-    def _drain(self, in_flight: dict[Future, int], suspects: list[int]) -> None:
-        """After the pool broke: keep what finished; what was still running died with it."""
-        for future, index in in_flight.items():
-            if not self._record(index, future):
-                suspects.append(index)
-
-    def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
-        with ProcessPoolExecutor(self.jobs, mp_context=self.context) as pool:
-            in_flight: dict[Future, int] = {}
-            while pending or in_flight:
-                while pending and len(in_flight) < self.jobs:
-                    try:
-                        in_flight[self._submit(pool, pending[0])] = pending[0]
-                    except BrokenProcessPool:   # a worker died since the last wait
-                        self._drain(in_flight, suspects)
-                        return
-                    pending.popleft()
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                pool_broken = False
-                for future in done:
-                    index = in_flight.pop(future)
-                    if not self._record(index, future):
-                        suspects.append(index)
-                        pool_broken = True
-                if pool_broken:
-                    self._drain(in_flight, suspects)
-                    return
-
-    def _grade_alone(self, index: int) -> SubmissionResult:
-        with ProcessPoolExecutor(1, mp_context=self.context) as pool:
-            future = self._submit(pool, index)
-            try:
-                return future.result()
-            except BrokenProcessPool:
-                reason = "the grading process died (crash or out of memory)"
-            except Exception as error:
-                reason = f"{type(error).__name__}: {error}"
-        return grader_error_result(self.submissions[index].label, self.task[1], self.task[2],
-                                   reason)
-
-    def run(self) -> list[SubmissionResult]:
-        """Grade everything; submissions whose worker died are regraded alone to find the culprit.
-
-        Returns:
-            The results in submission order.
-        """
-        pending = deque(range(len(self.submissions)))
-        suspects: list[int] = []
-        while pending:
-            self._run_pool(pending, suspects)
-        for index in sorted(suspects):
-            self.results[index] = self._grade_alone(index)
-            self.on_done()
-        return [self.results[index] for index in range(len(self.submissions))]
-
-
 def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
               parts: list[str] | None = None, jobs: int = 1,
               grade_function: GradeFunction | None = None,
-              progress: bool = False) -> list[SubmissionResult]:
-    """Grade submissions, in up to `jobs` worker processes (one job grades in this process).
+              progress: bool = False, executor: "Executor | None" = None,
+              on_result: "ResultCallback | None" = None) -> list[SubmissionResult]:
+    """Grade submissions on an executor (default: the local one, `jobs` worker processes).
 
     Every submission gets a result: an exception (or a dying worker process) becomes a
     "grader-error" result (see `grader_error_result`). Each result's `submission` is set to the
@@ -296,22 +224,135 @@ def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
         submissions: from `expand_paths`.
         config: the validated configuration, passed to the grade function.
         parts: the parts to grade (None: all).
-        jobs: the number of parallel worker processes.
+        jobs: the number of parallel worker processes of the default local executor (one job
+            grades in this process).
         grade_function: `grade_submission(path, config, parts)`; None loads the engine's. With
-            jobs > 1 it must be picklable (a module-level function).
+            jobs > 1 or another executor it must be picklable (a module-level function).
         progress: show a tqdm progress bar on stderr.
+        executor: where to grade (see `autograder.executors`); None: `LocalExecutor(jobs)`.
+        on_result: called in this process as each submission finishes, `(index, result)`, e.g.
+            to store it at once.
 
     Returns:
         One result per submission, in input order.
     """
     grade_function = grade_function or load_grade_function()
-    jobs = max(1, min(jobs, len(submissions)))
+    if executor is None:
+        from autograder.executors.local import LocalExecutor   # it imports this module
+
+        executor = LocalExecutor(jobs)
+    results: dict[int, SubmissionResult] = {}
     with tqdm(total=len(submissions), file=sys.stderr, disable=not progress, unit="submission",
               desc="Grading", dynamic_ncols=True) as bar:
-        if jobs == 1:
-            results = []
-            for submission in submissions:
-                results.append(_grade_one(grade_function, submission, config, parts))
-                bar.update()
-            return results
-        return _ParallelGrader(grade_function, submissions, config, parts, jobs, bar.update).run()
+        def finished(index: int, result: SubmissionResult) -> None:
+            results[index] = result
+            if on_result is not None:
+                on_result(index, result)
+            bar.update()
+
+        executor.run(list(submissions), config, parts, grade_function, finished)
+    missing = [s.label for i, s in enumerate(submissions) if i not in results]
+    if missing:   # an executor bug: say so rather than return a short list
+        raise RuntimeError(f"the executor returned no result for {', '.join(missing)}")
+    return [results[index] for index in range(len(submissions))]
+
+
+@dataclass
+class BatchRun:
+    """What `grade_batch` did: every result in input order, and which were graded now."""
+
+    results: list[SubmissionResult]
+    graded: list[str]    # labels graded in this run
+    reused: list[str]    # labels whose stored result was still current
+
+
+def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts: list[str] | None,
+                out_dir: Path, executor: "Executor | None" = None,
+                grade_function: GradeFunction | None = None, regrade: bool = False,
+                progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
+    """Grade a batch resumably into out_dir: each finished submission is stored (and its reports
+    written) at once; a submission whose stored result matches its content and the grading inputs
+    is not graded again; the batch reports are rebuilt from the store at the end.
+
+    Args:
+        submissions: from `expand_paths`.
+        config: the validated configuration.
+        parts: the selected parts (None: all).
+        out_dir: the report folder (the store is its `.grading` subfolder).
+        executor: where to grade (None: the local executor with grading.jobs).
+        grade_function: the engine's (None: loaded).
+        regrade: grade everything again, whatever is stored.
+        progress: show a progress bar.
+        html: also write the HTML feedback.
+        reporter: also write the reporter payloads.
+
+    Returns:
+        The results and what was graded or reused.
+    """
+    from autograder.results_store import (ResultsStore, StoredResult, inputs_digest, publish_reports,
+                                          remove_scratch, sidecar_files, submission_digest)
+
+    store = ResultsStore(out_dir)
+    remove_scratch(out_dir)   # left by a batch killed while it wrote a report
+    inputs = inputs_digest(config, parts)
+    digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
+    store.start_batch(config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()}
+                               for s in submissions])
+    results: dict[int, SubmissionResult] = {}
+    for index, submission in enumerate(submissions):
+        record = None if regrade else store.load(submission.stem)
+        if record is not None and record.is_current(digests[index], inputs):
+            record.result.submission = submission.label
+            results[index] = record.result
+    todo = [index for index in range(len(submissions)) if index not in results]
+
+    def store_result(position: int, result: SubmissionResult) -> None:
+        index = todo[position]
+        submission = submissions[index]
+        store.save(StoredResult(submission.stem, submission.label, submission.path.as_posix(),
+                                digests[index], inputs, result))
+        publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
+        results[index] = result
+
+    if todo:
+        grade_all([submissions[index] for index in todo], config, parts,
+                  jobs=config["grading"]["jobs"], grade_function=grade_function, progress=progress,
+                  executor=executor, on_result=store_result)
+    ordered = [results[index] for index in range(len(submissions))]
+    publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
+    return BatchRun(ordered, [submissions[i].label for i in todo],
+                    [s.label for i, s in enumerate(submissions) if i not in todo])
+
+
+def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
+    """Rebuild the reports of the last batch graded into out_dir from its stored results.
+
+    Args:
+        out_dir: a report folder written by `grade_batch`.
+        html: also write the HTML feedback.
+        reporter: also write the reporter payloads.
+
+    Returns:
+        (number of submissions reported, labels of the batch without a current stored result).
+
+    Raises:
+        FileNotFoundError: out_dir holds no stored batch.
+    """
+    from autograder.results_store import ResultsStore, publish_reports
+
+    store = ResultsStore(out_dir)
+    if not (store.folder / "batch.json").is_file():
+        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+    config, batch = store.config(), store.batch()
+    results, stems, missing = [], [], []
+    for entry in batch["submissions"]:
+        record = store.load(entry["stem"])
+        # A record graded under other inputs (an earlier grader.yml or engine) is not this batch's.
+        if record is None or record.inputs_sha256 != batch["inputs_sha256"]:
+            missing.append(entry["label"])
+            continue
+        record.result.submission = entry["label"]
+        results.append(record.result)
+        stems.append(entry["stem"])
+    publish_reports(results, stems, config, out_dir, html, reporter)
+    return len(results), missing

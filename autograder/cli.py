@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder grade | public-checks | config | validate-config`."""
+"""Command line: `python -m autograder grade | report | public-checks | config | validate-config`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from typing import Any
 
 from autograder import batch, config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError
-from autograder.reports.feedback import write_feedback
-from autograder.reports.files import write_reports
+from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
 
@@ -79,6 +78,26 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)")
     grade.add_argument("--reporter-payload", action="store_true",
                        help="also write <stem>.reporter.json (per-part autograding-reporter payloads)")
+    grade.add_argument("--regrade", action="store_true",
+                       help="grade every submission again, even those whose stored result in --out "
+                            "is current (same file content, grader.yml, checks, reference, engine)")
+    grade.add_argument("--executor", choices=EXECUTORS, default="local",
+                       help="local: a process pool of --jobs workers on this machine (default); "
+                            "ray: one Ray task per submission (docs/SCALE.md)")
+    grade.add_argument("--ray-address", metavar="ADDR", default=None,
+                       help="with --executor ray: 'auto' (the cluster this machine belongs to), "
+                            "ray://HOST:10001, or none to start a local Ray")
+    grade.add_argument("--ray-gpu-resource", metavar="NAME", default="GPU",
+                       help="with --executor ray: the resource a gpu-profile training task asks one "
+                            "unit of (default GPU, i.e. num_gpus=1)")
+    report = commands.add_parser("report", help="rebuild the gradebook, summary and reports of a "
+                                 "report folder from its stored results",
+                                 description="Rebuild the reports of OUT_DIR from the results stored "
+                                             "there so far (also while a batch is still grading).")
+    report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
+    report.add_argument("--html", action="store_true", help="also write the HTML feedback")
+    report.add_argument("--reporter-payload", action="store_true",
+                        help="also write the reporter payloads")
     commands.add_parser("public-checks", add_help=False,
                         help="run the public Otter checks on a notebook, as the student workflow does")
     commands.add_parser("config", help="describe every grader.yml key and its default")
@@ -158,23 +177,48 @@ def _command_grade(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     show_progress = not args.quiet and (len(submissions) > 1
                                         or any(Path(path).is_dir() for path in args.paths))
-    results = batch.grade_all(submissions, config, parts, jobs=config["grading"]["jobs"],
-                              grade_function=grade_function, progress=show_progress)
+    try:
+        executor = make_executor(args.executor, jobs=config["grading"]["jobs"],
+                                 ray_address=args.ray_address, ray_gpu_resource=args.ray_gpu_resource)
+        config = executor.prepare(config)
+    except ImportError as error:
+        print(f"error: --executor {args.executor} needs its package ({error}); "
+              'install it with: pip install ".[ray]"', file=sys.stderr)
+        return EXIT_USAGE
     out_dir = Path(config["grading"]["out_dir"])
     try:
-        write_reports(results, [s.stem for s in submissions], config, out_dir)
-        if args.html or args.reporter_payload:
-            write_feedback(results, [s.stem for s in submissions], config, out_dir,
-                           html=args.html, reporter=args.reporter_payload)
+        run = batch.grade_batch(submissions, config, parts, out_dir, executor=executor,
+                                grade_function=grade_function, regrade=args.regrade,
+                                progress=show_progress, html=args.html, reporter=args.reporter_payload)
     except OSError as error:
         print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
         return EXIT_CRASH
+    except ClusterTooSmall as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    results = run.results
     if args.json:
         sys.stdout.write(dumps_stable([result.to_json() for result in results]))
     elif not args.quiet:
         sys.stdout.write(render_report(results, config["parts"]))
     if not args.quiet:
-        print(f"Reports written to {out_dir}", file=sys.stderr)
+        reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
+        print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def _command_report(args: argparse.Namespace) -> int:
+    try:
+        reported, missing = batch.rebuild_reports(args.out_dir, html=args.html,
+                                                  reporter=args.reporter_payload)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
+    if missing:
+        print(f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command "
+              "again to grade them", file=sys.stderr)
     return EXIT_OK
 
 
@@ -215,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "validate-config":
             return _command_validate(args.file)
+        if args.command == "report":
+            return _command_report(args)
         return _command_grade(args)
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()

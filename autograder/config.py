@@ -81,6 +81,10 @@ PROFILE_SCHEMA: dict[str, Key] = {
     "eval_every_steps": _key(int, 0, "Evaluate validation BLEU every N steps (0 = per epoch)."),
     "eval_start_step": _key(int, 0, "No step-based evaluation before this step (evaluations cost "
                             "decoding time; early ones cannot reach the threshold)."),
+    "hopeless_bleu": _key(NUMBER, 0.0, "Early stop of runs that cannot reach the bar: training stops at "
+                          "the first evaluation at or after hopeless_after_steps whose best BLEU so far "
+                          "is still below this (0 = off; docs/SCALE.md)."),
+    "hopeless_after_steps": _key(int, 0, "The step from which hopeless_bleu applies (0 = off)."),
     "precision": _key(str, "auto", "auto (bf16 autocast on CUDA GPUs that support it, else fp32) | fp32 | "
                       "bf16 | fp16 (fp16 overflows the assignment's -1e10 attention mask)."),
 }

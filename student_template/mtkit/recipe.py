@@ -36,6 +36,8 @@ class Recipe:
     eval_every_steps: int = 0  # 0 = evaluate at the end of each epoch
     eval_start_step: int = 0  # no step-based evaluation before this step
     target_bleu: float | None = None  # stop as soon as an evaluation reaches it
+    hopeless_bleu: float = 0.0  # with hopeless_after_steps: stop a run whose best BLEU stays below this
+    hopeless_after_steps: int = 0  # ... at an evaluation at or after this step (0 = never; see is_hopeless)
     seed: int = 0
     pool_size: int = DEFAULT_POOL_SIZE  # length-bucketing pool (see mtkit.batching)
     log_every_steps: int = 25  # loss-window size of the JSON log
@@ -102,6 +104,27 @@ def recipe_from_profile(profile: Mapping[str, Any], **overrides: Any) -> Recipe:
     values = {k: v for k, v in profile.items() if k in names}
     values.update(overrides)
     return Recipe(**values)
+
+
+def is_hopeless(step: int, best_bleu: float | None, recipe: Recipe) -> bool:
+    """The early-stop rule for runs that cannot reach the bar (docs/SCALE.md, section 2).
+
+    At an evaluation at step >= `hopeless_after_steps`, a run whose best BLEU so far is still
+    below `hopeless_bleu` is stopped: every correct run recorded on the cpu profile's recipe was
+    far above that bar by then (see the tests' recorded curves), while models that copy the
+    target under teacher forcing score ~0 at every evaluation.
+
+    Args:
+        step: the optimizer step of the evaluation just made.
+        best_bleu: the best BLEU measured so far (None: none yet).
+        recipe: supplies hopeless_bleu and hopeless_after_steps (either 0: the rule is off).
+
+    Returns:
+        True when training should stop now.
+    """
+    if recipe.hopeless_after_steps <= 0 or recipe.hopeless_bleu <= 0 or best_bleu is None:
+        return False
+    return step >= recipe.hopeless_after_steps and best_bleu < recipe.hopeless_bleu
 
 
 def lr_factor(step: int, recipe: Recipe, total_steps: int) -> float:

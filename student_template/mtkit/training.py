@@ -18,12 +18,13 @@ from mtkit.batching import bucket_batches, pad_pair_batch
 from mtkit.constants import PAD_IDX
 # Re-exported: the recipe side is part of this module's public API.
 from mtkit.recipe import (  # noqa: F401
-    LR_SCHEDULES, PRECISIONS, Recipe, lr_factor, profile_hparams, recipe_from_profile, resolve_profile_name,
+    LR_SCHEDULES, PRECISIONS, Recipe, is_hopeless, lr_factor, profile_hparams, recipe_from_profile,
+    resolve_profile_name,
 )
 
 __all__ = [
     "LR_SCHEDULES", "PRECISIONS", "EvalFn", "LossFn", "MaskFn", "PairData", "Recipe", "TrainResult",
-    "default_device", "load_checkpoint", "lr_factor", "make_optimizer", "profile_hparams",
+    "default_device", "is_hopeless", "load_checkpoint", "lr_factor", "make_optimizer", "profile_hparams",
     "recipe_from_profile", "resolve_profile_name", "save_checkpoint", "seed_everything", "train", "train_step",
 ]
 
@@ -51,7 +52,7 @@ class TrainResult:
     time_to_target_s: float | None  # wall seconds since train() started, incl. evaluations
     steps: int
     epochs: float  # fractional: 1.5 = halfway through the second epoch
-    stop_reason: str  # target | time_budget | max_steps | lr_schedule_end | max_epochs
+    stop_reason: str  # target | hopeless | time_budget | max_steps | lr_schedule_end | max_epochs
     wall_s: float = 0.0
     final_eval: dict[str, Any] | None = field(default=None)
 
@@ -308,6 +309,8 @@ def train(
             if (evaluate is not None and recipe.eval_every_steps > 0 and run.step >= recipe.eval_start_step
                     and run.step % recipe.eval_every_steps == 0 and run_eval()):
                 stop_reason = "target"
+            elif last_eval_step == run.step and is_hopeless(run.step, run.best, recipe):
+                stop_reason = "hopeless"
             elif recipe.max_steps and run.step >= recipe.max_steps:
                 stop_reason = "max_steps"
             elif schedule_end and run.step >= schedule_end:
@@ -322,6 +325,9 @@ def train(
             break
         if evaluate is not None and recipe.eval_every_steps <= 0 and run_eval():
             stop_reason = "target"
+            break
+        if last_eval_step == run.step and is_hopeless(run.step, run.best, recipe):
+            stop_reason = "hopeless"
             break
     run.flush()
     if evaluate is not None and last_eval_step != run.step and run.step > 0 and run_eval():

@@ -52,7 +52,7 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
     out = tmp_path / "out"
     assert grade(str(notebook), "--out", str(out)) == cli.EXIT_OK
     assert sorted(p.name for p in out.iterdir()) == [
-        "bob.json", "bob.md", "bob.results.json", "gradebook.csv", "summary.md"]
+        ".grading", "bob.json", "bob.md", "bob.results.json", "gradebook.csv", "summary.md"]
     stdout = capsys.readouterr().out
     assert "bob.ipynb: 66/80 (graded)" in stdout
     assert "  FAIL  mask_blocks_future" in stdout

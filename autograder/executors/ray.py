@@ -1,0 +1,178 @@
+"""The Ray executor: one Ray task per submission, placed by the resources its parts need.
+
+Each task runs the same `batch.grade_one` as the local executor on a node of the cluster: the
+engine starts its sandboxed worker processes there (student code never runs in the Ray worker's
+own process) and the task returns the result as the engine's JSON text, which the driver parses
+and hands to the same resumable writer. Ray retries a task whose node or worker died.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
+from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
+from autograder.executors import ClusterTooSmall, ResultCallback
+from autograder.reports.submission_json import dumps_stable
+from autograder.results import SubmissionResult
+from autograder.results_store import sidecar_files
+from mtkit.recipe import resolve_profile_name
+
+TASK_RETRIES = 3   # a task whose node or worker process died runs again elsewhere
+# Shipped to every node as the job's working directory (the code and grader.yml; no data, no env).
+CODE_EXCLUDES = [".git", ".venv", ".cache", "runs", "dist", "grading-output", "tests", "student_template",
+                 "**/__pycache__", "*.ipynb", "bench", "docs"]
+
+
+def _grade_remote(grade_function: GradeFunction, name: str, files: dict[str, bytes], label: str,
+                  stem: str, config: dict[str, Any], parts: list[str] | None) -> str:
+    """Body of a Ray task: write the submission (and its side files) into a private folder of
+    this node, grade it there, return the result as JSON text."""
+    with tempfile.TemporaryDirectory(prefix="grading-") as folder:
+        for file_name, data in files.items():
+            Path(folder, file_name).write_bytes(data)
+        result = grade_one(grade_function, Submission(Path(folder, name), label, stem), config, parts)
+    return dumps_stable(result.to_json())
+
+
+def task_resources(config: dict[str, Any], parts: Sequence[str] | None,
+                   gpu_resource: str = "GPU") -> dict[str, Any]:
+    """Ray resource options of one submission's task.
+
+    Unit parts need one CPU (their sandboxed worker runs one thread). With the training part the
+    task asks for the profile's needs: its training threads as CPUs, and for the `gpu` profile one
+    GPU (`num_gpus=1`, or one unit of the custom resource `gpu_resource`).
+
+    Args:
+        config: the validated configuration (training.profile already resolved by `prepare`).
+        parts: the selected parts (None: all).
+        gpu_resource: "GPU" or the name of a custom resource the GPU nodes advertise.
+
+    Returns:
+        Keyword arguments of `.options()`.
+    """
+    training = TRAINING_PART not in disabled_parts(config) and (parts is None or TRAINING_PART in parts)
+    if not training:
+        return {"num_cpus": 1}
+    options: dict[str, Any] = {"num_cpus": max(1, int(config["training"]["threads"]))}
+    if resolve_profile_name(config) == "gpu":
+        if gpu_resource == "GPU":
+            options["num_gpus"] = 1
+        else:
+            options["resources"] = {gpu_resource: 1}
+    return options
+
+
+def _fits(options: dict[str, Any], resources: dict[str, float]) -> bool:
+    """Whether one node's resources cover a task's request."""
+    needs = {"CPU": options.get("num_cpus", 0), "GPU": options.get("num_gpus", 0),
+             **options.get("resources", {})}
+    return all(resources.get(name, 0) >= amount for name, amount in needs.items())
+
+
+def check_feasible(options: dict[str, Any]) -> None:
+    """Refuse a request that no live node of the cluster can meet (Ray would wait for it forever).
+
+    Args:
+        options: from `task_resources`.
+
+    Raises:
+        ClusterTooSmall: naming the request and what the nodes offer.
+    """
+    offered = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
+    if any(_fits(options, resources) for resources in offered):
+        return
+    kinds = sorted({name for resources in offered for name in resources if not name.startswith(("node:", "memory", "object_store"))})
+    raise ClusterTooSmall(f"no node of the Ray cluster can run a grading task that asks for {options} "
+                          f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
+                          "--ray-gpu-resource / training.threads / the profile")
+
+
+class RayExecutor:
+    """Grades on a Ray cluster (`address` "auto", "ray://host:10001", or None for a local Ray)."""
+
+    def __init__(self, address: str | None = None, gpu_resource: str = "GPU",
+                 ship_code: bool = True) -> None:
+        """Args:
+            address: the cluster; None starts (or reuses) a Ray on this machine.
+            gpu_resource: what a gpu-profile training task asks for (see `task_resources`).
+            ship_code: send this checkout's code to the nodes as the job's working_dir (False:
+                the nodes run the course image's copy, which must be the same version).
+        """
+        self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
+
+    def _connect(self) -> None:
+        if ray.is_initialized():   # e.g. a cluster the caller connected to
+            return
+        runtime_env: dict[str, Any] = {"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}}
+        if self.ship_code:
+            runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=CODE_EXCLUDES)
+        if os.environ.get("MULTI30K_DIR") and self.address is None:   # a local Ray shares the data
+            runtime_env["env_vars"]["MULTI30K_DIR"] = os.environ["MULTI30K_DIR"]
+        ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False,
+                 include_dashboard=False if self.address is None else None)
+
+    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Resolve training.profile "auto" for the cluster: gpu when its nodes offer the GPU
+        resource (and a gpu profile exists), else cpu; every node then trains the same way.
+
+        Args:
+            config: the validated configuration.
+
+        Returns:
+            A copy with an explicit profile name.
+        """
+        self._connect()
+        training = dict(config["training"])
+        if training["profile"] == "auto":
+            has_gpu = ray.cluster_resources().get(self.gpu_resource, 0) > 0
+            training["profile"] = "gpu" if has_gpu and "gpu" in training["profiles"] else "cpu"
+        return {**config, "training": training}
+
+    def run(self, submissions: Sequence[Submission], config: dict[str, Any],
+            parts: list[str] | None, grade_function: GradeFunction,
+            on_result: ResultCallback) -> None:
+        """One task per submission; `on_result(index, result)` in the driver as each returns.
+
+        Args:
+            submissions: the submissions to grade.
+            config: the configuration from `prepare`.
+            parts: the selected parts (None: all).
+            grade_function: the engine's grade function (a module-level function).
+            on_result: called once per submission, in completion order.
+        """
+        self._connect()
+        remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(_grade_remote)
+        options = task_resources(config, parts, self.gpu_resource)
+        check_feasible(options)
+        shared = (ray.put(config), ray.put(grade_function))
+        pending = {}
+        for index, submission in enumerate(submissions):
+            files = {path.name: path.read_bytes()
+                     for path in [submission.path, *sidecar_files(submission.path, config, parts)]}
+            ref = remote.options(**options).remote(shared[1], submission.path.name, files, submission.label,
+                                                   submission.stem, shared[0], parts)
+            pending[ref] = index
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                index = pending.pop(ref)
+                on_result(index, self._result(ref, submissions[index], config, parts))
+
+    @staticmethod
+    def _result(ref: Any, submission: Submission, config: dict[str, Any],
+                parts: list[str] | None) -> SubmissionResult:
+        """The task's JSON as a result; a task that failed for good becomes a grader error."""
+        try:
+            result = SubmissionResult.from_json(json.loads(ray.get(ref)))
+        except Exception as error:   # retries exhausted, or JSON that is not a result
+            return grader_error_result(submission.label, config, parts, error)
+        result.submission = submission.label
+        return result

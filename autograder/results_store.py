@@ -1,0 +1,252 @@
+"""Resumable results: one record per graded submission under OUT_DIR/.grading, written atomically."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
+from autograder.reports.feedback import write_feedback
+from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
+from autograder.reports.submission_json import dumps_stable, json_safe
+from autograder.results import STATUS_ERROR, SubmissionResult
+
+STORE_DIR = ".grading"          # inside the report folder
+RECORD_FORMAT = 1
+# The engine's own files: the hidden checks live in autograder/checks, the trusted solution in
+# reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
+ENGINE_PACKAGES = ("autograder", "mtkit", "reference")
+# Keys that say how a batch runs, not how a submission is graded.
+RUN_ONLY_KEYS = (("grading", "out_dir"), ("grading", "jobs"))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a file so that a reader (or a rerun after a crash) sees the old or the new text, never part.
+
+    Args:
+        path: the destination; its folder must exist.
+        text: the content, written as UTF-8.
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _sha256_files(root: Path, relative_paths: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for relative in relative_paths:
+        digest.update(relative.encode() + b"\0" + (root / relative).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def engine_digest() -> str:
+    """SHA-256 of every file of the engine's packages (code, hidden checks, reference, schemas).
+
+    Returns:
+        The hex digest (computed once per process).
+    """
+    files = sorted(path.relative_to(PROJECT_ROOT).as_posix()
+                   for package in ENGINE_PACKAGES for path in (PROJECT_ROOT / package).rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+    return _sha256_files(PROJECT_ROOT, files)
+
+
+def inputs_digest(config: dict[str, Any], parts: Sequence[str] | None) -> str:
+    """SHA-256 naming everything besides the submission that decides its grade: the validated
+    grader.yml content (defaults and flag overrides included, run-only keys excluded), the
+    selected parts and the engine digest.
+
+    Args:
+        config: the validated configuration.
+        parts: the selected parts (None: all).
+
+    Returns:
+        The hex digest.
+    """
+    trimmed = copy.deepcopy(config)
+    for section, key in RUN_ONLY_KEYS:
+        trimmed.get(section, {}).pop(key, None)
+    described = {"config": trimmed, "parts": None if parts is None else sorted(parts),
+                 "engine": engine_digest()}
+    return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
+
+
+def sidecar_files(path: Path, config: dict[str, Any], parts: Sequence[str] | None) -> list[Path]:
+    """Files beside the submission that its grading reads: the checkpoint candidates when the
+    training part is graded in checkpoint mode (names from training.checkpoint_names).
+
+    Args:
+        path: the submission file.
+        config: the validated configuration.
+        parts: the selected parts (None: all).
+
+    Returns:
+        The existing candidate files, in checkpoint_names order.
+    """
+    training = config["training"]
+    if (training["mode"] != "checkpoint" or TRAINING_PART in disabled_parts(config)
+            or (parts is not None and TRAINING_PART not in parts)):
+        return []
+    names = [name.format(stem=path.stem) for name in training["checkpoint_names"]]
+    return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
+
+
+def submission_digest(path: Path, sidecars: Sequence[Path] = ()) -> str:
+    """SHA-256 of the submission's bytes and those of its side files (by name).
+
+    Args:
+        path: the submission file.
+        sidecars: from `sidecar_files`.
+
+    Returns:
+        The hex digest.
+    """
+    digest = hashlib.sha256(path.read_bytes())
+    for sidecar in sidecars:
+        digest.update(b"\0" + sidecar.name.encode() + b"\0" + sidecar.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class StoredResult:
+    """One record of the store: the result and the digests it was graded under."""
+
+    stem: str
+    label: str
+    source: str
+    submission_sha256: str
+    inputs_sha256: str
+    result: SubmissionResult
+
+    def is_current(self, submission_sha256: str, inputs_sha256: str) -> bool:
+        """True when the record answers for this content under these inputs; a grader error
+        never does (it is graded again)."""
+        return (self.submission_sha256 == submission_sha256 and self.inputs_sha256 == inputs_sha256
+                and self.result.status != STATUS_ERROR)
+
+
+class ResultsStore:
+    """OUT_DIR/.grading: `results/<stem>.json` per submission, the batch's manifest and config."""
+
+    def __init__(self, out_dir: Path) -> None:
+        """Args: out_dir, the report folder (the store lives in its `.grading` subfolder)."""
+        self.out_dir = Path(out_dir)
+        self.folder = self.out_dir / STORE_DIR
+        self.results = self.folder / "results"
+
+    def _ensure(self) -> None:
+        self.results.mkdir(parents=True, exist_ok=True)
+
+    def start_batch(self, config: dict[str, Any], parts: Sequence[str] | None, inputs_sha256: str,
+                    entries: Sequence[dict[str, str]]) -> None:
+        """Record the configuration and the batch (its inputs digest; stems, labels, sources in
+        order) of this run, for `autograder report`.
+
+        Args:
+            config: the validated configuration the batch grades with.
+            parts: the selected parts (None: all).
+            inputs_sha256: `inputs_digest(config, parts)`.
+            entries: one {"stem", "label", "source"} per submission.
+        """
+        self._ensure()
+        # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
+        atomic_write_text(self.folder / "config.json",
+                          json.dumps(json_safe(config), indent=2, ensure_ascii=False, default=str))
+        batch = {"parts": None if parts is None else list(parts), "inputs_sha256": inputs_sha256,
+                 "submissions": list(entries)}
+        atomic_write_text(self.folder / "batch.json", dumps_stable(batch))
+
+    def config(self) -> dict[str, Any]:
+        """The configuration of the last batch started here."""
+        return json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+
+    def batch(self) -> dict[str, Any]:
+        """The last batch started here: {"parts", "inputs_sha256", "submissions": [{stem, label, source}]}."""
+        return json.loads((self.folder / "batch.json").read_text(encoding="utf-8"))
+
+    def load(self, stem: str) -> StoredResult | None:
+        """The stored record of `stem`, or None (none, or unreadable: it is graded again)."""
+        try:
+            data = json.loads((self.results / f"{stem}.json").read_text(encoding="utf-8"))
+            if data.get("format") != RECORD_FORMAT:
+                return None
+            return StoredResult(data["stem"], data["label"], data["source"], data["submission_sha256"],
+                                data["inputs_sha256"], SubmissionResult.from_json(data["result"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, record: StoredResult) -> None:
+        """Store a record atomically and log the event (`events.log`, one line per stored grading).
+
+        Args:
+            record: the finished grading.
+        """
+        self._ensure()
+        data = {"format": RECORD_FORMAT, "stem": record.stem, "label": record.label,
+                "source": record.source, "submission_sha256": record.submission_sha256,
+                "inputs_sha256": record.inputs_sha256, "stored_at": time.time(),
+                "result": record.result.to_json()}
+        atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
+        line = json.dumps({"event": "stored", "stem": record.stem, "status": record.result.status,
+                           "points": record.result.points}) + "\n"
+        with open(self.folder / "events.log", "a", encoding="utf-8") as log:   # O_APPEND: one write
+            log.write(line)
+
+
+SCRATCH_PREFIX = ".publishing-"
+
+
+def remove_scratch(out_dir: Path) -> None:
+    """Remove scratch folders that a killed batch left in out_dir (they never hold a finished report).
+
+    Args:
+        out_dir: the report folder.
+    """
+    for scratch in Path(out_dir).glob(f"{SCRATCH_PREFIX}*"):
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+                    out_dir: Path, html: bool = False, reporter: bool = False,
+                    batch_files: bool = True) -> None:
+    """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:
+    rendered in a scratch folder inside out_dir, then moved into place with os.replace.
+
+    Args:
+        results: the results to report.
+        stems: their unique file stems.
+        config: the validated configuration.
+        out_dir: the report folder.
+        html: also the HTML feedback pages.
+        reporter: also the reporter payloads.
+        batch_files: also gradebook.csv and summary.md (False: the per-submission files only).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
+    try:
+        write_reports(results, stems, config, scratch)
+        if html or reporter:
+            write_feedback(results, stems, config, scratch, html=html, reporter=reporter)
+        for path in sorted(scratch.iterdir()):
+            if batch_files or path.name not in (GRADEBOOK_NAME, SUMMARY_NAME):
+                os.replace(path, out_dir / path.name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,34 @@
+"""Shared pieces of the Ray executor tests: a small real batch and its local-executor scores."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autograder.batch import Submission, expand_paths, grade_all
+from autograder.config import load_config
+from autograder.executors.local import LocalExecutor
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "soundness" / "corpus"
+NOTEBOOKS = ["alt_mask_bool", "mask_transposed", "mask_upper_triangle", "mask_padding_ignored"]
+PARTS = ["look_ahead_mask"]   # unit parts only, one of them: a grading is seconds
+
+
+def small_batch(folder: Path) -> list[Submission]:
+    """Copies of a few corpus notebooks (cheap unit-part gradings with different scores)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in NOTEBOOKS:
+        shutil.copy(CORPUS / f"{name}.ipynb", folder / f"{name}.ipynb")
+    return expand_paths([folder])
+
+
+def scores(results) -> dict[str, tuple[str, float, dict[str, float]]]:
+    """label -> (status, points, points per check)."""
+    return {r.submission: (r.status, r.points, {c.check_id: c.points for p in r.parts for c in p.checks})
+            for r in results}
+
+
+def local_scores(submissions: list[Submission]) -> dict:
+    """The local executor's scores of the batch (two worker processes)."""
+    return scores(grade_all(submissions, load_config(), PARTS, executor=LocalExecutor(2)))

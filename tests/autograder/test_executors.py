@@ -1,0 +1,63 @@
+"""Executors: the default path never imports Ray; task resources by profile; unknown names refused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.config import load_config
+from autograder.executors import make_executor
+from autograder.executors.local import LocalExecutor
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE_CONFIG = ROOT / "tests" / "fixtures" / "results" / "grader.yml"
+
+
+def test_the_default_grade_command_never_imports_ray(tmp_path):
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import counting_engine; "
+            "sys.modules['autograder.engine'] = counting_engine; from autograder.cli import main; "
+            "code = main(['grade', '--quiet', '--config', sys.argv[2], '--out', sys.argv[3], sys.argv[4]]); "
+            "print('ray' in sys.modules, code)")
+    done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(FIXTURE_CONFIG),
+                           str(tmp_path / "out"), str(tmp_path / "a.ipynb")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env={"GRADING_COUNT_FILE": str(tmp_path / "n"), "GRADING_FAKE_SECONDS": "0",
+                               "PATH": "/usr/bin:/bin"})
+    assert done.stdout.split() == ["False", "0"], done.stderr
+    assert (tmp_path / "out" / "gradebook.csv").is_file()
+
+
+def test_make_executor_names():
+    assert isinstance(make_executor("local", jobs=3), LocalExecutor)
+    assert make_executor("local", jobs=3).jobs == 3
+    with pytest.raises(ValueError, match="unknown executor"):
+        make_executor("dask")
+
+
+def test_task_resources_follow_the_parts_and_the_profile():
+    ray_executor = pytest.importorskip("autograder.executors.ray")
+    units = load_config()
+    assert ray_executor.task_resources(units, None) == {"num_cpus": 1}
+    cpu = load_config(overrides={"training.enabled": True, "training.profile": "cpu"})
+    assert ray_executor.task_resources(cpu, None) == {"num_cpus": cpu["training"]["threads"]}
+    assert ray_executor.task_resources(cpu, ["decoder"]) == {"num_cpus": 1}
+    gpu = load_config(overrides={"training.enabled": True, "training.profile": "gpu"})
+    assert ray_executor.task_resources(gpu, None)["num_gpus"] == 1
+    custom = ray_executor.task_resources(gpu, ["training"], gpu_resource="trainer_gpu")
+    assert custom["resources"] == {"trainer_gpu": 1} and "num_gpus" not in custom
+
+
+def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatch, capsys):
+    from autograder import cli
+
+    monkeypatch.setitem(sys.modules, "ray", None)   # import ray -> ImportError
+    monkeypatch.delitem(sys.modules, "autograder.executors.ray", raising=False)
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    code = cli.main(["grade", "--config", str(FIXTURE_CONFIG), "--executor", "ray", "--out",
+                     str(tmp_path / "out"), str(tmp_path / "a.ipynb")])
+    assert code == cli.EXIT_USAGE
+    assert 'pip install ".[ray]"' in capsys.readouterr().err

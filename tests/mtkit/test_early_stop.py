@@ -1,0 +1,96 @@
+"""The early stop of hopeless training runs: never on a recorded run that passed, always on the copy cheat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.config import load_config
+from mtkit.training import Recipe, is_hopeless, profile_hparams, recipe_from_profile, train
+
+CURVES = yaml.safe_load((Path(__file__).resolve().parents[1] / "fixtures" / "training"
+                         / "recorded_bleu_curves.yml").read_text(encoding="utf-8"))
+CONFIG = load_config()
+THRESHOLD = CONFIG["training"]["threshold_bleu"]
+
+
+def replay(curve: dict[int, float], recipe: Recipe) -> str:
+    """What the training loop decides along a recorded curve: "target", "hopeless" or "end"."""
+    best = None
+    for step, bleu in sorted(curve.items()):
+        best = bleu if best is None else max(best, bleu)
+        if bleu >= THRESHOLD:
+            return "target"
+        if is_hopeless(step, best, recipe):
+            return "hopeless"
+    return "end"
+
+
+@pytest.mark.parametrize("profile", ["cpu", "gpu"])
+@pytest.mark.parametrize("name", [name for name, run in CURVES.items() if run["passes"]])
+def test_no_recorded_run_that_passed_is_stopped(name, profile):
+    recipe = recipe_from_profile(profile_hparams(CONFIG, profile))
+    assert recipe.hopeless_bleu > 0 and recipe.hopeless_after_steps > 0   # the rule is on
+    assert replay(CURVES[name]["curve"], recipe) == "target"
+
+
+def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run():
+    recipe = recipe_from_profile(profile_hparams(CONFIG, "cpu"))
+    for name, run in CURVES.items():
+        if run["passes"]:   # the first recorded evaluation at or after the rule's step
+            step = min(s for s in run["curve"] if s >= recipe.hopeless_after_steps)
+            best = max(b for s, b in run["curve"].items() if s <= step)
+            assert best >= 2 * recipe.hopeless_bleu, name
+
+
+def test_the_run_that_copies_the_target_is_stopped_at_the_first_evaluation_past_the_rule():
+    recipe = recipe_from_profile(profile_hparams(CONFIG, "cpu"))
+    assert replay(CURVES["prototype_model_C_look_ahead_mask_removed"]["curve"], recipe) == "hopeless"
+    # With the cpu profile's evaluations (every 10 steps from 200) it would stop at step 240.
+    assert [s for s in range(200, 451, 10) if is_hopeless(s, 0.0, recipe)][0] == 240
+
+
+def test_the_rule_is_off_without_both_keys():
+    assert not is_hopeless(10_000, 0.0, Recipe())
+    assert not is_hopeless(10_000, 0.0, Recipe(hopeless_bleu=0.05))
+    assert not is_hopeless(10_000, 0.0, Recipe(hopeless_after_steps=10))
+    assert not is_hopeless(10_000, None, Recipe(hopeless_bleu=0.05, hopeless_after_steps=10))
+    assert not is_hopeless(9, 0.0, Recipe(hopeless_bleu=0.05, hopeless_after_steps=10))
+    assert is_hopeless(10, 0.049, Recipe(hopeless_bleu=0.05, hopeless_after_steps=10))
+    assert not is_hopeless(10, 0.05, Recipe(hopeless_bleu=0.05, hopeless_after_steps=10))
+
+
+def test_training_stops_as_hopeless_and_not_when_bleu_is_above_the_bar(small_data_run):
+    stopped = small_data_run(lambda model: 0.0)
+    assert stopped.stop_reason == "hopeless" and stopped.steps == 6
+    assert [e["step"] for e in stopped.history["evals"]] == [4, 6]
+    kept = small_data_run(lambda model: 0.1)
+    assert kept.stop_reason == "max_epochs" and kept.steps == 12
+
+
+@pytest.fixture
+def small_data_run(tmp_path):
+    from mtkit.constants import PAD_IDX
+    from mtkit.dataset import prepare_data
+    from mtkit.training import seed_everything
+    from reference.loss import calculate_loss
+    from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+    from reference.model import Transformer
+    from torch import nn
+
+    data = prepare_data(Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",
+                        cache_dir=tmp_path, expected_counts={"train": 30, "validation": 6, "test": 5})
+    criterion = nn.CrossEntropyLoss(reduction="none")
+
+    def run(evaluate):
+        seed_everything(0)
+        model = Transformer({k: len(v) for k, v in data.vocabs.items()}, data.max_length, 16, 32, 2, 1, 0.0)
+        recipe = Recipe(batch_size=8, max_epochs=3, eval_every_steps=2, eval_start_step=4,
+                        hopeless_bleu=0.05, hopeless_after_steps=6, target_bleu=0.2)
+        return train(model, data.splits["train"], recipe, device="cpu", progress=False, evaluate=evaluate,
+                     src_mask_fn=lambda src: create_padding_mask_for_attention(src, PAD_IDX),
+                     tgt_mask_fn=lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
+                     loss_fn=lambda logits, tgt: calculate_loss(logits, tgt, criterion))
+    return run
