@@ -158,7 +158,7 @@ def test_report_step_merges_training_into_the_gradebook(graded_examples: Path, t
     assert rows["buggy_original_format.ipynb"]["training"] == ""     # not trained: skipped, not 0
     assert (checkout / "final" / "manifest.csv").is_file()
     page = (checkout / "final" / "correct_original_format.html").read_text(encoding="utf-8")
-    assert "Training run" in page and "0.268" in page
+    assert 'lang="ko"' in page and "0.268" in page   # the course's feedback language
     summary = (checkout / ".runner" / "summary.md").read_text(encoding="utf-8")
     assert "| `correct_original_format.ipynb` |" in summary
 

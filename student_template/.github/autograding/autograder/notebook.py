@@ -123,17 +123,18 @@ class LoadedSubmission:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
             file appears to define it (or it is defined after all).
         """
+        from autograder.reports.i18n import t   # student-facing
+
         if any(name in s.defines for s in self.statements):
             return None
         for problem in reversed(self.problems):  # the last attempt is what the student sees last
             if problem.kind == "syntax" and name in problem.names:
-                return (f"`{name}` is in cell {problem.cell}, line {problem.line}, which did not parse: "
-                        f"{problem.message}")
+                return t("notebook.missing.syntax", name=name, cell=problem.cell, line=problem.line,
+                         message=problem.message)
         for statement in reversed(self.dropped):
             if name in statement.defines:
-                return (f"`{name}` is only set by top-level code in cell {statement.cell}, line {statement.line} "
-                        f"(`{statement.label}`), which grading does not run ({statement.reason}); "
-                        "define it with a constant or inside your function instead")
+                return t("notebook.missing.dropped", name=name, cell=statement.cell, line=statement.line,
+                         label=statement.label, reason=statement.reason)
         return None
 
     def to_json(self) -> str:
@@ -153,7 +154,8 @@ class LoadedSubmission:
         })
 
 
-def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES) -> LoadedSubmission:
+def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES,
+                    max_mb: float | None = None) -> LoadedSubmission:
     """Read a submission and keep only its definitions. Never executes any of it and never raises
     for a bad file: unreadable input becomes a problem of kind "notebook".
 
@@ -165,28 +167,53 @@ def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PR
     from literals, operators, lambdas and names already kept or provided by the grader (no calls),
     and try blocks made only of such statements (the usual `try: import x / except: x = None`).
     Everything else (calls, loops, ifs, `with`, attribute/item assignment, augmented assignment,
-    bindings of `provided_names`) is listed in `dropped`.
+    bindings of `provided_names`) is listed in `dropped`. Lone surrogates (text no file can hold,
+    e.g. from a "\\ud800" escape in the notebook's JSON) become "?" so that one odd string costs
+    at most its own statement.
 
     Args:
         path: a .ipynb notebook (nbformat 3 or 4) or a .py export (jupytext percent, nbconvert
             script, or a plain script); other suffixes are sniffed (JSON object -> notebook).
         provided_names: names the grader defines itself; the submission's bindings of them are dropped.
+        max_mb: refuse files larger than this many MB before reading them (None: no limit).
 
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
     """
+    from autograder.reports.i18n import t   # the size message is student-facing
+
     path = Path(path)
+    kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        size = path.stat().st_size
+        if max_mb is not None and size > max_mb * 1024 * 1024:
+            return _unreadable(path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb))
+        with path.open("rb") as handle:   # a file growing after the check is still cut at the limit
+            raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
+        if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
+            return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
+        text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        return _unreadable(path, "py" if path.suffix == ".py" else "ipynb", f"cannot read the file: {error}")
+        return _unreadable(path, kind, f"cannot read the file: {error}")
     is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
     if not is_notebook:
         return _assemble(path, "py", _cells_from_script(text), provided_names)
     cells_or_error = _cells_from_notebook(text)
     if isinstance(cells_or_error, str):
-        return _unreadable(path, "ipynb", cells_or_error)
-    return _assemble(path, "ipynb", cells_or_error, provided_names)
+        return _unreadable(path, "ipynb", without_surrogates(cells_or_error))
+    return _assemble(path, "ipynb", [without_surrogates(cell) for cell in cells_or_error], provided_names)
+
+
+def without_surrogates(text: str) -> str:
+    """Text with every lone surrogate replaced by "?" (so it can be encoded as UTF-8).
+
+    Args:
+        text: any str.
+
+    Returns:
+        The same text when it has none.
+    """
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> LoadedSubmission:
