@@ -63,9 +63,18 @@ def test_mask_blocks_future(ctx: CheckContext) -> None:
                  f"{b}, length {length}): the mask must allow every key j <= i.")
 
 
+# A mask that blocks padding only earns the point when it also opens most of what must be open
+# (key j <= i and not padding): blocking everything blocks padding too, for free.
+MIN_OPEN_FRACTION = 0.5
+
+
 def test_mask_blocks_padding(ctx: CheckContext) -> None:
+    must_open = opened = 0
     for batch, pad_idx in _cases(ctx):
         mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        allowed = reference.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
+        must_open += int(allowed.sum())
+        opened += int((mask & allowed).sum())
         key_is_pad = (batch == pad_idx)[:, None, None, :].expand_as(mask)
         leaks = mask & key_is_pad
         if bool(leaks.any()):
@@ -73,6 +82,11 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
             fail(f"Query position {i} may attend to key position {j}, which is padding "
                  f"(pad_idx={pad_idx}, batch row {b}): padded keys must be blocked for every "
                  "query. Use the pad_idx argument, not a fixed number.")
+    if opened < MIN_OPEN_FRACTION * must_open:
+        fail(f"The mask opens only {opened} of the {must_open} (query, key) pairs that must be open "
+             "(key j <= query i and not padding): blocking (almost) everything also blocks the "
+             "padding, so that property cannot be credited. Position i must be able to attend to "
+             "every non-padding position j <= i.")
 
 
 def test_mask_matches_reference(ctx: CheckContext) -> None:

@@ -77,6 +77,30 @@ def test_loss_ignores_padding(ctx: CheckContext) -> None:
         if not all_close(a, b):
             fail("Changing the predictions whose target is padding changed the loss: padded target "
                  "positions must not count (mask them out, or use the criterion's ignore_index).")
+    _require_scoring(ctx)
+
+
+def _require_scoring(ctx: CheckContext) -> None:
+    """Ignoring padding is only credited to a loss that scores the other predictions: changing
+    them changes it, and raising every right next-token logit lowers it."""
+    gen = torch.Generator().manual_seed(ctx.seed + 31)
+    logits, tgt, vocab, pad_idx = _cases(ctx)[1]
+    scored = tgt[:, 1:] != pad_idx                           # (B, T-1): predictions with a real target
+    changed = logits.clone()
+    changed[:, :-1][scored] = torch.randn(changed[:, :-1][scored].shape, generator=gen) * 5
+    better = logits.clone()
+    rows, cols = scored.nonzero(as_tuple=True)
+    better[rows, cols, tgt[rows, cols + 1]] += 6.0
+    base, moved, improved = (
+        expect_tensor(_student_loss(ctx, x, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
+        for x in (logits, changed, better))
+    if base.numel() != 1 or all_close(base, moved):
+        fail("Changing the predictions for the non-padding targets did not change the loss: the "
+             "loss must be computed from decoder_output, so ignoring padding cannot be credited.")
+    if not float(improved.reshape(())) < float(base.reshape(())):
+        fail("Raising the score of the right next token at every non-padding position did not "
+             "lower the loss: position t must be scored against target t+1 with the criterion, "
+             "so ignoring padding cannot be credited.")
 
 
 def test_loss_gradient(ctx: CheckContext) -> None:
