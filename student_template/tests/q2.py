@@ -18,8 +18,8 @@ def test_q2_decoder_layer_modules(env):
     kinds = [type(module).__name__ for module in layer.modules()]
     assert kinds.count('MultiHeadAttention') == 2, f"MultiHeadAttention 이 2개(masked self-attention, encoder-decoder attention) 있어야 하는데 {kinds.count('MultiHeadAttention')}개입니다."
     assert kinds.count('FeedForwardNeuralNetwork') == 1, 'FeedForwardNeuralNetwork 가 1개 있어야 합니다.'
-    assert kinds.count('LayerNormalization') == 3, f"LayerNormalization 이 3개 있어야 하는데 {kinds.count('LayerNormalization')}개입니다."
-    assert kinds.count('Dropout') >= 3, '하위 층마다 nn.Dropout 이 하나씩(3개) 있어야 합니다.'
+    norms = sum((isinstance(module, torch.nn.LayerNorm) for module in layer.modules()))
+    assert norms == 3, f'하위 층마다 layer normalization 이 하나씩(3개) 있어야 하는데 {norms}개입니다.'
 
 @test_case(points=None, hidden=False, 
     failure_message="forward 가 세 하위 층을 거친 결과를 return 하는지 확인하세요.")
