@@ -118,7 +118,7 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     # loss and record what they were given). Returns what happened, for the grader to judge.
     torch.manual_seed(seed)
     model = ProbeTrainModel(src_vocab, tgt_vocab)
-    before = [p.detach().clone() for p in model.parameters()]
+    initial = [p.detach().clone() for p in model.parameters()]
     criterion = nn.CrossEntropyLoss(reduction="none")
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     losses = []
@@ -135,6 +135,9 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
         return (batch != pad_idx)[:, None, None, :].expand(batch.size(0), 1, length, length)
 
     def stand_in_loss(decoder_output, tgt_batch, *rest, **options):
+        if not torch.is_tensor(decoder_output):
+            raise TypeError(f"calculate_loss was given a {type(decoder_output).__name__} as decoder_output "
+                            "instead of the model's output: is the model call filled in?")
         losses.append((decoder_output, tgt_batch))
         return decoder_output.float().square().mean()
 
@@ -172,7 +175,7 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
         logits = None
         if first.get("src") is not None and first.get("dec") is not None:
             saved_state = [p.detach().clone() for p in model.parameters()]
-            for param, old in zip(model.parameters(), before):
+            for param, old in zip(model.parameters(), initial):
                 param.copy_(old)
             logits = model(first["src"], first["dec"])
             for param, new in zip(model.parameters(), saved_state):
@@ -180,7 +183,7 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     report = {"calls": calls, "src": plain(first.get("src")), "dec": plain(first.get("dec")),
               "src_mask": plain(first.get("src_mask")), "tgt_mask": plain(first.get("tgt_mask")),
               "logits": plain(logits), "loss_calls": len(losses), "returned": returned,
-              "changed": any(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))}
+              "changed": any(not torch.equal(a, b.detach()) for a, b in zip(initial, model.parameters()))}
     if losses:
         report["loss_output"], report["loss_target"] = plain(losses[0][0]), plain(losses[0][1])
     return report

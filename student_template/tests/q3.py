@@ -82,7 +82,7 @@ def test_q3_decoder_own_work(env):
     for dec_in, enc_in, src_in, trg_in, _ in (first, second):
         assert enc_in is enc or torch.equal(enc_in, enc), 'DecoderLayer 에 인코더 출력 enc 를 그대로 넘기세요.'
         assert torch.equal((src_in != 0).expand(2, 1, 5, 5), src_mask) and torch.equal((trg_in != 0).expand(2, 1, 5, 5), trg_mask), 'DecoderLayer 에 마스크를 (…, src_mask, trg_mask) 순서로 넘기세요: 두 마스크가 바뀌었거나 다른 마스크입니다.'
-    assert torch.equal(second[0], first[4]), '두 번째 DecoderLayer 의 입력이 첫 번째 층의 출력이 아닙니다: x = layer(x, enc, src_mask, trg_mask) 처럼 층을 차례로 연결하세요.'
+    assert torch.equal(second[0], first[4]), '두 번째 DecoderLayer 의 입력이 첫 번째 층의 출력이 아닙니다: 각 층의 출력을 다음 층의 입력으로 넘기세요(모든 층에 임베딩을 넣으면 마지막 층만 쓰입니다).'
     dense = [m for m in decoder.modules() if isinstance(m, nn.Linear) and m.out_features == 11]
     assert dense and any((torch.allclose(out, m(second[4]), atol=1e-05) for m in dense)), '출력이 마지막 DecoderLayer 출력에 dense_layer 를 적용한 값이 아닙니다(softmax 를 하지 말고 logits 를 반환하세요).'
 

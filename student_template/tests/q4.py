@@ -28,7 +28,7 @@ def test_q4_transformer_forward(env):
     assert torch.isfinite(out).all(), '출력에 NaN 또는 inf 가 있습니다.'
 
 @test_case(points=None, hidden=False, 
-    failure_message="forward 는 encoder_output = self.encoder(src_batch, src_padding_mask) 후 self.decoder(tgt_batch, encoder_output, src_padding_mask, tgt_attention_mask) 를 반환합니다.")
+    failure_message="forward 는 원문을 원문 패딩 마스크와 함께 인코더에 넣고, 타깃 배치 전체와 인코더 출력, 두 마스크(원문 패딩 마스크, look-ahead mask 순서)를 디코더에 넘겨 그 출력을 반환합니다.")
 def test_q4_forward_routes_inputs(env):
     import torch
     from torch import nn
@@ -38,12 +38,12 @@ def test_q4_forward_routes_inputs(env):
 
         def __init__(self, vocab_size, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers, drop_prob):
             super().__init__()
-            self.embed = nn.Embedding(vocab_size, embedding_dim)
-            self.out = nn.Linear(embedding_dim, vocab_size)
+            self.table = nn.Embedding(vocab_size, embedding_dim)
+            self.project = nn.Linear(embedding_dim, vocab_size)
             self.seen = []
 
         def forward(self, dec, enc, src_mask, trg_mask):
-            output = self.out(self.embed(dec) + enc.mean(dim=1, keepdim=True))
+            output = self.project(self.table(dec) + enc.mean(dim=1, keepdim=True))
             self.seen.append((dec, enc, src_mask, trg_mask, output))
             return output
     languages = (env.get('src_language', 'de'), env.get('tgt_language', 'en'))
@@ -68,12 +68,12 @@ def test_q4_forward_routes_inputs(env):
     assert decoders[0].seen, 'forward 가 self.decoder 를 호출하지 않습니다.'
     dec_in, enc_in, src_in, trg_in, dec_out = decoders[0].seen[-1]
     assert torch.equal(dec_in, tgt), '디코더의 첫 인자는 tgt_batch 전체여야 합니다(teacher forcing; 원문이나 잘린 타깃이 아니라).'
-    assert torch.is_tensor(enc_in) and enc_in.shape == expected_enc.shape and torch.allclose(enc_in, expected_enc, atol=1e-05), '디코더에 넘긴 인코더 출력이 self.encoder(src_batch, src_padding_mask) 와 다릅니다: 인코더에 원문 패딩 마스크를 주고 그 출력을 그대로 넘기세요.'
+    assert torch.is_tensor(enc_in) and enc_in.shape == expected_enc.shape and torch.allclose(enc_in, expected_enc, atol=1e-05), '디코더에 넘긴 인코더 출력이 원문을 원문 패딩 마스크와 함께 인코더에 넣은 결과와 다릅니다: 인코더에 마스크를 주고 그 출력을 그대로 넘기세요.'
     assert torch.equal((src_in != 0).expand(2, 1, 6, 6), src_mask) and torch.equal((trg_in != 0).expand(2, 1, 6, 6), tgt_mask), '디코더에 마스크를 (…, src_padding_mask, tgt_attention_mask) 순서로 넘기세요: 두 마스크가 바뀌었습니다.'
     assert torch.is_tensor(out) and torch.equal(out, dec_out), 'forward 는 디코더의 출력(logits)을 그대로 반환해야 합니다.'
 
 @test_case(points=None, hidden=False, 
-    failure_message="process_batch_for_train 의 모델 호출 한 줄: decoder_output = model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)")
+    failure_message="process_batch_for_train 의 모델 호출 한 줄을 채웠는지, 모델에 원문 배치, 타깃 배치 전체, 원문 패딩 마스크, look-ahead mask 를 이 순서로 넘겼는지 확인하세요.")
 def test_q4_train_step_calls_model(env):
     import inspect
     import torch
