@@ -82,10 +82,12 @@ def test_cases_differ_from_the_correct_example_and_from_each_other() -> None:
 
 
 def test_mutants_patch_only_their_tagged_part() -> None:
-    cells_of_part = {"look_ahead_mask": "mask", "decoder_layer": "decoder_layer", "decoder": "decoder",
-                     "transformer_forward": "transformer", "masked_loss": "loss"}
+    # Part 4 covers Transformer.forward and the model call in the training step.
+    cells_of_part = {"look_ahead_mask": ("mask",), "decoder_layer": ("decoder_layer",), "decoder": ("decoder",),
+                     "transformer_forward": ("transformer", "train_step"), "masked_loss": ("loss",)}
     for case in MUTANTS:
-        assert [p.cell for p in case.patches] == [cells_of_part[case.tag]] * len(case.patches), case.id
+        cells = {p.cell for p in case.patches}
+        assert len(cells) == 1 and cells <= set(cells_of_part[case.tag]), case.id
 
 
 @pytest.fixture(scope="module")
