@@ -5,7 +5,7 @@ OK_FORMAT = False
 name = "q3"
 points = 20
 
-@test_case(points=None, hidden=False, 
+@test_case(points=6, hidden=False, 
     failure_message="Decoder.__init__ 에서 임베딩, DecoderLayer 목록, 출력 선형층을 만들었는지 확인하세요.")
 def test_q3_decoder_modules(env):
     import torch
@@ -21,7 +21,7 @@ def test_q3_decoder_modules(env):
     outputs = [m.out_features for m in decoder.modules() if isinstance(m, torch.nn.Linear)]
     assert 11 in outputs, '어휘 크기(vocab_size)로 바꾸는 nn.Linear(embedding_dim, vocab_size) 가 없습니다.'
 
-@test_case(points=None, hidden=False, 
+@test_case(points=6, hidden=False, 
     failure_message="Decoder.forward 가 logits (batch_size, tgt_length, vocab_size) 를 반환하는지 확인하세요.")
 def test_q3_decoder_forward(env):
     import torch
@@ -40,7 +40,7 @@ def test_q3_decoder_forward(env):
     assert tuple(out.shape) == (2, 5, 11), f'logits 모양은 (batch_size, tgt_length, vocab_size) = (2, 5, 11)이어야 하는데 {tuple(out.shape)} 입니다.'
     assert torch.isfinite(out).all(), '출력에 NaN 또는 inf 가 있습니다.'
 
-@test_case(points=None, hidden=False, 
+@test_case(points=8, hidden=False, 
     failure_message="Decoder.forward 는 TransformerEmbedding(위치 인코딩 포함) → DecoderLayer 들을 차례로(x, enc, src_mask, trg_mask) → dense_layer 순서로 계산합니다.")
 def test_q3_decoder_own_work(env):
     import torch

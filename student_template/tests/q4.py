@@ -5,7 +5,7 @@ OK_FORMAT = False
 name = "q4"
 points = 20
 
-@test_case(points=None, hidden=False, 
+@test_case(points=6, hidden=False, 
     failure_message="Transformer.forward 에서 인코더와 디코더를 차례로 호출하고 디코더 출력을 반환하는지 확인하세요.")
 def test_q4_transformer_forward(env):
     import torch
@@ -27,7 +27,7 @@ def test_q4_transformer_forward(env):
     assert tuple(out.shape) == (2, 6, 11), f'logits 모양은 (batch_size, tgt_length, 번역 어휘 크기) = (2, 6, 11)이어야 하는데 {tuple(out.shape)} 입니다.'
     assert torch.isfinite(out).all(), '출력에 NaN 또는 inf 가 있습니다.'
 
-@test_case(points=None, hidden=False, 
+@test_case(points=8, hidden=False, 
     failure_message="forward 는 원문을 원문 패딩 마스크와 함께 인코더에 넣고, 타깃 배치 전체와 인코더 출력, 두 마스크(원문 패딩 마스크, look-ahead mask 순서)를 디코더에 넘겨 그 출력을 반환합니다.")
 def test_q4_forward_routes_inputs(env):
     import torch
@@ -72,7 +72,7 @@ def test_q4_forward_routes_inputs(env):
     assert torch.equal((src_in != 0).expand(2, 1, 6, 6), src_mask) and torch.equal((trg_in != 0).expand(2, 1, 6, 6), tgt_mask), '디코더에 마스크를 (…, src_padding_mask, tgt_attention_mask) 순서로 넘기세요: 두 마스크가 바뀌었습니다.'
     assert torch.is_tensor(out) and torch.equal(out, dec_out), 'forward 는 디코더의 출력(logits)을 그대로 반환해야 합니다.'
 
-@test_case(points=None, hidden=False, 
+@test_case(points=6, hidden=False, 
     failure_message="process_batch_for_train 의 모델 호출 한 줄을 채웠는지, 모델에 원문 배치, 타깃 배치 전체, 원문 패딩 마스크, look-ahead mask 를 이 순서로 넘겼는지 확인하세요.")
 def test_q4_train_step_calls_model(env):
     import inspect
