@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=CORPUS_TIMEOUT_S,
                         help="worker request timeout in seconds (worker.timeout_s)")
     parser.add_argument("--only", nargs="*", default=None, metavar="ID_OR_KIND",
-                        help="grade only these case ids or kinds (mutant, alternative, cheat, fault)")
+                        help="grade only these case ids or kinds (mutant, alternative, cheat, fault, degenerate)")
     parser.add_argument("--out", type=Path, default=None, help="report folder (default: a temporary one)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case's points")
     parser.add_argument("--public", action="store_true",
