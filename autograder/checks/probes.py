@@ -112,6 +112,24 @@ def _train_step_arguments(step, values):
     return args, bound
 
 
+class PlainSGD:
+    # The optimizer handed to the step: plain SGD without torch.optim, whose first step imports
+    # seconds of machinery (a worker request must stay well under its timeout).
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.param_groups = [{"params": self.params, "lr": lr}]
+
+    def zero_grad(self, set_to_none=True):
+        for param in self.params:
+            param.grad = None
+
+    def step(self, closure=None):
+        with torch.no_grad():
+            for param in self.params:
+                if param.grad is not None:
+                    param.add_(param.grad, alpha=-self.param_groups[0]["lr"])
+
+
 def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, seed):
     # Runs the student's process_batch_for_train once with ProbeTrainModel, SGD and stand-ins
     # for the mask and loss functions (they return the grader's tensors or a plain stand-in
@@ -120,7 +138,7 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     model = ProbeTrainModel(src_vocab, tgt_vocab)
     initial = [p.detach().clone() for p in model.parameters()]
     criterion = nn.CrossEntropyLoss(reduction="none")
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    optimizer = PlainSGD(model.parameters(), lr=0.5)
     losses = []
 
     def stand_in_look_ahead(batch, pad_idx=3, *rest, **options):
@@ -183,7 +201,7 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     report = {"calls": calls, "src": plain(first.get("src")), "dec": plain(first.get("dec")),
               "src_mask": plain(first.get("src_mask")), "tgt_mask": plain(first.get("tgt_mask")),
               "logits": plain(logits), "loss_calls": len(losses), "returned": returned,
-              "changed": any(not torch.equal(a, b.detach()) for a, b in zip(initial, model.parameters()))}
+              "initial": initial, "final": [p.detach().cpu().clone() for p in model.parameters()]}
     if losses:
         report["loss_output"], report["loss_target"] = plain(losses[0][0]), plain(losses[0][1])
     return report

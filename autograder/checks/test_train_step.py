@@ -102,6 +102,11 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
     if abs(returned - expected_loss) > 1e-4 * max(1.0, abs(expected_loss)):
         fail("process_batch_for_train returns a loss that is not the loss of the model's output "
              "for this batch.")
-    if not report.get("changed"):
+    initial, final = report.get("initial"), report.get("final")
+    if not (isinstance(initial, list) and isinstance(final, list) and len(initial) == len(final)
+            and all(isinstance(t, Tensor) for t in initial + final)):
+        fail("process_batch_for_train could not be judged: the stand-in model's parameters did not "
+             "come back.")
+    if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final)):
         fail("After process_batch_for_train the model's parameters are unchanged: call "
              "loss.backward() and optimizer.step() (after optimizer.zero_grad()).")

@@ -208,8 +208,12 @@ def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None
     want, got = reports
     for key, value in want.items():
         other = got.get(key)
-        same = (_differs(value, other) is None if isinstance(value, Tensor) and isinstance(other, Tensor)
-                else value == other)
+        if isinstance(value, list) and isinstance(other, list):
+            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other))
+        elif isinstance(value, Tensor) and isinstance(other, Tensor):
+            same = _differs(value, other) is None
+        else:
+            same = value == other
         if not same:
             return f"the training step differs in {key}"
     return None
