@@ -33,6 +33,9 @@ class ModulePart:
     make_cases: Callable[[torch.Generator], list[Case]]
     output_shape: Callable[[Case], tuple[int, ...]]
     causal_pair: Callable[[torch.Generator], tuple[Case, Case, int]]  # equal up to position k
+    # Cases equal except at position j (returned third): a part doing its work changes some
+    # output after j. Causality earns nothing when later outputs ignore earlier inputs.
+    earlier_change: Callable[[torch.Generator], tuple[Case, Case, int]]
     layout_hint: str
     substitute: dict[str, str] = field(default_factory=dict)
     set_globals: dict[str, Any] = field(default_factory=dict)
@@ -150,8 +153,33 @@ def check_eval_output(ctx: CheckContext, part: ModulePart) -> None:
     transplant(ctx, part)
 
 
+def require_context_use(ctx: CheckContext, part: ModulePart) -> None:
+    """Fail unless later outputs depend on earlier inputs (eval mode).
+
+    A module that returns its input, or anything computed position by position, is causal for
+    free; properties about what a position may see are only credited once positions do see
+    something. Cached per run (the causal and routing checks share it).
+    """
+    key = f"context-use:{part.cls}"
+    if key not in ctx.cache:
+        handle = student_module(ctx, part, part.drop_prob)
+        before, after, j = part.earlier_change(torch.Generator().manual_seed(ctx.seed + 31))
+        outputs = [expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output")
+                   for case in (before, after)]
+        used = (outputs[0].shape == outputs[1].shape and outputs[0].dim() >= 2
+                and not all_close(outputs[0][:, j + 1:], outputs[1][:, j + 1:]))
+        ctx.cache[key] = None if used else (
+            f"Changing the target at position {j} changed none of {part.cls}'s outputs at the "
+            f"later positions {j + 1}.. (eval mode): later positions do not look at earlier ones, "
+            "so the look-ahead property cannot be credited. The masked self-attention must let "
+            "each position attend to the earlier positions.")
+    if ctx.cache[key]:
+        fail(ctx.cache[key])
+
+
 def check_causal(ctx: CheckContext, part: ModulePart) -> None:
-    """Changing inputs after position k never changes outputs at positions <= k (eval mode)."""
+    """Changing inputs after position k never changes outputs at positions <= k (eval mode),
+    and later outputs do depend on earlier inputs (so the property is not vacuous)."""
     handle = student_module(ctx, part, part.drop_prob)
     gen = torch.Generator().manual_seed(ctx.seed + 11)
     for _ in range(2):
@@ -162,6 +190,7 @@ def check_causal(ctx: CheckContext, part: ModulePart) -> None:
             fail(f"Changing the target after position {k} changed {part.cls}'s output at positions "
                  f"0..{k}: a position can see the future. The target mask (trg_mask) must reach the "
                  "masked self-attention.")
+    require_context_use(ctx, part)
 
 
 def check_dropout(ctx: CheckContext, part: ModulePart) -> None:

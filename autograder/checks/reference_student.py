@@ -16,7 +16,23 @@ from torch import Tensor, nn
 import reference.loss
 import reference.masks
 import reference.model
-from autograder.checks.probes import reference_with_probes
+from autograder.checks.probes import probe_namespace, reference_with_probes
+
+# The template's training step, run in a namespace of its own so that the check's stand-ins for
+# the mask and loss functions (rebound in the function's globals) take effect, as in a notebook.
+_TRAIN_STEP_SOURCE = """
+def process_batch_for_train(model, src_batch, tgt_batch, criterion, optimizer):
+    src_batch = src_batch.to(device)
+    tgt_batch = tgt_batch.to(device)
+    src_padding_mask = create_padding_mask_for_attention(src_batch, pad_idx)
+    tgt_attention_mask = create_look_ahead_mask_for_attention(tgt_batch, pad_idx)
+    decoder_output = model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)
+    loss = calculate_loss(decoder_output, tgt_batch, criterion)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
 
 
 class ReferenceStudentError(Exception):
@@ -36,9 +52,18 @@ class ReferenceStudent:
     def __init__(self, grader_globals: dict[str, Any]) -> None:
         self.globals = dict(grader_globals)
         self.objects: dict[int, Any] = {}
+        self.helpers = probe_namespace()
+        self.namespace: dict[str, Any] = {"torch": torch}
+        exec(compile(_TRAIN_STEP_SOURCE, "<reference train step>", "exec"), self.namespace)
 
     # -- names ---------------------------------------------------------------------------------
     def _functions(self) -> dict[str, Any]:
+        g = self.globals
+        functions = self._reference_functions()
+        self.namespace.update({**g, **functions})
+        return {**functions, "process_batch_for_train": self.namespace["process_batch_for_train"]}
+
+    def _reference_functions(self) -> dict[str, Any]:
         g = self.globals
         return {
             "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
@@ -58,6 +83,8 @@ class ReferenceStudent:
 
     # -- requests ------------------------------------------------------------------------------
     def _resolve(self, value: Any) -> Any:
+        if type(value).__name__ == "Global":
+            return self._functions()[value.name]
         if hasattr(value, "handle"):
             return self.objects[value.handle]
         if isinstance(value, list):
@@ -74,6 +101,8 @@ class ReferenceStudent:
             args = [a.detach().clone().requires_grad_(True) if i in grad_wrt else a
                     for i, a in enumerate(args)]
         torch.manual_seed(seed)
+        if func.startswith("grader_helpers:"):
+            return self.helpers[func.partition(":")[2]](*args, **(kwargs or {}))
         output = self._functions()[func](*args, **(kwargs or {}))
         if not grad_wrt:
             return output.detach() if isinstance(output, Tensor) else output

@@ -38,11 +38,22 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
+def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 8, ragged=False)
+    after = list(before)
+    j = 1
+    after[0] = before[0].clone()
+    # a different ordinary token at position j in every row
+    after[0][:, j] = (before[0][:, j] - 4 + 1 + torch.randint(0, VOCAB - 5, (3,), generator=gen)) % (VOCAB - 4) + 4
+    return before, after, j
+
+
 PART = mc.ModulePart(
     cls="Decoder", method="forward",
     ctor_args=lambda p: [VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
     make_cases=_cases, output_shape=lambda case: (*case[0].shape, VOCAB),
-    causal_pair=_causal_pair, substitute={"DecoderLayer": "ProbeDecoderLayer"},
+    causal_pair=_causal_pair, earlier_change=_earlier_change,
+    substitute={"DecoderLayer": "ProbeDecoderLayer"},
     layout_hint=("A Decoder embeds the target ids with TransformerEmbedding(vocab_size, "
                  "embedding_dim, sequence_length), passes the result through num_layers "
                  "DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) in an "

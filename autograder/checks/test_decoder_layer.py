@@ -34,10 +34,20 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
+def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 7, ragged=False)
+    after = list(before)
+    j = 1
+    after[0] = before[0].clone()
+    after[0][:, j] = torch.randn(3, D_MODEL, generator=gen) * 2
+    return before, after, j
+
+
 PART = mc.ModulePart(
     cls="DecoderLayer", method="forward",
     ctor_args=lambda p: [D_MODEL, FF_DIM, HEADS, p],
     make_cases=_cases, output_shape=lambda case: tuple(case[0].shape), causal_pair=_causal_pair,
+    earlier_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
     layout_hint=("A DecoderLayer has a masked self-attention (query = key = value = dec, under "
                  "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "

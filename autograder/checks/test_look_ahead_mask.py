@@ -64,9 +64,21 @@ def test_mask_blocks_future(ctx: CheckContext) -> None:
             fail(t("checks.mask.hides_earlier", i=i, j=j, row=b, length=length))
 
 
+# A mask that blocks padding only earns the point when it also opens (query, non-padding key) pairs
+# at least half as often as a correct mask does: blocking (almost) everything blocks padding for
+# free. Which pairs it opens is the other checks' business (a triangle the wrong way round still
+# does this work).
+MIN_OPEN_FRACTION = 0.5
+
+
 def test_mask_blocks_padding(ctx: CheckContext) -> None:
+    must_open = opened = 0
     for batch, pad_idx in _cases(ctx):
         mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        allowed = reference.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
+        key_is_real = (batch != pad_idx)[:, None, None, :]
+        must_open += int(allowed.sum())
+        opened += int((mask & key_is_real).sum())
         key_is_pad = (batch == pad_idx)[:, None, None, :].expand_as(mask)
         leaks = mask & key_is_pad
         if bool(leaks.any()):
@@ -74,6 +86,11 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
             fail(f"Query position {i} may attend to key position {j}, which is padding "
                  f"(pad_idx={pad_idx}, batch row {b}): padded keys must be blocked for every "
                  "query. Use the pad_idx argument, not a fixed number.")
+    if opened < MIN_OPEN_FRACTION * must_open:
+        fail(f"The mask opens only {opened} (query, non-padding key) pairs where a correct mask opens "
+             f"{must_open}: blocking (almost) everything also blocks the padding, so that property "
+             "cannot be credited. Position i must be able to attend to every non-padding position "
+             "j <= i.")
 
 
 def test_mask_matches_reference(ctx: CheckContext) -> None:

@@ -73,6 +73,27 @@ def test_loss_ignores_padding(ctx: CheckContext) -> None:
         b = expect_tensor(b, "calculate_loss's result", floating=True)
         if not all_close(a, b):
             fail(t("checks.loss.padding_counts"))
+    _require_scoring(ctx)
+
+
+def _require_scoring(ctx: CheckContext) -> None:
+    """Ignoring padding is only credited to a loss that scores the other predictions: changing
+    them changes it, and raising every right next-token logit lowers it."""
+    gen = torch.Generator().manual_seed(ctx.seed + 31)
+    logits, tgt, vocab, pad_idx = _cases(ctx)[1]
+    scored = tgt[:, 1:] != pad_idx                           # (B, T-1): predictions with a real target
+    changed = logits.clone()
+    changed[:, :-1][scored] = torch.randn(changed[:, :-1][scored].shape, generator=gen) * 5
+    better = logits.clone()
+    rows, cols = scored.nonzero(as_tuple=True)
+    better[rows, cols, tgt[rows, cols + 1]] += 6.0
+    base, moved, improved = (
+        expect_tensor(_student_loss(ctx, x, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
+        for x in (logits, changed, better))
+    if base.numel() != 1 or all_close(base, moved):
+        fail(t("checks.loss.not_scored"))
+    if not float(improved.reshape(())) < float(base.reshape(())):
+        fail(t("checks.loss.not_shifted"))
 
 
 def test_loss_gradient(ctx: CheckContext) -> None:

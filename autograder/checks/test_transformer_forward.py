@@ -37,11 +37,22 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
+def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+    before = _case(gen, 3, 8, ragged=False)
+    after = list(before)
+    j = 1
+    after[1] = before[1].clone()
+    # a different ordinary token at position j in every row
+    after[1][:, j] = (before[1][:, j] - 4 + 1 + torch.randint(0, TGT_VOCAB - 5, (3,), generator=gen)) % (TGT_VOCAB - 4) + 4
+    return before, after, j
+
+
 PART = mc.ModulePart(
     cls="Transformer", method="forward",
     ctor_args=lambda p: [dict(VOCAB_SIZES), MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
     make_cases=_cases, output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
-    causal_pair=_causal_pair, substitute={"Decoder": "ProbeDecoder"},
+    causal_pair=_causal_pair, earlier_change=_earlier_change,
+    substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
     layout_hint=("forward should run self.encoder(src_batch, src_padding_mask) and return "
                  "self.decoder(tgt_batch, encoder output, src_padding_mask, tgt_attention_mask)."),
@@ -57,7 +68,8 @@ def test_transformer_eval_output(ctx: CheckContext) -> None:
 
 
 def test_transformer_mask_routing(ctx: CheckContext) -> None:
-    """Source positions the padding mask hides must not matter, whatever tokens they hold."""
+    """Source positions the padding mask hides must not matter, whatever tokens they hold; the
+    visible source and the earlier target positions must (else the property is vacuous)."""
     handle = mc.student_module(ctx, PART, PART.drop_prob)
     gen = torch.Generator().manual_seed(ctx.seed + 17)
     for batch, length in [(3, 7), (4, 10)]:
@@ -72,6 +84,24 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
             fail("Changing source tokens that src_padding_mask hides changed the output: the "
                  "source padding mask must go to the encoder and to the decoder's "
                  "encoder-decoder attention (and tgt_attention_mask to its self-attention).")
+    _require_source_use(ctx, handle)
+    mc.require_context_use(ctx, PART)
+
+
+def _require_source_use(ctx: CheckContext, handle: int) -> None:
+    """Hidden source tokens may only be ignored by a forward that reads the visible ones."""
+    gen = torch.Generator().manual_seed(ctx.seed + 37)
+    src, tgt, src_mask, tgt_mask = _case(gen, 3, 7)
+    changed = src.clone()
+    changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (SRC_VOCAB - 4) + 4
+    outputs = [expect_tensor(ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask],
+                                             mode="eval", set_globals=PART.set_globals),
+                             "Transformer.forward's output") for s in (src, changed)]
+    if all_close(*outputs):
+        fail("Changing a visible source token changed nothing in the output: the source does not "
+             "reach the decoder, so the padding mask's routing cannot be credited. Encode "
+             "src_batch with self.encoder(src_batch, src_padding_mask) and give the result to "
+             "self.decoder.")
 
 
 def test_transformer_causal(ctx: CheckContext) -> None:

@@ -32,3 +32,36 @@ def test_q5_loss_is_finite_scalar(env):
     loss.backward()
     assert logits.grad is not None and logits.grad.abs().sum() > 0, '손실에서 logits 로 기울기가 흐르지 않습니다(.item() 이나 .detach() 를 쓰지 않았는지 확인하세요).'
 
+@test_case(points=None, hidden=False, 
+    failure_message="decoder_output[:, :-1] 을 tgt_batch[:, 1:] 과 비교하고, 패딩이 아닌 타깃 토큰의 손실 합을 그 토큰 수로 나누세요.")
+def test_q5_loss_properties(env):
+    import math
+    import torch
+    calculate_loss = env['calculate_loss']
+    target_language = env.get('tgt_language', 'en')
+    where = env.get('device', 'cpu')
+    pad = env.get('pad_idx', 3)
+    tgt = torch.tensor([[1, 4, 5, 6, 2, pad], [1, 7, 2, pad, pad, pad]]).to(where)
+    saved = env.get('vocab_size')
+    env['vocab_size'] = {env.get('src_language', 'de'): 13, target_language: 11}
+
+    def loss_of(logits):
+        return float(calculate_loss(logits.to(where), tgt, torch.nn.CrossEntropyLoss(reduction='none')))
+    try:
+        uniform = loss_of(torch.zeros(2, 6, 11))
+        confident = torch.zeros(2, 6, 11)
+        for row in range(2):
+            for t in range(5):
+                confident[row, t, int(tgt[row, t + 1])] = 30.0
+        sure = loss_of(confident)
+        noisy = confident.clone()
+        generator = torch.Generator().manual_seed(0)
+        for row, t in ((0, 4), (0, 5), (1, 2), (1, 3), (1, 4), (1, 5)):
+            noisy[row, t] = torch.randn(11, generator=generator) * 5
+        changed = loss_of(noisy)
+    finally:
+        env['vocab_size'] = saved
+    assert abs(uniform - math.log(11)) < 0.0001, f'logits 가 모두 0이면 손실은 ln(11) = {math.log(11):.4f} 이어야 하는데 {uniform:.4f} 입니다: 패딩을 포함한 위치 수나 batch 크기로 나누지 않았는지 확인하세요.'
+    assert sure < 0.001, f'위치 t 의 출력이 다음 토큰 tgt[:, t+1] 을 확신하는데 손실이 {sure:.4f} 입니다: decoder_output[:, :-1] 과 tgt_batch[:, 1:] 을 비교하세요(한 칸 shift).'
+    assert abs(changed - sure) < 0.0001, f'타깃이 패딩인 위치의 예측만 바꿨는데 손실이 {sure:.4f} 에서 {changed:.4f} 로 바뀌었습니다: 패딩 타깃을 빼고 평균을 내세요(패딩까지 평균하면 안 됩니다).'
+

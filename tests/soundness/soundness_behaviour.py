@@ -190,6 +190,40 @@ def _transformer(ns: dict[str, Any], p: float) -> nn.Module:
     return ns["Transformer"]({"de": SRC_VOCAB, "en": TGT_VOCAB}, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p)
 
 
+def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None:
+    """The training step run with the hidden check's recording stand-in model (probes)."""
+    from autograder.checks.probes import probe_namespace
+
+    run_train_step = probe_namespace()["run_train_step"]
+    gen = torch.Generator().manual_seed(6)
+    src, tgt = _tokens(gen, 3, 7, SRC_VOCAB), _tokens(gen, 3, 7, TGT_VOCAB)
+    masks = _masks(good, src, tgt)
+    reports = []
+    for ns in (good, bad):
+        try:
+            reports.append(run_train_step(ns.get("process_batch_for_train"), src, tgt, *masks,
+                                          SRC_VOCAB, TGT_VOCAB, 0))
+        except Exception as error:
+            return f"the training step raises {type(error).__name__}: {error}"
+    want, got = reports
+    for key, value in want.items():
+        other = got.get(key)
+        if isinstance(value, list) and isinstance(other, list):
+            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other))
+        elif isinstance(value, Tensor) and isinstance(other, Tensor):
+            same = _differs(value, other) is None
+        else:
+            same = value == other
+        if not same:
+            return f"the training step differs in {key}"
+    return None
+
+
+def _compare_transformer(good: dict[str, Any], bad: dict[str, Any]) -> str | None:
+    return (_compare_modules(_transformer, _transformer_inputs, good, bad)
+            or _compare_train_step(good, bad))
+
+
 COMPARISONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] = {
     "look_ahead_mask": _compare_mask,
     "decoder_layer": lambda good, bad: _compare_modules(
@@ -197,7 +231,7 @@ COMPARISONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] =
     "decoder": lambda good, bad: _compare_modules(
         lambda ns, p: ns["Decoder"](TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p),
         _decoder_inputs, good, bad),
-    "transformer_forward": lambda good, bad: _compare_modules(_transformer, _transformer_inputs, good, bad),
+    "transformer_forward": _compare_transformer,
     "masked_loss": _compare_loss,
 }
 

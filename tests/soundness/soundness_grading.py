@@ -19,7 +19,7 @@ from autograder.config import PROJECT_ROOT, load_config
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import submission_json
 from autograder.results import STATUS_ERROR, SubmissionResult
-from soundness_spec import KINDS, UNIT_PARTS, Case, load_cases
+from soundness_spec import DEGENERATE_CAPS, KINDS, UNIT_PARTS, Case, load_cases
 
 # Fault cases hang on purpose: a shorter request timeout keeps the corpus run short. Normal
 # requests of the unit checks take well under a second.
@@ -236,6 +236,13 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
         verdict.precise = verdict.caught and all(points[p][0] == points[p][1] for p in case.full_parts())
         if not verdict.caught:
             problems.append(f"not caught: {case.tag} got full marks ({got:g}/{full:g})")
+    elif case.kind == "degenerate":
+        got, full = points[case.tag]
+        cap = degenerate_cap(case.tag, full)
+        if got > cap + 1e-9:
+            passed = [c.check_id for p in result.parts if p.part == case.tag for c in p.checks if c.passed]
+            problems.append(f"{case.tag} got {got:g}/{full:g} points, at most {cap:g} allowed for an "
+                            f"answer that does no work (passed: {', '.join(passed)})")
     elif case.kind == "cheat":
         failed = {c.check_id for p in result.parts for c in p.checks if not c.passed}
         for part, cap in case.expect.max_points.items():
@@ -261,6 +268,19 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     return verdict
 
 
+def degenerate_cap(part: str, full: float) -> float:
+    """The most points a degenerate answer may keep on a part.
+
+    Args:
+        part: a unit part.
+        full: its points.
+
+    Returns:
+        DEGENERATE_CAPS' share of the part's points.
+    """
+    return DEGENERATE_CAPS[part] * full
+
+
 @dataclass
 class Figures:
     """The corpus's headline numbers."""
@@ -271,6 +291,9 @@ class Figures:
     alternatives_false_failed: list[str]
     cheats_contained: int
     faults_contained: int
+    degenerate_within: int                    # degenerate answers within their cap, full elsewhere
+    # part -> (cases, highest points of a degenerate answer, mean points, cap, part's points)
+    degenerate: dict[str, tuple[int, float, float, float, float]]
     failures: dict[str, list[str]]            # case id -> problems
     seconds: float
     per_notebook: dict[str, Any]              # mean, median, max (and its case) of grading_seconds
@@ -291,6 +314,10 @@ class Figures:
             + (f" ({', '.join(self.alternatives_false_failed)})" if self.alternatives_false_failed else ""),
             f"cheats contained: {self.cheats_contained}/{n['cheat']}",
             f"faults contained: {self.faults_contained}/{n['fault']}",
+            f"degenerate answers within the caps: {self.degenerate_within}/{n['degenerate']}",
+            *(f"  {part:20} {count} answers: max {top:g}, mean {mean:.2f} of {full:g} points "
+              f"(cap {cap:g} = {cap / full:.0%})"
+              for part, (count, top, mean, cap, full) in self.degenerate.items()),
             f"total grading time: {self.seconds:.1f} s (wall, the whole batch)",
             f"per notebook: mean {per['mean']:.1f} s, median {per['median']:.1f} s, max {per['max']:.1f} s "
             f"({per['max_case']}); by kind: "
@@ -321,11 +348,25 @@ def figures(run: CorpusRun) -> Figures:
         alternatives_false_failed=[j.case.id for j in by_kind["alternative"] if not j.ok],
         cheats_contained=sum(j.ok for j in by_kind["cheat"]),
         faults_contained=sum(j.ok for j in by_kind["fault"]),
+        degenerate_within=sum(j.ok for j in by_kind["degenerate"]),
+        degenerate=_degenerate_points(run, by_kind["degenerate"]),
         failures=failures, seconds=run.seconds,
         per_notebook={"mean": statistics.mean(times.values()), "median": statistics.median(times.values()),
                       "max": times[slowest], "max_case": slowest},
         per_kind={kind: statistics.mean(times[j.case.id] for j in items)
                   for kind, items in by_kind.items() if items})
+
+
+def _degenerate_points(run: CorpusRun, judgements: list[Judgement]
+                       ) -> dict[str, tuple[int, float, float, float, float]]:
+    table = {}
+    for part in UNIT_PARTS:
+        scored = [_points(run.results[j.case.id])[part] for j in judgements if j.case.tag == part]
+        if scored:
+            full = scored[0][1]
+            got = [points for points, _ in scored]
+            table[part] = (len(got), max(got), statistics.mean(got), degenerate_cap(part, full), full)
+    return table
 
 
 def result_summary(result: SubmissionResult) -> str:

@@ -12,9 +12,13 @@ HERE = Path(__file__).resolve().parent
 SPEC_PATH = HERE / "cases.yaml"
 CORPUS_DIR = HERE / "corpus"
 
-KINDS = ("mutant", "alternative", "cheat", "fault")
+KINDS = ("mutant", "alternative", "cheat", "fault", "degenerate")
 UNIT_PARTS = ("look_ahead_mask", "decoder_layer", "decoder", "transformer_forward", "masked_loss")
-MINIMUM_COUNTS = {"mutant": 30, "alternative": 8, "cheat": 10, "fault": 10}
+MINIMUM_COUNTS = {"mutant": 30, "alternative": 8, "cheat": 10, "fault": 10, "degenerate": 15}
+# A degenerate answer (right shapes, no work) keeps only the structural checks of its part, worth
+# at most this share of the part's points.
+DEGENERATE_CAPS = {"look_ahead_mask": 0.10, "masked_loss": 0.10, "transformer_forward": 0.10,
+                   "decoder_layer": 0.25, "decoder": 0.25}
 _CASE_KEYS = {"id", "kind", "tag", "description", "patches", "notebook", "expect"}
 _PATCH_KEYS = {"cell", "replace", "source", "prepend", "append", "insert_after"}
 _EXPECT_KEYS = {"max_points", "must_fail", "forged_paths", "affected", "reason", "load_problem", "status"}
@@ -76,7 +80,7 @@ class Case:
 
     def full_parts(self) -> tuple[str, ...]:
         """Unit parts that must keep full marks."""
-        if self.kind == "mutant":
+        if self.kind in ("mutant", "degenerate"):
             return tuple(p for p in UNIT_PARTS if p != self.tag)
         if self.kind == "alternative":
             return UNIT_PARTS
@@ -138,7 +142,7 @@ def _expectation(raw: Any, kind: str, where: str) -> Expectation:
             raise SpecError(f"{where}: {part!r} is not a unit part")
     if kind == "cheat" and not expectation.max_points:
         raise SpecError(f"{where}: a cheat names the part it cheats on in max_points")
-    if kind in ("mutant", "alternative") and raw:
+    if kind in ("mutant", "alternative", "degenerate") and raw:
         raise SpecError(f"{where}: {kind}s take no expectations (they are implied)")
     if kind == "fault" and expectation.affected and not expectation.reason:
         raise SpecError(f"{where}: a fault that costs points names the reason shown for it")
@@ -160,15 +164,15 @@ def _case(raw: Any, index: int) -> Case:
     tag = raw.get("tag")
     if tag is not None and tag not in UNIT_PARTS:
         raise SpecError(f"{where}: tag {tag!r} is not a unit part")
-    if kind == "mutant" and tag is None:
-        raise SpecError(f"{where}: a mutant is tagged with the one part it breaks")
+    if kind in ("mutant", "degenerate") and tag is None:
+        raise SpecError(f"{where}: a {kind} is tagged with the one part it breaks")
     if kind == "alternative" and tag is not None:
         raise SpecError(f"{where}: an alternative breaks nothing (tag: null)")
     patches = tuple(_patch(p, f"{where}.patches[{i}]") for i, p in enumerate(raw.get("patches") or []))
     notebook = raw.get("notebook") or {}
     if not patches and not notebook:
         raise SpecError(f"{where}: no patch and no notebook change")
-    if kind in ("mutant", "alternative") and len({p.cell or p.insert_after for p in patches}) != 1:
+    if kind in ("mutant", "alternative", "degenerate") and len({p.cell or p.insert_after for p in patches}) != 1:
         raise SpecError(f"{where}: a {kind} patches exactly one cell")
     expect = _expectation(raw.get("expect"), kind, f"{where}.expect")
     if kind == "cheat" and tag not in expect.max_points:

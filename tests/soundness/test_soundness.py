@@ -5,22 +5,17 @@ from __future__ import annotations
 import pytest
 
 from autograder.results import STATUS_ERROR
-from soundness_grading import CorpusRun, grade_corpus, judge, result_summary
+from soundness_grading import CorpusRun, judge, result_summary
 from soundness_spec import Case, load_cases
 
 CASES = load_cases()
-# Grading the corpus once (two notebooks at a time) takes minutes; it happens in the fixture.
+# Grading the corpus once (two notebooks at a time) takes minutes; it happens in the session
+# fixture `corpus_run` (conftest.py).
 pytestmark = pytest.mark.timeout(1800)
 
 
 def _of(kind: str) -> list[Case]:
     return [case for case in CASES if case.kind == kind]
-
-
-@pytest.fixture(scope="module")
-def corpus_run(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
-    """Every corpus notebook graded once, with the reports written to a temporary folder."""
-    return grade_corpus(CASES, out_dir=tmp_path_factory.mktemp("soundness-reports"))
 
 
 def _check(case: Case, run: CorpusRun) -> None:
@@ -47,6 +42,11 @@ def test_cheat_gains_nothing(case: Case, corpus_run: CorpusRun) -> None:
 
 @pytest.mark.parametrize("case", _of("fault"), ids=lambda case: case.id)
 def test_fault_costs_only_its_part_with_a_reason(case: Case, corpus_run: CorpusRun) -> None:
+    _check(case, corpus_run)
+
+
+@pytest.mark.parametrize("case", _of("degenerate"), ids=lambda case: case.id)
+def test_degenerate_answer_keeps_only_structural_points(case: Case, corpus_run: CorpusRun) -> None:
     _check(case, corpus_run)
 
 
