@@ -114,7 +114,8 @@ def test_untouched_student_notebook_gets_clear_messages(graded: dict) -> None:
     for part in UNIT_PARTS:
         text = outputs[questions[part]]
         assert "All test cases passed" not in text, text
-        assert any(hint in text for hint in ("raised", "stub", "None", "not defined")), text
+        assert any(hint in text for hint in ("raised", "stub", "None", "not defined",
+                                                     "예외가 발생", "정의되어 있지 않습니다")), text
     assert "Not graded in this run" in otter["output"]
 
 

@@ -73,7 +73,9 @@ def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> dict[str, Any]:
     Returns:
         The validated configuration.
     """
-    return load_config(overrides={"worker.timeout_s": timeout_s, "training.enabled": False})
+    return load_config(overrides={"worker.timeout_s": timeout_s, "training.enabled": False,
+                                 # the cases' expected reasons are written in English
+                                 "feedback.language": "en"})
 
 
 def _watched_paths(cases: list[Case]) -> list[Path]:

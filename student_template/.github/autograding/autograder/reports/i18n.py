@@ -1,0 +1,114 @@
+"""The message catalogue of everything students read, in the language grader.yml's feedback section sets.
+
+Messages live in `autograder/reports/messages/<language>.yml`, one key per message, with
+`str.format` fields. Code asks for a key (`t("training.skipped.missing", name=...)`); the text
+comes from the current language's file, falling back to English for a key not translated yet.
+The grading entry points set the language from the configuration (`use_language`); library
+calls without one speak English.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MESSAGES_DIR = Path(__file__).resolve().parent / "messages"
+LANGUAGES = ("ko", "en")
+FALLBACK = "en"
+
+_language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
+
+
+@cache
+def catalogue(language: str) -> dict[str, str]:
+    """All messages of one language.
+
+    Args:
+        language: "ko" or "en".
+
+    Returns:
+        key -> format string.
+    """
+    path = MESSAGES_DIR / f"{language}.yml"
+    loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in loaded.items()}
+
+
+def current_language() -> str:
+    """The language messages are produced in right now."""
+    return _language.get()
+
+
+def set_language(language: str) -> None:
+    """Switch the current context's language (see `use_language` for a scoped switch).
+
+    Raises:
+        ValueError: an unsupported language.
+    """
+    if language not in LANGUAGES:
+        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
+    _language.set(language)
+
+
+@contextlib.contextmanager
+def use_language(language: str) -> Iterator[None]:
+    """Produce messages in `language` inside the block.
+
+    Args:
+        language: "ko" or "en".
+    """
+    if language not in LANGUAGES:
+        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
+    token = _language.set(language)
+    try:
+        yield
+    finally:
+        _language.reset(token)
+
+
+def config_language(config: dict[str, Any] | None) -> str:
+    """The feedback language a validated configuration selects (English without one)."""
+    if not config:
+        return FALLBACK
+    return str(config.get("feedback", {}).get("language", FALLBACK))
+
+
+def t(key: str, /, language: str | None = None, **fields: Any) -> str:
+    """The message `key` in the current (or given) language, with its fields filled in.
+
+    Args:
+        key: the catalogue key, e.g. "report.total" (positional: a message may have a {key} field).
+        language: overrides the current language.
+        **fields: values for the message's `{name}` fields.
+
+    Returns:
+        The text.
+
+    Raises:
+        KeyError: the key is in no catalogue (a programming error, caught by the tests).
+    """
+    language = language or _language.get()
+    text = catalogue(language).get(key)
+    if text is None:
+        text = catalogue(FALLBACK)[key]
+    return text.format(**fields) if fields else text
+
+
+def part_title(name: str, title: str) -> str:
+    """A part's title in the current language: the catalogue's `part.<name>` where that language
+    has one, else grader.yml's title.
+
+    Args:
+        name: the part's key in grader.yml.
+        title: grader.yml's title.
+
+    Returns:
+        The title to show.
+    """
+    return catalogue(_language.get()).get(f"part.{name}", title)
