@@ -66,7 +66,17 @@ def _clean_sys_path(config: dict[str, Any], lib_dir: str, in_namespace: bool) ->
         cleaned.append(entry)
     sys.path[:] = cleaned
     # setuptools' editable installs map package names to project paths with a meta-path finder
-    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in type(f).__module__]
+    # (installed as the class itself, not an instance) and a path hook for namespace packages
+    sys.meta_path[:] = [f for f in sys.meta_path if not _from_editable_install(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not _from_editable_install(h)]
+    sys.path_importer_cache.clear()
+
+
+def _from_editable_install(finder: object) -> bool:
+    """Returns: whether a finder or path hook comes from an editable install's generated module."""
+    modules = (getattr(finder, "__module__", None), type(finder).__module__,
+               getattr(getattr(finder, "__self__", None), "__module__", None))
+    return any("__editable__" in (module or "") for module in modules)
 
 
 def _detach_stdio_and(*fds: int) -> None:
