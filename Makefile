@@ -4,15 +4,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export MULTI30K_DIR ?= $(abspath ../shared/data/multi30k)
 export OMP_WAIT_POLICY ?= PASSIVE
+# torch's exact pin, written once: in requirements.lock.
+TORCH_PIN := $(shell grep -E '^torch==' requirements.lock)
 
-.PHONY: setup grade-examples test test-slow train-cpu bench gradescope-zip student-bundle
+.PHONY: setup grade-examples test test-slow lint train-cpu bench gradescope-zip student-bundle
 
-$(VENV)/.installed: requirements.lock
+$(VENV)/.installed: requirements.lock requirements-dev.lock
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, from its exact pin, so nothing else can pull another build of it.
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet "$(TORCH_PIN)"
 	$(PY) -m pip install --quiet -r requirements.lock
+	# The development tools (ruff, mypy, pre-commit): `make lint`.
+	$(PY) -m pip install --quiet -r requirements-dev.lock
 	touch $@
 
 setup: $(VENV)/.installed
@@ -25,6 +29,13 @@ test: setup
 
 test-slow: setup
 	$(PY) -m pytest -m slow
+
+# Lint, format check and type check, as .ci/run runs them.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	for f in $$(find tests -name conftest.py -o -name build_fixtures.py | sort); do $(VENV)/bin/mypy "$$f" || exit 1; done
 
 train-cpu: setup
 	$(PY) -m reference.train --profile cpu --out runs/cpu

@@ -1,0 +1,1 @@
+"""Assignments: each folder builds one student template and its Otter autograder."""

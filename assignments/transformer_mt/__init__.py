@@ -1,0 +1,1 @@
+"""The Transformer German-English translation assignment (master notebook and its build)."""
