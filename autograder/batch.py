@@ -67,7 +67,7 @@ def _unique(preferred: list[str], fallback: list[str], reserved: frozenset[str] 
     counts = Counter(folded)
     reserved_folded = {name.casefold() for name in reserved}
     chosen = [alt if counts[key] > 1 or key in reserved_folded else name
-              for name, key, alt in zip(preferred, folded, fallback)]
+              for name, key, alt in zip(preferred, folded, fallback, strict=True)]
     taken = set(reserved_folded)
     unique = []
     for name in chosen:
@@ -127,7 +127,7 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
     stems = _unique([_safe_stem(str(Path(label).with_suffix(""))) for label in labels],
                     [_safe_stem(label) for label in labels], RESERVED_STEMS)
     return [Submission(path, label, stem)
-            for (path, _, _), label, stem in zip(unique_found, labels, stems)]
+            for (path, _, _), label, stem in zip(unique_found, labels, stems, strict=True)]
 
 
 def load_grade_function() -> GradeFunction:
@@ -212,8 +212,8 @@ def grade_one(grade_function: GradeFunction, submission: Submission, config: dic
 def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
               parts: list[str] | None = None, jobs: int = 1,
               grade_function: GradeFunction | None = None,
-              progress: bool = False, executor: "Executor | None" = None,
-              on_result: "ResultCallback | None" = None) -> list[SubmissionResult]:
+              progress: bool = False, executor: Executor | None = None,
+              on_result: ResultCallback | None = None) -> list[SubmissionResult]:
     """Grade submissions on an executor (default: the local one, `jobs` worker processes).
 
     Every submission gets a result: an exception (or a dying worker process) becomes a
@@ -238,7 +238,7 @@ def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
     """
     grade_function = grade_function or load_grade_function()
     if executor is None:
-        from autograder.executors.local import LocalExecutor   # it imports this module
+        from autograder.executors.local import LocalExecutor  # it imports this module
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
@@ -267,7 +267,7 @@ class BatchRun:
 
 
 def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts: list[str] | None,
-                out_dir: Path, executor: "Executor | None" = None,
+                out_dir: Path, executor: Executor | None = None,
                 grade_function: GradeFunction | None = None, regrade: bool = False,
                 progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
     """Grade a batch resumably into out_dir: each finished submission is stored (and its reports
@@ -289,8 +289,15 @@ def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts
     Returns:
         The results and what was graded or reused.
     """
-    from autograder.results_store import (ResultsStore, StoredResult, inputs_digest, publish_reports,
-                                          remove_scratch, sidecar_files, submission_digest)
+    from autograder.results_store import (
+        ResultsStore,
+        StoredResult,
+        inputs_digest,
+        publish_reports,
+        remove_scratch,
+        sidecar_files,
+        submission_digest,
+    )
 
     store = ResultsStore(out_dir)
     remove_scratch(out_dir)   # left by a batch killed while it wrote a report

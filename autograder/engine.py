@@ -13,8 +13,7 @@ from autograder.checks.support import CheckContext
 from autograder.config import TRAINING_PART, disabled_parts
 from autograder.notebook import load_submission
 from autograder.reports.i18n import config_language, t, use_language
-from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
-                                SubmissionResult)
+from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 from autograder.training_part import MTKIT_DIR, run_training_part

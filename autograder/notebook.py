@@ -123,7 +123,7 @@ class LoadedSubmission:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
             file appears to define it (or it is defined after all).
         """
-        from autograder.reports.i18n import t   # student-facing
+        from autograder.reports.i18n import t  # student-facing
 
         if any(name in s.defines for s in self.statements):
             return None
@@ -180,7 +180,7 @@ def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PR
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
     """
-    from autograder.reports.i18n import t   # the size message is student-facing
+    from autograder.reports.i18n import t  # the size message is student-facing
 
     path = Path(path)
     kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
@@ -278,9 +278,9 @@ def _cells_from_script(text: str) -> list[str]:
     for line in text.splitlines():
         percent = _PERCENT_MARKER.match(line)
         if percent or _NBCONVERT_MARKER.match(line):
-            if seen_marker or _has_code(current):  # a comment-only header before the first marker is no cell
-                if current_is_code:
-                    cells.append("\n".join(current))
+            # a comment-only header before the first marker is no cell
+            if (seen_marker or _has_code(current)) and current_is_code:
+                cells.append("\n".join(current))
             seen_marker = True
             current = []
             current_is_code = not (percent and _NON_CODE_PERCENT.search(percent.group("rest") or ""))

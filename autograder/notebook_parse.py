@@ -247,7 +247,7 @@ def _top_level_chunks(lines: list[str]) -> list[tuple[int, int]]:
         in_decorators = line.startswith("@")
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
-    return list(zip(starts, starts[1:] + [len(lines)]))
+    return list(zip(starts, [*starts[1:], len(lines)], strict=True))
 
 
 def _snippet(lines: list[str], line: int) -> str:

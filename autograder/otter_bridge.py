@@ -33,9 +33,9 @@ from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
 from autograder.checkpoint_file import locate_checkpoint
+from autograder.config import SCHEMA, TRAINING_PART
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.config import SCHEMA, TRAINING_PART
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
@@ -59,7 +59,7 @@ class BridgeOptions:
     combined: bool = True          # unit parts in one process first (falls back to one each)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None) -> "BridgeOptions":
+    def from_config(cls, config: Mapping[str, Any] | None) -> BridgeOptions:
         """Validate the plugin's mapping from otter_config.json (None: defaults); raises ValueError
         for an unknown key or a value of the wrong type."""
         config = dict(config or {})

@@ -82,7 +82,7 @@ class SubmissionResult:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "SubmissionResult":
+    def from_json(cls, data: dict[str, Any]) -> SubmissionResult:
         """Rebuild a result written by `to_json`.
 
         Args:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import contextlib
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

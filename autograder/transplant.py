@@ -69,7 +69,7 @@ def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Map
     if ref_shapes != stu_shapes:
         return
     if [_shape_key(s) for _, s in reference] == [_shape_key(s) for _, s in student]:
-        by_order = {r: s for (r, _), (s, _) in zip(reference, student)}
+        by_order = {r: s for (r, _), (s, _) in zip(reference, student, strict=False)}
         if fresh(by_order):
             yield by_order
     student_shapes = {name: _shape_key(shape) for name, shape in student}
@@ -114,8 +114,8 @@ def _owner_order_mapping(reference: ParamList, student: ParamList) -> Mapping | 
         return None
     mapping: Mapping = {}
     for signature, ref_owners in ref_groups.items():
-        for ref_names, stu_names in zip(ref_owners, stu_groups[signature]):
-            mapping.update(zip(ref_names, stu_names))
+        for ref_names, stu_names in zip(ref_owners, stu_groups[signature], strict=True):
+            mapping.update(zip(ref_names, stu_names, strict=False))
     return mapping
 
 
@@ -130,7 +130,7 @@ def _owner_permutations(reference: ParamList, student: ParamList) -> Iterator[Ma
     choices = [list(itertools.permutations(stu_groups[sig])) for sig in small]
     for choice in itertools.product(*choices):
         mapping = dict(base)
-        for sig, stu_owners in zip(small, choice):
-            for ref_names, stu_names in zip(ref_groups[sig], stu_owners):
-                mapping.update(zip(ref_names, stu_names))
+        for sig, stu_owners in zip(small, choice, strict=True):
+            for ref_names, stu_names in zip(ref_groups[sig], stu_owners, strict=True):
+                mapping.update(zip(ref_names, stu_names, strict=False))
         yield mapping

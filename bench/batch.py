@@ -14,9 +14,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from autograder.batch import Submission, expand_paths, grade_all   # noqa: E402
-from autograder.config import load_config                         # noqa: E402
-from autograder.executors.local import LocalExecutor              # noqa: E402
+from autograder.batch import Submission, expand_paths, grade_all  # noqa: E402
+from autograder.config import load_config  # noqa: E402
+from autograder.executors.local import LocalExecutor  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "soundness" / "corpus"
 

@@ -6,10 +6,10 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import sys
+import time
+from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/decode_speed.py` from anywhere
@@ -67,7 +67,7 @@ def main() -> None:
         print(f"  {name:30s}: {timings[name]:7.1f} s, mean output length "
               f"{sum(map(len, ids)) / len(ids):.1f}, BLEU {bleu:.4f}")
     fast, generic = outputs.values()
-    same = sum(a == b for a, b in zip(fast, generic))
+    same = sum(a == b for a, b in zip(fast, generic, strict=True))
     names = list(timings)
     print(f"  speed-up: {timings[names[1]] / timings[names[0]]:.1f}x; "
           f"identical outputs for {same}/{len(fast)} sentences")

@@ -21,13 +21,13 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from autograder.config import load_config  # noqa: E402
-from autograder.training_eval import load_data, memorisation_gap  # noqa: E402
-from mtkit.training import load_checkpoint, profile_hparams, recipe_from_profile, seed_everything, train  # noqa: E402
-from reference.evaluate import evaluate_model  # noqa: E402
-from reference.train import build_model, reference_recipe_fns  # noqa: E402
+from autograder.config import load_config
+from autograder.training_eval import load_data, memorisation_gap
+from mtkit.training import load_checkpoint, profile_hparams, recipe_from_profile, seed_everything, train
+from reference.evaluate import evaluate_model
+from reference.train import build_model, reference_recipe_fns
 
 
 def both_splits(model: torch.nn.Module, data, threshold: float) -> dict:

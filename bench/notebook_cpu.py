@@ -15,13 +15,13 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # inherited by the kernel, before torch starts
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from datetime import datetime  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/notebook_cpu.py` from anywhere

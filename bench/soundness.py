@@ -14,8 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "soundness")]
 
-from soundness_grading import (CORPUS_JOBS, CORPUS_TIMEOUT_S, figures, grade_corpus,  # noqa: E402
-                               result_summary)
+from soundness_grading import CORPUS_JOBS, CORPUS_TIMEOUT_S, figures, grade_corpus, result_summary  # noqa: E402
 from soundness_spec import CORPUS_DIR, load_cases  # noqa: E402
 
 PUBLIC_FIXTURES = ROOT / "tests" / "fixtures" / "public_checks"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from _notebook_cells import code
 
 # ----------------------------------------------------------------------------------- part 1: mask
+# The course notebook's blank ends in a space (`look_ahead_mask = `), written \x20 here.
 MASK_TEMPLATE = code('''
     def create_look_ahead_mask_for_attention(tgt_batch, pad_idx):
         """
@@ -15,7 +16,7 @@ MASK_TEMPLATE = code('''
         padding_mask = create_padding_mask_for_attention(tgt_batch, pad_idx)
 
         ###### 여기에 코드를 작성하세요 (하삼각 마스크) ######
-        look_ahead_mask = 
+        look_ahead_mask =\x20
         ###################################################
 
         look_ahead_mask = look_ahead_mask.to(torch.int) & padding_mask.to(torch.int)
@@ -107,7 +108,8 @@ DECODER_LAYER_FIRST_ATTEMPT = code(_DECODER_LAYER_INIT + '''
             #####################################
 ''')
 
-DECODER_LAYER_FIXED_MD = "DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 (위 셀은 그대로 둠)"
+DECODER_LAYER_FIXED_MD = ("DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 "
+                          "(위 셀은 그대로 둠)")
 
 DECODER_LAYER_FIXED = code(_DECODER_LAYER_INIT + '''
         def forward(self, dec, enc, src_mask, trg_mask):

@@ -21,7 +21,8 @@ INTRO = code('''
     * `###### 여기에 코드를 작성하세요 ######` 로 표시된 곳만 채우면 됩니다.
 ''')
 
-SETUP_MD = "## 0. 환경 준비\n\n필요한 패키지를 설치하고 spaCy 언어 모델을 내려받습니다. (Colab에서는 한 번만 실행하면 됩니다.)"
+SETUP_MD = ("## 0. 환경 준비\n\n필요한 패키지를 설치하고 spaCy 언어 모델을 내려받습니다. "
+            "(Colab에서는 한 번만 실행하면 됩니다.)")
 
 INSTALL = code('''
     !pip install -q datasets spacy nltk

@@ -45,7 +45,7 @@ class EncodedSplit:
 
     def lengths(self) -> list[int]:
         """Per pair, the longer of source and target length (the padded length it needs)."""
-        return [max(len(src), len(tgt)) for src, tgt in zip(self.src, self.tgt)]
+        return [max(len(src), len(tgt)) for src, tgt in zip(self.src, self.tgt, strict=True)]
 
     def __repr__(self) -> str:  # the default would print every sequence
         return f"EncodedSplit(pairs={len(self)}, n_too_long={self.n_too_long}, filtered={self.filtered})"
@@ -148,7 +148,7 @@ def encode_corpus(
     for name, pairs in corpus.items():
         src_tokens, tgt_tokens = tokens[name][src_lang], tokens[name][tgt_lang]
         # +2 for <sos>/<eos>: the assignment's filter counts them.
-        too_long = [max(len(s), len(t)) + 2 > max_length for s, t in zip(src_tokens, tgt_tokens)]
+        too_long = [max(len(s), len(t)) + 2 > max_length for s, t in zip(src_tokens, tgt_tokens, strict=True)]
         filtered = name in FILTERED_SPLITS
         indices = [i for i, long in enumerate(too_long) if not (filtered and long)]
         splits[name] = EncodedSplit(
@@ -199,7 +199,8 @@ def _write_cache(path: Path, data: PreparedData) -> bool:
         os.replace(tmp_name, path)  # readers see either the old state or the complete file
         return True
     except OSError as error:
-        warnings.warn(f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it")
+        warnings.warn(f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it",
+                      stacklevel=2)
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
         return False
@@ -257,7 +258,8 @@ def _read_cache(path: Path, key: str, corpus: Mapping[str, Pairs]) -> PreparedDa
     except (FileNotFoundError, NotADirectoryError):
         return None  # no entry yet (or no cache folder): a plain miss
     except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        warnings.warn(f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})")
+        warnings.warn(f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})",
+                      stacklevel=2)
         return None
 
 

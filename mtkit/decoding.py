@@ -112,7 +112,7 @@ def decode_in_length_order(model: nn.Module, src_seqs: Sequence[Sequence[int]], 
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
-                for i, out in zip(idx, decode_batch([src_seqs[i] for i in idx])):
+                for i, out in zip(idx, decode_batch([src_seqs[i] for i in idx]), strict=True):
                     results[i] = out
     finally:
         model.train(was_training)
@@ -151,8 +151,8 @@ def _translate_batch(
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
-        def run_decoder() -> Tensor:
-            return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
+        def run_decoder() -> Tensor:  # called only within this step, so it sees this step's tensors
+            return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
 
         if projection is None:  # first step: full logits, and find the output layer for the next ones
             owner = model.decoder if isinstance(model.decoder, nn.Module) else model

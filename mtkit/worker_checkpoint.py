@@ -116,7 +116,7 @@ def _vocabulary_differs(model: nn.Module, state: Mapping[str, Tensor], vocab_siz
     expected = model.state_dict()
     return any(mine != theirs and mine in sizes
                for name in shape_mismatches(model, state)
-               for theirs, mine in zip(state[name].shape, expected[name].shape))
+               for theirs, mine in zip(state[name].shape, expected[name].shape, strict=False))
 
 
 class CheckpointSession(ModelSession):

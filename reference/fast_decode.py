@@ -208,6 +208,6 @@ def _encode(
 
 def _compact(cache: Tensor, keep: Tensor, filled: int, dim: int) -> Tensor:
     """Rows `keep` of a cache, copying only the first `filled` entries along `dim`."""
-    new = torch.empty((keep.numel(),) + tuple(cache.shape[1:]), dtype=cache.dtype, device=cache.device)
+    new = torch.empty((keep.numel(), *cache.shape[1:]), dtype=cache.dtype, device=cache.device)
     new.narrow(dim, 0, filled).copy_(cache.narrow(dim, 0, filled).index_select(0, keep))
     return new

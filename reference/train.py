@@ -27,11 +27,19 @@ from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.plots import plot_history  # noqa: E402
 from mtkit.training import (  # noqa: E402
-    default_device, profile_hparams, recipe_from_profile, resolve_profile_name, save_checkpoint, seed_everything,
+    default_device,
+    profile_hparams,
+    recipe_from_profile,
+    resolve_profile_name,
+    save_checkpoint,
+    seed_everything,
     train,
 )
 from reference.evaluate import (  # noqa: E402
-    TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_predictions,
+    TEACHER_FORCED_KEY,
+    evaluate_model,
+    format_result,
+    teacher_forced_predictions,
 )
 from reference.loss import calculate_loss  # noqa: E402
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402

@@ -6,23 +6,23 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP (see reference.train)
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import re  # noqa: E402
-import sys  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
-import torch  # noqa: E402
+import torch
 
-from mtkit.bleu import ids_to_tokens  # noqa: E402
-from mtkit.constants import EOS_IDX, SOS_IDX  # noqa: E402
-from mtkit.tokenize import load_tokenizers  # noqa: E402
-from mtkit.training import load_checkpoint  # noqa: E402
-from mtkit.vocab import Vocab  # noqa: E402
-from reference.fast_decode import fast_greedy_translate  # noqa: E402
-from reference.model import Transformer  # noqa: E402
-from reference.train import VOCAB_NAME, build_model  # noqa: E402
+from mtkit.bleu import ids_to_tokens
+from mtkit.constants import EOS_IDX, SOS_IDX
+from mtkit.tokenize import load_tokenizers
+from mtkit.training import load_checkpoint
+from mtkit.vocab import Vocab
+from reference.fast_decode import fast_greedy_translate
+from reference.model import Transformer
+from reference.train import VOCAB_NAME, build_model
 
 # "a , b ." -> "a, b."; "( x )" -> "(x)"; "do n't" -> "don't". Readability only: BLEU uses tokens.
 _NO_SPACE_BEFORE = re.compile(r" ([.,!?;:%)\]}]|'s|'re|'ve|'ll|'d|'m|n't)")
@@ -102,9 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sentences = list(args.sentences)
     if args.input:
-        stream = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-        with stream:
-            sentences += [line.strip() for line in stream if line.strip()]
+        if args.input == "-":
+            sentences += [line.strip() for line in sys.stdin if line.strip()]
+        else:
+            with open(args.input, encoding="utf-8") as stream:
+                sentences += [line.strip() for line in stream if line.strip()]
     if not sentences:
         parser.error("give sentences as arguments or --input FILE")
     model, vocabs, meta = load_translator(args.checkpoint, args.vocab)

@@ -7,7 +7,7 @@ from pathlib import Path
 # 2-core machine (the Makefile exports the same setting).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import pytest  # noqa: E402
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the repository checkout (in development and in CI alike).

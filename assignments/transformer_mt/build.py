@@ -36,7 +36,7 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 # Otter's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) is replaced by
 # one that takes the upload out of Otter's reach first (autograder/integrations/otter_upload.py).
 RUN_OTTER = "run_otter.py"
-RUN_OTTER_TEXT = '''"""Runs Otter-Grader's autograding after moving the upload out of Otter's reach (see docs/OTTER.md)."""
+RUN_OTTER_TEXT = '''"""Runs Otter-Grader's autograding once the upload is out of Otter's reach (see docs/OTTER.md)."""
 
 import sys
 from pathlib import Path

@@ -17,8 +17,17 @@ from torch import Tensor, nn
 
 import reference.model
 from autograder.checks.probes import reference_with_probes
-from autograder.checks.support import (CheckContext, NoMatch, Transplant, all_close, expect_tensor,
-                                       fail, max_difference, require, transplant_matching)
+from autograder.checks.support import (
+    CheckContext,
+    NoMatch,
+    Transplant,
+    all_close,
+    expect_tensor,
+    fail,
+    max_difference,
+    require,
+    transplant_matching,
+)
 
 Case = list[Any]   # positional forward arguments
 
@@ -130,7 +139,7 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
     first_diff: list[float] = []
 
     def reproduces(_mapping: dict[str, str]) -> bool:
-        for case, want in zip(cases, expected):
+        for case, want in zip(cases, expected, strict=True):
             got = expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output",
                                 shape=tuple(want.shape), floating=True)
             if not all_close(got, want):

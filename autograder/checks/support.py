@@ -85,10 +85,8 @@ def token_batch(gen: torch.Generator, batch: int, length: int, vocab: int, pad_i
 
 def first_mismatch(actual: Tensor, expected: Tensor, close: bool) -> tuple[int, ...] | None:
     """Index of the first element where two same-shaped tensors disagree (None if they agree)."""
-    if close:
-        bad = ~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL)
-    else:
-        bad = actual != expected
+    bad = (~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL) if close
+           else actual != expected)
     if not bool(bad.any()):
         return None
     return tuple(int(i) for i in bad.nonzero()[0])
@@ -222,9 +220,9 @@ def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tupl
                else [tuple(stu_groups[sig])] for sig in signatures]
     for choice in itertools.islice(itertools.product(*choices), limit):
         mapping: dict[str, str] = {}
-        for sig, stu_owners in zip(signatures, choice):
-            for ref_names, stu_names in zip(ref_groups[sig], stu_owners):
-                mapping.update(zip(ref_names, stu_names))
+        for sig, stu_owners in zip(signatures, choice, strict=True):
+            for ref_names, stu_names in zip(ref_groups[sig], stu_owners, strict=True):
+                mapping.update(zip(ref_names, stu_names, strict=False))
         yield mapping
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 from torch import Tensor
 
 import reference.masks
+from autograder.checks.support import CheckContext, expect_tensor, fail, first_mismatch, require, token_batch
 from autograder.reports.i18n import t
-from autograder.checks.support import (CheckContext, expect_tensor, fail,
-                                       first_mismatch, require, token_batch)
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 

@@ -107,6 +107,6 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
             and all(isinstance(t, Tensor) for t in initial + final)):
         fail("process_batch_for_train could not be judged: the stand-in model's parameters did not "
              "come back.")
-    if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final)):
+    if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final, strict=False)):
         fail("After process_batch_for_train the model's parameters are unchanged: call "
              "loss.backward() and optimizer.step() (after optimizer.zero_grad()).")

@@ -17,8 +17,14 @@ from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
-from autograder.results import (STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
-                                SubmissionResult)
+from autograder.results import (
+    STATUS_ERROR,
+    STATUS_GRADED,
+    STATUS_UNREADABLE,
+    CheckResult,
+    PartResult,
+    SubmissionResult,
+)
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.
 STATUS_RANK = {STATUS_GRADED: 0, STATUS_UNREADABLE: 1, STATUS_ERROR: 2}
@@ -189,7 +195,7 @@ def add_roster(stems: list[str], results: list[SubmissionResult], manifest: Path
     Returns:
         Stems and results with the roster's missing students added, sorted by stem.
     """
-    by_stem = dict(zip(stems, results))
+    by_stem = dict(zip(stems, results, strict=True))
     with manifest.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             repo = (row.get("repo") or "").strip()

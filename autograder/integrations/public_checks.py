@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from autograder.integrations.github import (
-    append_summary, payload_test, reporter_outputs, runner_id, runner_payload, write_outputs,
+    append_summary,
+    payload_test,
+    reporter_outputs,
+    runner_id,
+    runner_payload,
+    write_outputs,
 )
 from autograder.notebook import load_submission
 

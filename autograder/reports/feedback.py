@@ -37,13 +37,13 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
     lines.extend(f"- {md_text(finding)}" for finding in picture.get("findings", []))
     legend = t("report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED)
     lines.extend(["", md_text(legend), ""])
-    for row, (mask, expected, labels) in enumerate(zip(picture["mask"], picture["expected"], picture["labels"])):
+    for row, (mask, expected, labels) in enumerate(zip(picture["mask"], picture["expected"], picture["labels"], strict=False)):
         labels = [str(label).replace("`", "'") for label in labels]   # inside a ``` fence
         width = max(len(label) for label in labels)
         grid = [f"{t('report.mask.sentence', n=row + 1)}: {' '.join(labels)}"]
-        for query, (mine, right) in enumerate(zip(mask, expected)):
+        for query, (mine, right) in enumerate(zip(mask, expected, strict=False)):
             cells = [(OPEN if a else BLOCKED) if a == b else (WRONG_OPEN if a else WRONG_BLOCKED)
-                     for a, b in zip(mine, right)]
+                     for a, b in zip(mine, right, strict=False)]
             grid.append(f"{labels[query]:>{width}} {' '.join(cells)}")
         lines.extend(["```text", *grid, "```", ""])
     return "\n".join(lines)
@@ -139,7 +139,7 @@ def _write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], c
     threshold = config.get("training", {}).get("threshold_bleu")
     written = []
     out_dir.mkdir(parents=True, exist_ok=True)
-    for result, stem in zip(results, stems):
+    for result, stem in zip(results, stems, strict=True):
         if html:
             page = out_dir / f"{stem}.html"
             write_html(result, page, config["parts"], config["assignment"]["name"], threshold)

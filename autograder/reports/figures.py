@@ -82,7 +82,7 @@ def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
     for row, correct in enumerate(expected):
         sentence = " ".join(labels[row])
         if mask is not None:
-            wrong = [[a != b for a, b in zip(mine, right)] for mine, right in zip(mask[row], correct)]
+            wrong = [[a != b for a, b in zip(mine, right, strict=False)] for mine, right in zip(mask[row], correct, strict=False)]
             _draw_grid(axes[row][0], mask[row], labels[row], f"Your mask, sentence {row + 1}", wrong)
         _draw_grid(axes[row][columns - 1], correct, labels[row],
                    f"Correct mask, sentence {row + 1}")
@@ -145,14 +145,14 @@ def training_figure_png(training: Mapping[str, Any], threshold: float | None = N
     plt = _pyplot()
     fig, loss_ax = plt.subplots(figsize=(7.5, 3.6))
     if series["loss"]:
-        xs, ys = zip(*series["loss"])
+        xs, ys = zip(*series["loss"], strict=True)
         loss_ax.plot(xs, ys, color="#2b6cb0", label="training loss")
     loss_ax.set_xlabel(series["x_label"])
     loss_ax.set_ylabel("training loss", color="#2b6cb0")
     if series["bleu"] or threshold is not None:
         bleu_ax = loss_ax.twinx()
         if series["bleu"]:
-            xs, ys = zip(*series["bleu"])
+            xs, ys = zip(*series["bleu"], strict=True)
             bleu_ax.plot(xs, ys, "o-", color="#c05621", label="validation BLEU")
         if threshold is not None:
             bleu_ax.axhline(threshold, color="#c05621", linestyle="--", linewidth=1)

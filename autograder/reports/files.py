@@ -75,7 +75,7 @@ def _write_reports(results: Sequence[SubmissionResult], stems: Sequence[str], co
     assignment = config["assignment"]["name"]
     columns = part_columns(config_parts, results)
     written = []
-    for result, stem in zip(results, stems):
+    for result, stem in zip(results, stems, strict=True):
         gradescope_path = out_dir / f"{stem}.results.json"
         write_gradescope_results(result, gradescope_path, config_parts, assignment)
         json_path = out_dir / f"{stem}.json"

@@ -18,8 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
-    part_columns, part_possible,
+    PartColumn,
+    find_part,
+    format_points,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_columns,
+    part_possible,
 )
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_ERROR, SubmissionResult

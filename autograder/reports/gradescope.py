@@ -15,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    PartColumn, format_score, graded_possible, graded_total, is_skipped, part_columns,
+    PartColumn,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_columns,
     skip_reason,
 )
-from autograder.reports.submission_json import dumps_stable
 from autograder.reports.i18n import current_language, part_title, t, use_language
 from autograder.reports.markdown import status_label
+from autograder.reports.submission_json import dumps_stable
 from autograder.results import PartResult, SubmissionResult
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"

@@ -11,8 +11,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autograder.reports.common import (
-    SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
-    part_columns, part_possible, skip_reason,
+    SKIPPED,
+    PartColumn,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_cell,
+    part_columns,
+    part_possible,
+    skip_reason,
 )
 from autograder.reports.i18n import part_title, t
 from autograder.reports.md_safe import md_code, md_text

@@ -2,8 +2,7 @@
 from autograder.worker_runtime.protocol import Global, Ref, TorchObject
 
 from .client import Statement, Worker
-from .errors import StudentError, WorkerFailure
-from .errors import BudgetSpent
+from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
 from .plan import IsolationUnavailable, choose_isolation
 

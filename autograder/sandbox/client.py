@@ -1,12 +1,13 @@
-"""Trusted-side client of the sandboxed worker: start-up with statement recovery, requests, reply validation, restarts."""
+"""Trusted-side client of the sandboxed worker: start-up with statement recovery, requests, replies, restarts."""
 from __future__ import annotations
 
 import itertools
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import torch
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import os
 import re
 import secrets
-import os
 import shutil
 import site
 import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from autograder.worker_runtime.bootstrap import BOOT_CODE, EXIT_DROP_FAILED
 from autograder.worker_runtime.guards import visible_by_deepest_root

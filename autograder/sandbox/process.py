@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import fcntl
 import json
 import os
@@ -9,7 +10,8 @@ import select
 import signal
 import subprocess
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
@@ -138,10 +140,8 @@ class WorkerProcess:
             if fd >= 0:
                 _nonblocking(fd)
         for fd in (self.request_w, self.reply_r):
-            try:
+            with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups for big tensors
-            except OSError:
-                pass
         try:
             self.pidfd = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
@@ -280,10 +280,8 @@ class WorkerProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         wait_gone(members, KILL_WAIT_S)
 
     def close(self) -> None:
@@ -294,8 +292,6 @@ class WorkerProcess:
         for name in ("request_w", "reply_r", "output_r", "status_r", "pidfd"):
             fd = getattr(self, name)
             if fd >= 0:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
                 setattr(self, name, -1)

@@ -1,11 +1,12 @@
-"""Starting workers for one submission: spawning (with a standby after failures) and loading the statements, skipping any that kill or hang the worker."""
+"""Starting a submission's workers: spawn (a standby after failures), load statements, skip ones that kill it."""
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -13,8 +14,17 @@ from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, 
 
 from .errors import BudgetSpent, WorkerFailure
 from .limits import JAILED_MODES, Limits
-from .plan import (HostState, SandboxDir, build_command, build_config, build_env, choose_isolation,
-                   pick_uid, preload_candidates, sandbox_uid)
+from .plan import (
+    HostState,
+    SandboxDir,
+    build_command,
+    build_config,
+    build_env,
+    choose_isolation,
+    pick_uid,
+    preload_candidates,
+    sandbox_uid,
+)
 from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
 
@@ -114,12 +124,13 @@ class Launcher:
             hard_deadline = spawned.began + self.limits.startup_timeout_s \
                 + self.limits.timeout_s * max(10, len(self.statements))
 
+            # Called only while this statement runs, so it sees this iteration's values.
             def on_event(event: dict[str, Any]) -> float:
                 at, line = event.get("at"), event.get("line")
                 if isinstance(at, list) and len(at) == 2 and all(type(v) is int for v in at) \
                         and 0 <= at[0] < len(self.statements) and type(line) is int:  # untrusted
-                    running.update(at=tuple(at), line=line)
-                return min(time.monotonic() + self.limits.timeout_s, hard_deadline, budget)
+                    running.update(at=tuple(at), line=line)  # noqa: B023
+                return min(time.monotonic() + self.limits.timeout_s, hard_deadline, budget)  # noqa: B023
 
             budget = deadline if deadline is not None else float("inf")
             try:

@@ -1,6 +1,7 @@
-"""Memory limit for a worker's whole process tree: a watchdog thread sums resident memory over /proc and kills the tree past the limit."""
+"""Memory limit for a worker's process tree: a watchdog sums resident memory over /proc, kills it past the limit."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -116,10 +117,9 @@ class TreeMemoryWatch:
             self.peak_mb = max(self.peak_mb, used >> 20)
             if used > limit:
                 self.tripped = True
-                try:  # the group leader is unshare/bwrap: killing it ends the pid namespace too
+                # the group leader is unshare/bwrap: killing it ends the pid namespace too
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.root, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
                 return
 
     def stop(self) -> None:

@@ -5,8 +5,9 @@ import glob
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from autograder.worker_runtime.jail import JAIL_HOME, JAIL_LIB
 

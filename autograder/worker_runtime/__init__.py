@@ -1,1 +1,1 @@
-"""Code that runs inside the sandboxed worker process; copied out and imported there as `worker_runtime` (stdlib, torch and safetensors only)."""
+"""Code run inside the sandboxed worker, imported there as `worker_runtime` (stdlib, torch, safetensors only)."""

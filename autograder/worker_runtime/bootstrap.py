@@ -1,6 +1,7 @@
 """Worker entry point: confine the process (jail, user, limits), then import torch and serve requests."""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -105,10 +106,8 @@ def _serve(config: dict[str, Any], request_fd: int, reply_fd: int, in_namespace:
     import torch  # imported here: after the jail and the limits, so it loads under them
 
     torch.set_num_threads(config["limits"]["threads"])
-    try:
+    with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
     # The public torch.use_deterministic_algorithms imports torch._inductor (about 1 s of CPU per
     # worker start) only to mirror the flag into torch.compile's config; set the flag directly.
     set_deterministic = getattr(torch._C, "_set_deterministic_algorithms", None)
@@ -123,10 +122,8 @@ def _serve(config: dict[str, Any], request_fd: int, reply_fd: int, in_namespace:
     policy = None if in_namespace else guards.FilePolicy(**config["policy"])
     guards.install(policy, block_network=not in_namespace)
     for name in config.get("preload", []):  # installed modules the submission imports (under the guards)
-        try:
+        with contextlib.suppress(BaseException):  # the statement importing it will report the problem
             importlib.import_module(name)
-        except BaseException:
-            pass  # the statement importing it will report the problem
     Server(request_fd, reply_fd, config["device"]).serve()
     sys.stdout.flush()
     os._exit(0)  # skip student atexit handlers

@@ -1,9 +1,10 @@
-"""Audit-hook guards inside the worker: no new processes, no signals to others, and (without namespaces) a file and network policy."""
+"""Audit-hook guards in the worker: no new processes, no signals to others, (no namespaces) file/network policy."""
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _PROCESS_EVENTS = frozenset({
     "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",

@@ -1,4 +1,4 @@
-"""Worker confinement: a chroot built from read-only bind mounts, dropping to an unprivileged user, resource limits, and the pid-1 reaper."""
+"""Worker confinement: chroot of read-only bind mounts, an unprivileged user, resource limits, the pid-1 reaper."""
 from __future__ import annotations
 
 import ctypes
@@ -130,10 +130,8 @@ def reap_as_init(worker_pid: int, status_fd: int) -> None:
             os._exit(0)
         if pid != worker_pid:
             continue
-        if os.WIFSIGNALED(status):
-            report = {"signal": os.WTERMSIG(status)}
-        else:
-            report = {"exit_code": os.WEXITSTATUS(status)}
+        report = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
+                  else {"exit_code": os.WEXITSTATUS(status)})
         try:
             os.write(status_fd, json.dumps(report).encode())
         finally:

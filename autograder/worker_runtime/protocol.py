@@ -5,8 +5,9 @@ import json
 import math
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from safetensors.torch import load as _safetensors_load

@@ -8,13 +8,14 @@ import os
 import random
 import sys
 import types
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from . import protocol
-from .protocol import Decoder, Encoder, EncodeError, pack_frame, read_frame, write_all
+from .protocol import Decoder, EncodeError, Encoder, pack_frame, read_frame, write_all
 from .statements import StatementRunner, describe_exception, is_memory_error
 
 EXIT_REPLY_FAILED = 86

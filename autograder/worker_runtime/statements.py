@@ -1,12 +1,13 @@
 """Running student statements one top-level node at a time, and describing student exceptions by student line."""
 from __future__ import annotations
-
 import __future__
+
 import ast
 import linecache
 import traceback
 import types
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 MAX_MESSAGE_CHARS = 2000
 _MEMORY_MARKERS = ("can't allocate memory", "not enough memory", "out of memory")

@@ -114,6 +114,6 @@ def teacher_forced_bleu(
     total = 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for pred, ref in zip(pred_token_lists, ref_token_lists):
+        for pred, ref in zip(pred_token_lists, ref_token_lists, strict=True):
             total += float(_nltk_sentence_bleu([list(ref)], list(pred), weights=_WEIGHTS))
     return total / len(pred_token_lists)

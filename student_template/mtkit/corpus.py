@@ -141,7 +141,7 @@ def _load_local(local_dir: Path, expected: Mapping[str, int]) -> tuple[dict[str,
             lines[lang] = _decode_lines(path, raw)
         where = {lang: str(files[split][lang]) for lang in LANGUAGES}
         _check_counts(split, {lang: len(lines[lang]) for lang in LANGUAGES}, where, expected[split])
-        corpus[split] = list(zip(lines[SRC_LANGUAGE], lines[TGT_LANGUAGE]))
+        corpus[split] = list(zip(lines[SRC_LANGUAGE], lines[TGT_LANGUAGE], strict=True))
     return corpus, digest.hexdigest()
 
 
@@ -170,7 +170,7 @@ def _load_hugging_face(expected: Mapping[str, int]) -> tuple[dict[str, Pairs], s
         where = {lang: f"{HF_DATASET_NAME}[{split}][{lang}]" for lang in LANGUAGES}
         _check_counts(split, {lang: len(columns[lang]) for lang in LANGUAGES}, where, expected[split])
         digest.update(f"{split}/{getattr(part, '_fingerprint', '')}\0".encode())
-        corpus[split] = list(zip(columns[SRC_LANGUAGE], columns[TGT_LANGUAGE]))
+        corpus[split] = list(zip(columns[SRC_LANGUAGE], columns[TGT_LANGUAGE], strict=True))
     return corpus, digest.hexdigest()
 
 

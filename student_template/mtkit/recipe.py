@@ -66,7 +66,7 @@ def profile_hparams(config: Mapping[str, Any], name: str | None = None) -> dict[
     Raises:
         KeyError: no such profile.
     """
-    profiles = (config["training"] if "training" in config else config)["profiles"]
+    profiles = config.get("training", config)["profiles"]
     name = resolve_profile_name(config, name)
     if name not in profiles:
         raise KeyError(f"no training profile {name!r} (have: {', '.join(profiles)})")
@@ -83,7 +83,7 @@ def resolve_profile_name(config: Mapping[str, Any], name: str | None = None) -> 
     Returns:
         A profile name (not checked for existence).
     """
-    training = config["training"] if "training" in config else config
+    training = config.get("training", config)
     name = name or training.get("profile", "auto")
     if name == "auto":
         name = "gpu" if torch.cuda.is_available() and "gpu" in training["profiles"] else "cpu"

@@ -16,9 +16,16 @@ from torch import Tensor, nn
 
 from mtkit.batching import bucket_batches, pad_pair_batch
 from mtkit.constants import PAD_IDX
+
 # Re-exported: the recipe side is part of this module's public API.
-from mtkit.recipe import (  # noqa: F401
-    LR_SCHEDULES, PRECISIONS, Recipe, is_hopeless, lr_factor, profile_hparams, recipe_from_profile,
+from mtkit.recipe import (
+    LR_SCHEDULES,
+    PRECISIONS,
+    Recipe,
+    is_hopeless,
+    lr_factor,
+    profile_hparams,
+    recipe_from_profile,
     resolve_profile_name,
 )
 
@@ -263,7 +270,7 @@ def train(
     amp_dtype = _autocast_dtype(recipe.precision, device)
     # fp16 gradients underflow without loss scaling; bf16 has fp32's exponent range.
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
-    lengths = [max(len(s), len(t)) for s, t in zip(data.src, data.tgt)]  # common padded length
+    lengths = [max(len(s), len(t)) for s, t in zip(data.src, data.tgt, strict=True)]  # common padded length
 
     def epoch_batches(epoch: int) -> list[list[int]]:
         return bucket_batches(lengths, recipe.batch_size, recipe.pool_size, seed=recipe.seed * 1_000_003 + epoch,

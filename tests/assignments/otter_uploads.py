@@ -1,4 +1,4 @@
-"""Attack uploads for the Otter paths and the three ways to grade one: `otter run`, the zip's run_otter.py, Gradescope."""
+"""Attack uploads for the Otter paths, graded three ways: `otter run`, the zip's run_otter.py, Gradescope."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from assignments.transformer_mt import build

@@ -14,9 +14,8 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-
 import otter_uploads as uploads
+import pytest
 
 pytestmark = pytest.mark.timeout(2400)   # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}
@@ -54,7 +53,7 @@ def grade_all(jobs: dict, autograder_zip: Path, multi30k_dir: Path, base: Path) 
         return runner(builder, planted, autograder_zip, work / "run", multi30k_dir), planted, work
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(jobs, pool.map(run, jobs)))
+        done = dict(zip(jobs, pool.map(run, jobs), strict=True))
     print("\n" + "\n".join(f"{u} via {p}: {o.total if hasattr(o, 'total') else o} points, "
                             f"{getattr(o, 'seconds', 0):.1f} s" for (u, p), (o, _, _) in done.items()))
     return done

@@ -67,7 +67,7 @@ def test_options_defaults_and_validation() -> None:
 def test_unit_parts_run_together_and_training_is_skipped() -> None:
     runner = FakeRunner()
     options = BridgeOptions(timeout_s=10, train=False)
-    merged, runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
+    merged, _runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
     assert runner.calls == [{"parts": UNIT, "timeout_s": 10 * len(UNIT), "train": False, "profile": None}]
     assert [p["part"] for p in merged["parts"]] == list(PARTS)
     assert merged["points"] == merged["max_points"] == sum(PARTS[p]["points"] for p in UNIT)
@@ -79,7 +79,7 @@ def test_unit_parts_run_together_and_training_is_skipped() -> None:
 def test_a_hanging_part_costs_only_itself() -> None:
     runner = FakeRunner(hang=("decoder",), combined_fails=True)
     options = BridgeOptions(timeout_s=10, timeouts={"decoder": 3}, train=False)
-    merged, runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
+    merged, _runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
     assert [c["parts"] for c in runner.calls] == [UNIT, *[[p] for p in UNIT]]
     assert runner.calls[0]["timeout_s"] == 10 * (len(UNIT) - 1) + 3
     assert next(c for c in runner.calls if c["parts"] == ["decoder"])["timeout_s"] == 3
@@ -193,12 +193,12 @@ def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypat
     crash = make_fake_engine(tmp_path / "crash", "import sys\nprint('boom')\nsys.exit(3)\n")
     run = bridge.run_engine(submission, ["decoder"], 30, crash)
     assert run.result is None and "exit code 3" in run.failure and "boom" in run.log_tail
-    ok = make_fake_engine(tmp_path / "ok", f"""
+    ok = make_fake_engine(tmp_path / "ok", """
         import json, os, sys
         from pathlib import Path
         out = Path(sys.argv[sys.argv.index("--out") + 1])
         out.mkdir(parents=True)
-        (out / "submission.json").write_text(json.dumps({{"argv": sys.argv[1:], "data": os.environ.get("MULTI30K_DIR")}}))
+        (out / "submission.json").write_text(json.dumps({"argv": sys.argv[1:], "data": os.environ.get("MULTI30K_DIR")}))
     """)
     (ok / "data" / "multi30k").mkdir(parents=True)
     run = bridge.run_engine(submission, ["decoder", "masked_loss"], 30, ok, train=False, profile="cpu")

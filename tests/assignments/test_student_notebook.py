@@ -17,14 +17,14 @@ from assignments.transformer_mt import build
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 HEAVY_TAG, TRAINING_TAG = "otter_ignore", "training-section"
 RENAMED_NOTEBOOK = "내 과제 (최종 제출) v2.ipynb"
-CHECK_REPORT = """
+CHECK_REPORT = f"""
 import json as _json
-_report = {}
-for _q in %r:
+_report = {{}}
+for _q in {QUESTIONS!r}:
     _result = grader.check(_q, globals())
-    _report[_q] = {"passed": bool(_result.passed_all), "summary": _result.summary()}
+    _report[_q] = {{"passed": bool(_result.passed_all), "summary": _result.summary()}}
 print("CHECKS " + _json.dumps(_report, ensure_ascii=False))
-""" % (QUESTIONS,)
+"""
 SMOKE_RUN = """
 torch.manual_seed(0)
 _tiny = Transformer(vocab_size, max_length, 32, 64, 4, 1, 0.1).to(device)

@@ -50,7 +50,7 @@ def test_the_workflow_runs_this_runner_from_the_repository_root() -> None:
 
 
 def test_untouched_template_has_no_setup_problem_and_fails_every_check(tmp_path: Path) -> None:
-    code, results, payloads = run_checks_step(student_repository(tmp_path / "repo"))
+    code, results, _payloads = run_checks_step(student_repository(tmp_path / "repo"))
     assert code == 1   # --strict: unimplemented parts fail
     assert results["problems"] == [], results["problems"]   # e.g. no "No module named 'mtkit'"
     assert [c["name"] for c in results["checks"]] == ["q1", "q2", "q3", "q4", "q5"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import sys
-from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -54,10 +55,8 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
 
 def kill_group(process: subprocess.Popen) -> None:
     """SIGKILL whatever is left of a grader we started (its session's process group)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait(timeout=30)
 
 

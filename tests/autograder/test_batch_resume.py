@@ -10,9 +10,16 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from resume_helpers import (gradebook_rows, gradings, kill_group, run_grader, scores, start_grader,
-                            stored, wait_until)
+from resume_helpers import (
+    gradebook_rows,
+    gradings,
+    kill_group,
+    run_grader,
+    scores,
+    start_grader,
+    stored,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "soundness" / "corpus"
@@ -99,7 +106,7 @@ def test_killed_pool_worker_costs_no_submission_real_notebooks(tmp_path):
                    if "spawn_main" in " ".join(child.cmdline())]
         assert workers, "no pool worker found"
         workers[0].send_signal(signal.SIGKILL)
-        stdout, stderr = process.communicate(timeout=900)
+        _stdout, stderr = process.communicate(timeout=900)
         assert process.returncode == 0, stderr
     finally:
         kill_group(process)

@@ -29,7 +29,7 @@ def test_generic_names_count_only_for_a_notebook_alone_in_its_folder(tmp_path: P
     _notebook(tmp_path / "shared", "bob.ipynb")
     (tmp_path / "shared" / "checkpoint.pt").write_bytes(b"bob's weights")
     assert [n for n, _ in candidate_names(shared, PATTERNS)] == ["alice.pt", "alice.pth", "alice.safetensors"]
-    with pytest.raises(CheckpointRefused, match="No checkpoint was found next to `alice.ipynb`"):
+    with pytest.raises(CheckpointRefused, match=r"No checkpoint was found next to `alice\.ipynb`"):
         find_checkpoint(shared, PATTERNS, 10)
 
 

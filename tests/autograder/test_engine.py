@@ -9,8 +9,8 @@ import pytest
 
 from autograder.config import load_config
 from autograder.engine import grade_submission
-from autograder.reports.submission_json import submission_json
 from autograder.reports.i18n import t
+from autograder.reports.submission_json import submission_json
 from autograder.results import SubmissionResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -1,4 +1,4 @@
-"""The whole-submission time budget: restarts that replay slow top-level code cannot make one submission take minutes."""
+"""The whole-submission time budget: restarts replaying slow top-level code cannot make a submission take minutes."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -13,13 +13,13 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from ray.cluster_utils import Cluster   # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
 
-from autograder.batch import expand_paths, grade_all, grade_batch   # noqa: E402
-from autograder.config import load_config                           # noqa: E402
-from autograder.executors.ray import RayExecutor                    # noqa: E402
-from autograder.results import STATUS_GRADED                        # noqa: E402
-from ray_helpers import PARTS, local_scores, scores, small_batch    # noqa: E402
+from autograder.batch import expand_paths, grade_all, grade_batch  # noqa: E402
+from autograder.config import load_config  # noqa: E402
+from autograder.executors.ray import RayExecutor  # noqa: E402
+from autograder.results import STATUS_GRADED  # noqa: E402
 
 pytestmark = pytest.mark.slow
 GPU_LIKE = "trainer_gpu"
@@ -43,7 +43,9 @@ def where_and_sleep(seconds: float):
     """A stand-in grade function (a closure: Ray ships it by value) that sleeps and records its node."""
     def grade(path, config, parts):
         import ray as node_ray
-        from autograder.results import STATUS_GRADED as graded, SubmissionResult
+
+        from autograder.results import STATUS_GRADED as graded
+        from autograder.results import SubmissionResult
 
         time.sleep(seconds)
         return SubmissionResult(path.name, graded, [],

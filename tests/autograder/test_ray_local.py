@@ -9,10 +9,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from autograder.batch import grade_all, grade_batch   # noqa: E402
-from autograder.config import load_config            # noqa: E402
-from autograder.executors.ray import RayExecutor     # noqa: E402
-from ray_helpers import PARTS, local_scores, scores, small_batch   # noqa: E402
+from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
+
+from autograder.batch import grade_all, grade_batch  # noqa: E402
+from autograder.config import load_config  # noqa: E402
+from autograder.executors.ray import RayExecutor  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

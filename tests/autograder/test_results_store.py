@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from autograder import batch, cli
+from autograder import cli
 from autograder.batch import expand_paths, grade_batch, rebuild_reports
 from autograder.config import load_config
-from autograder.results_store import (ResultsStore, atomic_write_text, engine_digest, inputs_digest,
-                                      sidecar_files, submission_digest)
+from autograder.results_store import (
+    ResultsStore,
+    atomic_write_text,
+    engine_digest,
+    inputs_digest,
+    sidecar_files,
+    submission_digest,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
@@ -20,7 +25,7 @@ GRADED: list[str] = []   # file names, in grading order (in-process gradings onl
 
 
 def fake_grade(path, config, parts):
-    from counting_engine import _fake   # noqa: PLC0415 - the helper module beside these tests
+    from counting_engine import _fake  # noqa: PLC0415 - the helper module beside these tests
 
     GRADED.append(Path(path).name)
     return _fake(path, config, parts)

@@ -39,9 +39,9 @@ def test_infinite_loop_times_out_and_a_fresh_worker_takes_over():
         assert time.monotonic() - began < 5
         assert worker.call("answer", []) == 42  # restarted lazily, statements re-run
         handle = worker.new("torch.nn:Linear", [2, 2])
-        with pytest.raises(WorkerFailure, match="timed out after 0.5 s"):
+        with pytest.raises(WorkerFailure, match=r"timed out after 0\.5 s"):
             worker.call("sleep_forever", [], timeout_s=0.5)
-        with pytest.raises(WorkerFailure, match="handle .* was lost when the worker restarted"):
+        with pytest.raises(WorkerFailure, match=r"handle .* was lost when the worker restarted"):
             worker.params(handle)
         with pytest.raises(WorkerFailure, match=r"worker process crashed \(SIGSEGV"):
             worker.call("segfault", [])
@@ -144,7 +144,7 @@ def test_a_host_refusing_the_jail_falls_back_to_weak_isolation_only_when_allowed
     with Worker(fixture_source("infinite_loop.py"), Limits(isolation="weak"), {}) as worker:
         assert worker.isolation["mode"] == "weak" and worker.call("answer", []) == 42
     assert plan.HostState.namespace_broken
-    with pytest.raises(IsolationUnavailable, match="^refusing to run student code without a jail: "):
+    with pytest.raises(IsolationUnavailable, match=r"^refusing to run student code without a jail: "):
         Worker(fixture_source("infinite_loop.py"), Limits(), {})
 
 

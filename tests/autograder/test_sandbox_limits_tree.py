@@ -1,4 +1,4 @@
-"""Limits that hold for a worker's whole process tree and a whole submission: the tree memory watchdog and the deadline."""
+"""Limits for a worker's whole process tree and a whole submission: the tree memory watchdog and the deadline."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""In-process unit tests of the sandbox's wire format, reply validation, output log, file policy and statement runner."""
+"""In-process tests of the sandbox's wire format, reply validation, output log, file policy and statement runner."""
 from __future__ import annotations
 
 import math
@@ -15,8 +15,15 @@ from autograder.sandbox.plan import PROJECT_ROOT, build_env, hidden_paths, pytho
 from autograder.sandbox.process import ExchangeError, OutputLog, _FrameReader
 from autograder.sandbox.replies import clean_report, expect_modules, expect_params, expect_state
 from autograder.worker_runtime.guards import FilePolicy
-from autograder.worker_runtime.protocol import (PREFIX, Decoder, EncodeError, Encoder, ProtocolError,
-                                                load_blob, pack_frame)
+from autograder.worker_runtime.protocol import (
+    PREFIX,
+    Decoder,
+    EncodeError,
+    Encoder,
+    ProtocolError,
+    load_blob,
+    pack_frame,
+)
 from autograder.worker_runtime.server import plain_tensor
 from autograder.worker_runtime.statements import StatementRunner
 

@@ -8,8 +8,15 @@ import pytest
 
 from autograder.config import load_config
 from autograder.sandbox import Worker, WorkerFailure
-from autograder.student_hparams import (CELL_NAMES, FROM_NOTEBOOK, FROM_PROFILE, MODEL_NAMES, apply_cell,
-                                        read_cell, student_recipe)
+from autograder.student_hparams import (
+    CELL_NAMES,
+    FROM_NOTEBOOK,
+    FROM_PROFILE,
+    MODEL_NAMES,
+    apply_cell,
+    read_cell,
+    student_recipe,
+)
 from autograder.training_part import MTKIT_DIR
 
 CONFIG = load_config()

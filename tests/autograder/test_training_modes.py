@@ -69,7 +69,7 @@ def test_student_hparams_mode_refuses_values_outside_the_bounds_without_training
 def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
         tiny_training_config, notebook_variant) -> None:
     config = tiny_training_config("student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]})
-    points, message, details = _part(grade_submission(
+    _points, message, details = _part(grade_submission(
         notebook_variant("no_epochs"), config, parts=["training"]))
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
     assert "`embedding_dim = 256` is outside the range this course allows (from 16 to 128)" in message

@@ -7,9 +7,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from doc_commands import (
-    ROOT, Command, command_env, commands_in, documentation_files, documented_commands, make_checkout, parse_checks,
+    ROOT,
+    Command,
+    command_env,
+    commands_in,
+    documentation_files,
+    documented_commands,
+    make_checkout,
+    parse_checks,
 )
 
 FIXTURE = ROOT / "tests" / "fixtures" / "docs" / "commands.md"

@@ -7,9 +7,9 @@ import torch
 
 from mtkit.bleu import corpus_bleu, ids_to_tokens, sacre_bleu, teacher_forced_bleu
 
-HYP1 = "a man is riding a horse".split()
-REF1 = "a man is riding a brown horse today".split()
-HYP2 = REF2 = "two dogs play in the snow".split()
+HYP1 = ["a", "man", "is", "riding", "a", "horse"]
+REF1 = ["a", "man", "is", "riding", "a", "brown", "horse", "today"]
+HYP2 = REF2 = ["two", "dogs", "play", "in", "the", "snow"]
 
 
 def test_perfect_is_one():

@@ -80,7 +80,7 @@ def test_crlf_and_missing_final_newline(tmp_path):
 
 
 def test_missing_directory_and_file(tmp_path):
-    with pytest.raises(CorpusError, match="does not exist.*MULTI30K_DIR"):
+    with pytest.raises(CorpusError, match=r"does not exist.*MULTI30K_DIR"):
         load_multi30k(tmp_path / "nowhere")
     directory = copy_small(tmp_path / "slice")
     (directory / "val.en").unlink()

@@ -30,8 +30,8 @@ def test_encode_hand_computed():
     }
     data = encode_corpus(corpus, whitespace_tokenizers(), max_length=10)
     # Vocab from train only: b:2 before a:1; y:3 before x:1; c and z are unknown.
-    assert data.vocabs["de"].itos == SPECIALS + ["b", "a"]
-    assert data.vocabs["en"].itos == SPECIALS + ["y", "x"]
+    assert data.vocabs["de"].itos == [*SPECIALS, "b", "a"]
+    assert data.vocabs["en"].itos == [*SPECIALS, "y", "x"]
     train = data.splits["train"]
     assert train.src == [[SOS_IDX, 5, 4, EOS_IDX], [SOS_IDX, 4, EOS_IDX]]
     assert train.tgt == [[SOS_IDX, 5, 4, 4, EOS_IDX], [SOS_IDX, 4, EOS_IDX]]
@@ -63,7 +63,7 @@ def test_small_slice_cache_hit_equals_fresh(tmp_path):
     assert not fresh.from_cache and fresh.cache_path is not None and fresh.cache_path.parent == tmp_path
     train = fresh.splits["train"]
     assert 0 < train.n_too_long < 30 and len(train) == 30 - train.n_too_long
-    assert all(len(s) <= 12 and len(t) <= 12 for s, t in zip(train.src, train.tgt))
+    assert all(len(s) <= 12 and len(t) <= 12 for s, t in zip(train.src, train.tgt, strict=True))
     assert len(fresh.splits["validation"]) == 6 and fresh.splits["validation"].n_too_long > 0
     cached = prepare_data(SMALL_DIR, max_length=12, cache_dir=tmp_path, expected_counts=SMALL_COUNTS)
     assert cached.from_cache and same_content(cached, fresh)
@@ -138,7 +138,7 @@ def test_real_data_sizes(real_cold_and_warm):
     assert all(split.n_too_long == 0 for split in cold.splits.values())
     train = cold.splits["train"]
     assert max(map(len, train.src)) == 46 and max(map(len, train.tgt)) == 43
-    assert train.tgt_tokens[0] == "Two young , White males are outside near many bushes .".split()
+    assert train.tgt_tokens[0] == ["Two", "young", ",", "White", "males", "are", "outside", "near", "many", "bushes", "."]
     assert cold.vocabs["en"].decode(train.tgt[0][1:-1]) == train.tgt_tokens[0]
     assert UNK_IDX in {i for seq in cold.splits["validation"].src for i in seq}  # unseen words exist
 

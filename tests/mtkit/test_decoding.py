@@ -97,7 +97,7 @@ def test_decoder_input_is_only_what_was_generated():
         assert torch.all(dec[:, 0] == SOS)
         assert torch.all(dec[:, step + 1 :] == PAD)  # nothing beyond the generated prefix
         for row in dec[:, 1 : step + 1].tolist():  # the prefix is some sentence's own output so far
-            assert any(row == (o + [EOS])[:step] for o in by_len)
+            assert any(row == ([*o, EOS])[:step] for o in by_len)
         # The look-ahead mask came from the caller's function applied to this very input.
         assert torch.equal(call["trg_mask"], causal_mask(dec, PAD))
 

@@ -49,7 +49,7 @@ def test_the_run_that_copies_the_target_is_stopped_at_the_first_evaluation_past_
     recipe = recipe_from_profile(profile_hparams(CONFIG, "cpu"))
     assert replay(CURVES["prototype_model_C_look_ahead_mask_removed"]["curve"], recipe) == "hopeless"
     # With the cpu profile's evaluations (every 10 steps from 200) it would stop at step 240.
-    assert [s for s in range(200, 451, 10) if is_hopeless(s, 0.0, recipe)][0] == 240
+    assert next(s for s in range(200, 451, 10) if is_hopeless(s, 0.0, recipe)) == 240
 
 
 def test_the_rule_is_off_without_both_keys():
@@ -72,13 +72,14 @@ def test_training_stops_as_hopeless_and_not_when_bleu_is_above_the_bar(small_dat
 
 @pytest.fixture
 def small_data_run(tmp_path):
+    from torch import nn
+
     from mtkit.constants import PAD_IDX
     from mtkit.dataset import prepare_data
     from mtkit.training import seed_everything
     from reference.loss import calculate_loss
     from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
     from reference.model import Transformer
-    from torch import nn
 
     data = prepare_data(Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",
                         cache_dir=tmp_path, expected_counts={"train": 30, "validation": 6, "test": 5})

@@ -13,8 +13,16 @@ from mtkit.constants import PAD_IDX
 from mtkit.dataset import prepare_data
 from mtkit.plots import plot_history
 from mtkit.training import (
-    LR_SCHEDULES, PRECISIONS, Recipe, load_checkpoint, lr_factor, profile_hparams, recipe_from_profile,
-    save_checkpoint, seed_everything, train,
+    LR_SCHEDULES,
+    PRECISIONS,
+    Recipe,
+    load_checkpoint,
+    lr_factor,
+    profile_hparams,
+    recipe_from_profile,
+    save_checkpoint,
+    seed_everything,
+    train,
 )
 from reference.loss import calculate_loss
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
@@ -117,7 +125,7 @@ def test_checkpoint_round_trip(small_data, tmp_path):
     assert payload["extra"] == {"embedding_dim": 32, "note": "x", "bleu": 0.2}
     fresh = tiny_model(small_data, seed=2)
     assert load_checkpoint(path, fresh)["extra"]["note"] == "x"
-    for (name, a), (_, b) in zip(model.state_dict().items(), fresh.state_dict().items()):
+    for (name, a), (_, b) in zip(model.state_dict().items(), fresh.state_dict().items(), strict=True):
         assert torch.equal(a, b), name
 
 

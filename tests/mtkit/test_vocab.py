@@ -17,7 +17,7 @@ def test_order_specials_then_frequency_then_alphabetical():
 
 def test_specials_in_data_are_not_duplicated():
     vocab = build_vocab([["<pad>", "x", "<unk>", "x"]])
-    assert vocab.itos == SPECIALS + ["x"]
+    assert vocab.itos == [*SPECIALS, "x"]
 
 
 def test_min_freq_and_custom_specials():

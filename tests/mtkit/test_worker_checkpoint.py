@@ -9,8 +9,13 @@ import torch
 from safetensors.torch import save as save_safetensors
 from torch import nn
 
-from mtkit.worker_checkpoint import (CheckpointError, CheckpointSession, mismatch_report, read_checkpoint,
-                                     state_dict_of)
+from mtkit.worker_checkpoint import (
+    CheckpointError,
+    CheckpointSession,
+    mismatch_report,
+    read_checkpoint,
+    state_dict_of,
+)
 
 
 class TinyTranslator(nn.Module):
@@ -87,7 +92,7 @@ def test_the_session_loads_matching_weights_and_flags_another_vocabulary() -> No
     session = CheckpointSession(TinyTranslator, _mask, _mask, [{"de": 7, "en": 5}, 4],
                                 _bytes(trained.state_dict()), "checkpoint.pt")
     assert all(torch.equal(a, b) for a, b in zip(session.model.state_dict().values(),
-                                                 trained.state_dict().values()))
+                                                 trained.state_dict().values(), strict=True))
     assert not session.model.training
     with pytest.raises(CheckpointError, match="A different vocabulary size means a different vocabulary"):
         CheckpointSession(TinyTranslator, _mask, _mask, [{"de": 9, "en": 5}, 4],

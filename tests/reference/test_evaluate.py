@@ -19,7 +19,7 @@ SOURCES = ["die katze sass auf der roten matte", "ein mann reitet ein pferd"]
 
 def hand_built_data():
     split = lambda sentences: [sentence.split() for sentence in sentences]  # noqa: E731
-    pairs = list(zip(SOURCES, REFS))
+    pairs = list(zip(SOURCES, REFS, strict=True))
     corpus = {"train": pairs, "validation": pairs, "test": pairs[:1]}
     return encode_corpus(corpus, {"de": split, "en": split}, max_length=20)
 

@@ -51,7 +51,7 @@ def _generic(model, srcs, **kw):
 
 def _rescore(model: Transformer, src: list[int], out: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """Teacher-forced logits for <sos> + out, and the top-2 margin at each position."""
-    dec = [SOS] + out
+    dec = [SOS, *out]
     length = max(len(src), len(dec))
     s = torch.tensor([src + [PAD] * (length - len(src))])
     d = torch.tensor([dec + [PAD] * (length - len(dec))])
@@ -66,17 +66,17 @@ def _rescore(model: Transformer, src: list[int], out: list[int]) -> tuple[torch.
 
 def _assert_same_up_to_ties(model, srcs, fast, generic):
     """Equal outputs, except where the first difference is a near-tie for the model."""
-    for src, a, b in zip(srcs, fast, generic):
+    for src, a, b in zip(srcs, fast, generic, strict=True):
         if a == b:
             continue
-        k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        k = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
         _, margin = _rescore(model, src, a[:k])
         assert margin[k] < TIE, f"fast {a} vs generic {b} differ at {k} with margin {margin[k]:.4g}"
 
 
 def _assert_is_greedy(model, srcs, outs):
     """Each output is the argmax of the model given its own prefix (independent of both decoders)."""
-    for src, out in zip(srcs, outs):
+    for src, out in zip(srcs, outs, strict=True):
         logits, margin = _rescore(model, src, out)
         produced = out + ([EOS] if len(out) < MAX_NEW else [])
         for i, tok in enumerate(produced):

@@ -74,7 +74,7 @@ def test_profile_from_a_custom_grader_yml(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["profile"] == "tiny" and metrics["hparams"]["embedding_dim"] == 8 and metrics["steps"] == 2
     with pytest.raises(SystemExit):
-        train_cli.main(args + ["--set", "embedding_dim"])  # not KEY=VALUE
+        train_cli.main([*args, "--set", "embedding_dim"])  # not KEY=VALUE
 
 
 def test_module_entry_point(tmp_path):

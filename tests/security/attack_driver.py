@@ -1,6 +1,7 @@
-"""Grades each attack notebook's masked-loss part as the current user and measures what the attack achieved (run by test_attack_corpus.py)."""
+"""Grades each attack notebook's masked-loss part as the current user; measures what the attack achieved."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -45,10 +46,8 @@ class Listener:
                 return
             self.connections += 1
             connection.settimeout(2)
-            try:
+            with contextlib.suppress(OSError):
                 self.received += connection.recv(65536)
-            except OSError:
-                pass
             connection.close()
 
 

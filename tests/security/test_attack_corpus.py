@@ -1,4 +1,4 @@
-"""The attack corpus (tests/fixtures/security/) against the whole grader, as root and as a throwaway non-root user: every attack gains nothing."""
+"""The attack corpus (tests/fixtures/security/) against the grader, as root and as a non-root user: nothing gained."""
 from __future__ import annotations
 
 import json
@@ -85,8 +85,9 @@ def corpus(request, tmp_path_factory):
         if user is not None:
             argv = _as_user(user, argv)
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
-        assert done.returncode == 0 and out.exists(), \
-            f"the grader did not survive the corpus (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0 and out.exists(), (
+            f"the grader did not survive the corpus (exit {done.returncode}):\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         data = json.loads(out.read_text())
         assert (data["uid"] == 0) == (identity == "root")
         leftovers = _processes_of(user) if user is not None else []
@@ -130,7 +131,7 @@ def test_every_grading_ran_in_a_jail(corpus):
 @pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_attack_gains_nothing(corpus, attack):
-    identity, matrix, leftovers = corpus
+    _identity, matrix, leftovers = corpus
     row = matrix[attack]
     assert row["points_gained"] == 0, row
     assert row["files_written_outside"] == [], row
@@ -144,7 +145,8 @@ def test_attack_gains_nothing(corpus, attack):
 @pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_tree_memory_attack_is_reported_as_memory(corpus):
     _, matrix, _ = corpus
-    assert any("ran out of memory (limit 1536 MB" in m for m in matrix["memory_hogs"]["messages"]), matrix["memory_hogs"]
+    messages = matrix["memory_hogs"]["messages"]
+    assert any("ran out of memory (limit 1536 MB" in m for m in messages), matrix["memory_hogs"]
 
 
 def test_refusal_without_a_jail_is_one_line(monkeypatch):

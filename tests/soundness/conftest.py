@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from soundness_grading import CorpusRun, grade_corpus
 from soundness_spec import load_cases
 

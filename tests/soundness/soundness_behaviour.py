@@ -43,10 +43,8 @@ def load_namespace(path: Path) -> dict[str, Any]:
     with contextlib.redirect_stdout(io.StringIO()):
         for statement in loaded.statements:
             code = compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec")
-            try:
+            with contextlib.suppress(Exception):  # a broken statement only loses itself, as in the worker
                 exec(code, namespace)
-            except Exception:  # a broken statement only loses itself, as in the worker
-                pass
     namespace.update(grader_globals)   # the grader's values win, as in the worker
     return namespace
 
@@ -119,7 +117,7 @@ def _compare_modules(build: Callable[[dict[str, Any], float], nn.Module],
                 mutant.zero_grad()
                 (want * upstream).sum().backward()
                 (got * upstream).sum().backward()
-                for (name, p_good), p_bad in zip(reference.named_parameters(), mutant.parameters()):
+                for (name, p_good), p_bad in zip(reference.named_parameters(), mutant.parameters(), strict=False):
                     g_good = torch.zeros_like(p_good) if p_good.grad is None else p_good.grad
                     g_bad = torch.zeros_like(p_bad) if p_bad.grad is None else p_bad.grad
                     if _differs(g_good, g_bad):
@@ -209,7 +207,7 @@ def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None
     for key, value in want.items():
         other = got.get(key)
         if isinstance(value, list) and isinstance(other, list):
-            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other))
+            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other, strict=True))
         elif isinstance(value, Tensor) and isinstance(other, Tensor):
             same = _differs(value, other) is None
         else:

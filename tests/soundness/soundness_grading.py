@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from soundness_spec import DEGENERATE_CAPS, KINDS, UNIT_PARTS, Case, load_cases
+
 from autograder.batch import expand_paths, grade_all
 from autograder.config import PROJECT_ROOT, load_config
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import submission_json
 from autograder.results import STATUS_ERROR, SubmissionResult
-from soundness_spec import DEGENERATE_CAPS, KINDS, UNIT_PARTS, Case, load_cases
 
 # Fault cases hang on purpose: a shorter request timeout keeps the corpus run short. Normal
 # requests of the unit checks take well under a second.
@@ -149,9 +150,9 @@ def grade_corpus(cases: list[Case] | None = None, jobs: int = CORPUS_JOBS,
         results = grade_all(submissions, config, jobs=jobs)
     seconds = time.perf_counter() - started
     planted = planted_files(before, _snapshot(watched), names_before, _forged_names(folders))
-    stems = {case.id: submission.stem for case, submission in zip(cases, submissions)}
+    stems = {case.id: submission.stem for case, submission in zip(cases, submissions, strict=True)}
     write_reports(results, [s.stem for s in submissions], config, out_dir)
-    by_id = {case.id: result for case, result in zip(cases, results)}
+    by_id = {case.id: result for case, result in zip(cases, results, strict=True)}
     mismatches = report_mismatches(out_dir, {stems[case_id]: result for case_id, result in by_id.items()})
     return CorpusRun(cases, by_id, config, out_dir, stems, seconds, planted, mismatches)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from autograder.results import STATUS_ERROR
 from soundness_grading import CorpusRun, judge, result_summary
 from soundness_spec import Case, load_cases
+
+from autograder.results import STATUS_ERROR
 
 CASES = load_cases()
 # Grading the corpus once (two notebooks at a time) takes minutes; it happens in the session

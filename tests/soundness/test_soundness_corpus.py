@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from autograder.batch import grader_error_result
-from autograder.config import PROJECT_ROOT
-from autograder.reports.files import write_reports
 from soundness_behaviour import behaviour_difference, load_namespace
 from soundness_build import BASE_NOTEBOOK, build, stale_files
 from soundness_grading import FORGED_TEXT, corpus_config, planted_files, report_mismatches
 from soundness_spec import DEGENERATE_CAPS, MINIMUM_COUNTS, UNIT_PARTS, Case, load_cases
+
+from autograder.batch import grader_error_result
+from autograder.config import PROJECT_ROOT
+from autograder.reports.files import write_reports
 
 CASES = load_cases()
 MUTANTS = [case for case in CASES if case.kind == "mutant"]

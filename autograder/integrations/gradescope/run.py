@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from autograder import batch, config as grader_config
+from autograder import batch
+from autograder import config as grader_config
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.reports.gradescope import write_gradescope_results
 from autograder.reports.table import render_report

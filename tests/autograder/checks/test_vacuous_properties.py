@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks import reference_student
+from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.reference_student import ReferenceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config

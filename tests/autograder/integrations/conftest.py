@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from workflow_tools import EXAMPLE_NAMES, EXAMPLES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
 
 

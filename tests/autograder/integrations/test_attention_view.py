@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import torch
+from workflow_tools import EXAMPLES, ROOT
 
 import reference.masks
 from autograder.attention_view import collect_mask_picture, example_batch, expected_mask
@@ -18,7 +18,6 @@ from autograder.config import load_config
 from autograder.engine import worker_limits
 from autograder.notebook import load_submission
 from autograder.sandbox import StudentError, Worker, WorkerFailure
-from workflow_tools import EXAMPLES, ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "integrations"
 
@@ -36,7 +35,7 @@ def picture_of(notebook: str) -> dict:
 def pictures() -> dict[str, dict]:
     names = ["correct_original_format", "buggy_original_format"]
     with ThreadPoolExecutor(len(names)) as pool:   # two worker processes start side by side
-        return dict(zip(names, pool.map(picture_of, names)))
+        return dict(zip(names, pool.map(picture_of, names), strict=True))
 
 
 def test_example_batch_has_padding_and_the_expected_mask_is_the_references() -> None:

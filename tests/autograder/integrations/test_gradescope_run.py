@@ -14,12 +14,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import environment_overrides, pick_submission
 from autograder.reports.gradescope import load_schema
 from autograder.reports.i18n import t
-from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
 NOTEBOOK_FIXTURES = ROOT / "tests" / "fixtures" / "notebooks"
@@ -49,7 +49,7 @@ def gradescope_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
         return json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
 
     with ThreadPoolExecutor(2) as pool:
-        return dict(zip(EXAMPLE_NAMES, pool.map(grade, EXAMPLE_NAMES)))
+        return dict(zip(EXAMPLE_NAMES, pool.map(grade, EXAMPLE_NAMES), strict=True))
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
@@ -123,9 +123,9 @@ def test_setup_script_installs_python_311_and_the_pinned_environment(tmp_path: P
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     venv = tmp_path / "venv"
-    fake_python = ('#!/bin/sh\necho "$(basename $0) $*" >> "{log}"\n'
+    fake_python = (f'#!/bin/sh\necho "$(basename $0) $*" >> "{log}"\n'
                    'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; '
-                   'cp "$0" "$3/bin/python"; fi\n').format(log=log)
+                   'cp "$0" "$3/bin/python"; fi\n')
     for name, body in {"python3.11": fake_python, "apt-get": f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n'}.items():
         (bin_dir / name).write_text(body, encoding="utf-8")
         (bin_dir / name).chmod(0o755)

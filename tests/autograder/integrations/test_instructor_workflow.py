@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
 
 from autograder.integrations.collect_submissions import parse_deadline, safe_name
 from autograder.reports.submission_json import read_submission_json, write_submission_json
-from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
 
 DEADLINE = "2026-12-01T23:59:59+09:00"
 BEFORE, AFTER = "2026-11-20T10:00:00+09:00", "2026-12-02T09:00:00+09:00"

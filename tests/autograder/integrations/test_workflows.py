@@ -6,12 +6,12 @@ import re
 from pathlib import Path
 
 import yaml
+from workflow_tools import INSTRUCTOR_WORKFLOW, ROOT, STUDENT_WORKFLOW, lint_workflow, load_workflow
 
 from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.config import load_config
 from autograder.integrations import student_bundle
 from autograder.integrations.public_checks import PROVIDED_GLOBALS
-from workflow_tools import INSTRUCTOR_WORKFLOW, ROOT, STUDENT_WORKFLOW, lint_workflow, load_workflow
 
 STUDENT_GITHUB = ROOT / "student_template" / ".github"
 

@@ -97,7 +97,7 @@ def test_the_forged_heading_of_the_attack_is_shown_as_text() -> None:
 
 def test_gradebook_cells_never_start_a_formula() -> None:
     results = [_poisoned("note", f"{text}.ipynb") for text in NASTY]
-    for result, text in zip(results, NASTY):
+    for result, text in zip(results, NASTY, strict=True):
         result.status = "grader-error"
         result.notes = [text]
     rows = list(csv.reader(io.StringIO(render_gradebook(results, PARTS), newline="")))

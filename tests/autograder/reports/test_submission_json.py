@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from autograder.reports.submission_json import (
-    read_submission_json, submission_json, write_submission_json,
+    read_submission_json,
+    submission_json,
+    write_submission_json,
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
@@ -28,7 +30,7 @@ def test_two_gradings_differ_only_in_grading_seconds():
     first = read_submission_json(FIXTURES / "partial.json")
     second = dataclasses.replace(first, grading_seconds=first.grading_seconds + 3.14159)
     lines_a, lines_b = submission_json(first).splitlines(), submission_json(second).splitlines()
-    differing = [(a, b) for a, b in zip(lines_a, lines_b) if a != b]
+    differing = [(a, b) for a, b in zip(lines_a, lines_b, strict=False) if a != b]
     assert len(lines_a) == len(lines_b)
     assert [a.split(":")[0].strip() for a, _ in differing] == ['"grading_seconds"']
     assert json.loads(submission_json(second))["grading_seconds"] == 23.642
