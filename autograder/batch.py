@@ -142,7 +142,8 @@ def load_grade_function() -> GradeFunction:
     # import_module consults sys.modules, so a stand-in engine registered there is honoured even
     # after the real one was imported (the package attribute would win with `from ... import`).
     engine = importlib.import_module("autograder.engine")
-    return engine.grade_submission
+    grade_function: GradeFunction = engine.grade_submission
+    return grade_function
 
 
 def _skip_reason(part: str, config: dict[str, Any], parts: Sequence[str] | None) -> str:

@@ -7,7 +7,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import nbformat
 
@@ -143,7 +143,7 @@ class LoadedSubmission:
         Returns:
             A JSON document with the dataclass fields.
         """
-        def as_dict(item: Statement | LoadProblem) -> dict:
+        def as_dict(item: Statement | LoadProblem) -> dict[str, Any]:
             return {k: (list(v) if isinstance(v, tuple) else v) for k, v in item.__dict__.items()}
 
         return json.dumps({
@@ -251,7 +251,7 @@ def _cells_from_notebook(text: str) -> list[str] | str:
     return sources
 
 
-def _lenient_cells(data: dict) -> tuple[list[dict], dict] | None:
+def _lenient_cells(data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     """Cells and metadata of a v4-shaped JSON notebook that nbformat rejected, or None."""
     if not isinstance(data.get("cells"), list):
         return None
@@ -262,7 +262,7 @@ def _lenient_cells(data: dict) -> tuple[list[dict], dict] | None:
     return cells, metadata if isinstance(metadata, dict) else {}
 
 
-def _notebook_language(metadata: dict) -> str | None:
+def _notebook_language(metadata: dict[str, Any]) -> str | None:
     kernelspec = metadata.get("kernelspec") or {}
     language_info = metadata.get("language_info") or {}
     language = kernelspec.get("language") or language_info.get("name")

@@ -184,7 +184,8 @@ def _logical_line_starts(lines: list[str]) -> tuple[set[int], int]:
 
 def _parse(lines: list[str]) -> _Parsed:
     """ast.parse, filling empty blocks (`def f():` + only a comment) with `pass` as needed."""
-    lines, origin, repairs = list(lines), list(range(1, len(lines) + 1)), []
+    lines, origin = list(lines), list(range(1, len(lines) + 1))
+    repairs: list[ParseFailure] = []
     for _ in range(_MAX_REPAIRS):
         try:
             return _Parsed(ast.parse("\n".join(lines) + "\n"), lines, origin, repairs, None)
@@ -195,7 +196,8 @@ def _parse(lines: list[str]) -> _Parsed:
             if not isinstance(error, IndentationError) or not empty_block or lineno is None:
                 return _Parsed(None, lines, origin, repairs, failure)
             header = int(empty_block.group(1))
-            indent = re.match(r"\s*", lines[header - 1]).group(0) + "    "
+            leading = re.match(r"\s*", lines[header - 1])  # always matches (maybe empty)
+            indent = (leading.group(0) if leading else "") + "    "
             at = len(lines) if _at_end_of_text(error, lines) else max(lineno - 1, header)
             lines.insert(at, indent + "pass")
             origin.insert(at, origin[at - 1])
@@ -270,10 +272,15 @@ def _guess_defined_names(lines: list[str]) -> list[str]:
 
 def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult) -> None:
     """Sort a parsed chunk's top-level statements into kept and dropped."""
-    for node in parsed.tree.body:
-        start_line = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno
-        start_col = 0 if getattr(node, "decorator_list", None) else node.col_offset
-        code = _segment(parsed.lines, start_line, start_col, node.end_lineno, node.end_col_offset)
+    body = parsed.tree.body if parsed.tree is not None else []  # callers pass parsed chunks only
+    for node in body:
+        decorators = getattr(node, "decorator_list", None) or []
+        start_line = decorators[0].lineno if decorators else node.lineno
+        start_col = 0 if decorators else node.col_offset
+        # ast.parse sets the end positions of every statement.
+        end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        code = _segment(parsed.lines, start_line, start_col, end_line, end_col)
         line = parsed.origin[start_line - 1] + offset
         defines = tuple(dict.fromkeys(bound_names(node)))
         reason = drop_reason(node, known)

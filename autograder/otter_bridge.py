@@ -373,16 +373,17 @@ class _PatientKernelStart:
         self.original = preprocessors.ExecutePreprocessor
         patient = type("PatientExecutePreprocessor", (self.original,),
                        {"startup_timeout": Integer(KERNEL_START_TIMEOUT_S).tag(config=True)})
-        preprocessors.ExecutePreprocessor = patient
+        # Swapping the class in nbconvert's module is the point: Otter looks it up at call time.
+        preprocessors.ExecutePreprocessor = patient  # type: ignore[misc, assignment]
 
     def __exit__(self, *exc: object) -> None:
         if self.original is not None:
             from nbconvert import preprocessors
-            preprocessors.ExecutePreprocessor = self.original
+            preprocessors.ExecutePreprocessor = self.original  # type: ignore[misc]
             self.original = None
 
 
-class EnginePlugin(AbstractOtterPlugin):
+class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no type information
     """Otter plugin: the grading engine decides every part's score (see the module comment)."""
 
     def __init__(self, submission_path: str | None, submission_metadata: Any, plugin_config: Any) -> None:
@@ -418,8 +419,9 @@ class EnginePlugin(AbstractOtterPlugin):
         try:
             upload = self._take_upload()
             engine_root = find_engine_root(self.autograder_dir)
+            runs: list[EngineRun] = []
             if upload.submission is None:
-                merged, runs = nothing_to_grade(engine_root, upload.notes()), []
+                merged = nothing_to_grade(engine_root, upload.notes())
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]

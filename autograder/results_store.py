@@ -176,11 +176,13 @@ class ResultsStore:
 
     def config(self) -> dict[str, Any]:
         """The configuration of the last batch started here."""
-        return json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+        config: dict[str, Any] = json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+        return config
 
     def batch(self) -> dict[str, Any]:
         """The last batch started here: {"parts", "inputs_sha256", "submissions": [{stem, label, source}]}."""
-        return json.loads((self.folder / "batch.json").read_text(encoding="utf-8"))
+        batch: dict[str, Any] = json.loads((self.folder / "batch.json").read_text(encoding="utf-8"))
+        return batch
 
     def load(self, stem: str) -> StoredResult | None:
         """The stored record of `stem`, or None (none, or unreadable: it is graded again)."""

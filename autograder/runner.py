@@ -51,6 +51,12 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     return Verdict(False, t("engine.internal_error"), internal_error=f"{type(error).__name__}: {error}")
 
 
+def _part_of(item: pytest.Item) -> str:
+    """The check module (one part's checks) a collected check comes from."""
+    module = getattr(item, "module", None)  # set on pytest.Function, which every check is
+    return module.__name__ if module is not None else ""
+
+
 def _is_worker_failure(error: BaseException) -> bool:
     from autograder.sandbox import WorkerFailure
 
@@ -71,7 +77,7 @@ class _ContextPlugin:
         self.stopped_parts: dict[str, str] = {}
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        message = self.stopped_parts.get(item.module.__name__)
+        message = self.stopped_parts.get(_part_of(item))
         if message is not None:
             raise CheckFailed(message, blocking=True)
 
@@ -83,16 +89,16 @@ class _ContextPlugin:
         items[:] = keep
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         outcome = yield
         report = outcome.get_result()
         check_id = item.name.removeprefix("test_")
         if call.when == "call" and report.passed:
             self.verdicts.setdefault(check_id, Verdict(True))
-        elif report.failed:
+        elif report.failed and call.excinfo is not None:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if _is_worker_failure(call.excinfo.value):
-                self.stopped_parts[item.module.__name__] = self.verdicts[check_id].message
+                self.stopped_parts[_part_of(item)] = self.verdicts[check_id].message
 
 
 def run_checks(context: CheckContext, check_ids: list[str] | None = None,

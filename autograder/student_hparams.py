@@ -66,7 +66,8 @@ def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = 
         kind, value = item.get("kind"), item.get("value")
         plausible = ((kind == "int" and type(value) is int)
                      or (kind == "float" and type(value) in (int, float)))
-        text = item.get("text") if isinstance(item.get("text"), str) else "?"
+        raw_text = item.get("text")
+        text = raw_text if isinstance(raw_text, str) else "?"
         described[name] = ({"kind": kind, "value": value, "text": text[:60]} if plausible
                            else {"kind": "other", "value": None, "text": text[:60]})
     return described

@@ -9,8 +9,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/data_prep.py` from anywhere
@@ -25,18 +26,23 @@ from mtkit.dataset import PreparedData, encode_corpus, prepare_data  # noqa: E40
 from mtkit.tokenize import SPACY_MODELS, TokenizeFn, load_tokenizers  # noqa: E402
 
 LANGS = (SRC_LANGUAGE, TGT_LANGUAGE)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
-def timed(function: Callable, *args, **kwargs) -> tuple[object, float]:
+def timed(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> tuple[T, float]:
     start = time.perf_counter()
     result = function(*args, **kwargs)
     return result, time.perf_counter() - start
 
 
-def per_sentence_tokenizers(nlp_by_lang: dict[str, Callable]) -> dict[str, TokenizeFn]:
+def per_sentence_tokenizers(nlp_by_lang: Mapping[str, Callable[[str], Any]]) -> dict[str, TokenizeFn]:
     """The original notebook's way: one `nlp(sentence)` call per sentence."""
-    return {lang: (lambda sentences, nlp=nlp: [[t.text for t in nlp(s)] for s in sentences])
-            for lang, nlp in nlp_by_lang.items()}
+
+    def one_by_one(nlp: Callable[[str], Any]) -> TokenizeFn:
+        return lambda sentences: [[t.text for t in nlp(s)] for s in sentences]
+
+    return {lang: one_by_one(nlp) for lang, nlp in nlp_by_lang.items()}
 
 
 def tokenize_all(tokenizers: dict[str, TokenizeFn], corpus: dict) -> float:

@@ -27,10 +27,11 @@ from autograder.config import load_config
 from autograder.training_eval import load_data, memorisation_gap
 from mtkit.training import load_checkpoint, profile_hparams, recipe_from_profile, seed_everything, train
 from reference.evaluate import evaluate_model
+from reference.model import Transformer
 from reference.train import build_model, reference_recipe_fns
 
 
-def both_splits(model: torch.nn.Module, data, threshold: float) -> dict:
+def both_splits(model: Transformer, data, threshold: float) -> dict:
     """Validation and test BLEU of `model` with the trusted decoder, and the gap verdict."""
     start = time.perf_counter()
     validation = evaluate_model(model, data, "validation", n_examples=0)
@@ -81,6 +82,7 @@ def main() -> int:
     started = time.perf_counter()
 
     def evaluate(trained: torch.nn.Module) -> float:
+        assert isinstance(trained, Transformer)  # the model built above
         scored = both_splits(trained, data, threshold)
         print(json.dumps({"trained_on": args.split, "sizes": {k: hparams[k] for k in ("embedding_dim", "num_layers")},
                           "train_s": round(time.perf_counter() - started, 1), **scored}), flush=True)

@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/train_speed.py` from anywhere
@@ -44,7 +45,7 @@ def main() -> None:
         "fixed_50": (random_batches(len(lengths), bs, seed=0), fixed_pad_pair_batch),
     }
     src_mask_fn, tgt_mask_fn, loss_fn = reference_recipe_fns(float(hparams["label_smoothing"]))
-    state = {}
+    state: dict[str, dict[str, Any]] = {}
     for name in variants:
         seed_everything(0)
         model = build_model(hparams, {k: len(v) for k, v in data.vocabs.items()}, data.max_length)

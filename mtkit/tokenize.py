@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from typing import TYPE_CHECKING, Any
 
 from mtkit.constants import SRC_LANGUAGE, TGT_LANGUAGE
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 TokenizeFn = Callable[[Sequence[str]], list[list[str]]]
 
@@ -26,8 +30,11 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"Unknown tokenizer kind {kind!r}; choose one of {TOKENIZER_KINDS}")
 
 
-def _make_tokenize_fn(tokenizer: Callable) -> TokenizeFn:
-    """Wrap a spaCy Tokenizer so that it maps a batch of sentences to token-text lists."""
+def _make_tokenize_fn(tokenizer: Any) -> TokenizeFn:
+    """Wrap a spaCy Tokenizer so that it maps a batch of sentences to token-text lists.
+
+    (`Language.tokenizer` is typed as a plain callable; the object has `pipe`.)
+    """
 
     def tokenize(sentences: Sequence[str]) -> list[list[str]]:
         # Tokenizer.pipe streams the sentences through the rules without building a full
@@ -37,7 +44,7 @@ def _make_tokenize_fn(tokenizer: Callable) -> TokenizeFn:
     return tokenize
 
 
-def _load_model(lang: str):
+def _load_model(lang: str) -> Language:
     """spacy.load the course's trained pipeline for a language, with an actionable error."""
     import spacy
 

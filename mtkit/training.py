@@ -46,8 +46,11 @@ EvalFn = Callable[[nn.Module], "float | Mapping[str, Any]"]  # -> BLEU (0-1) or 
 class PairData(Protocol):
     """Parallel id sequences with <sos>/<eos>, e.g. `mtkit.dataset.EncodedSplit`."""
 
-    src: Sequence[Sequence[int]]
-    tgt: Sequence[Sequence[int]]
+    @property
+    def src(self) -> Sequence[Sequence[int]]: ...
+
+    @property
+    def tgt(self) -> Sequence[Sequence[int]]: ...
 
 
 @dataclass
@@ -142,7 +145,7 @@ def load_checkpoint(path: str | Path, model: nn.Module | None = None,
     Returns:
         {"model": state_dict, "extra": metadata}.
     """
-    payload = torch.load(Path(path), map_location=map_location, weights_only=True)
+    payload: dict[str, Any] = torch.load(Path(path), map_location=map_location, weights_only=True)
     if model is not None:
         model.load_state_dict(payload["model"])
     return payload

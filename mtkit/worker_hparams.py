@@ -18,6 +18,7 @@ def describe_values(**values: Any) -> dict[str, dict[str, Any]]:
     """
     described = {}
     for name, value in values.items():
+        plain: int | float | None
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             kind, plain = "other", None
         elif isinstance(value, numbers.Integral):

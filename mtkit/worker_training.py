@@ -68,7 +68,8 @@ class ModelSession(nn.Module):
 
     def logits(self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
         """The model's teacher-forced logits (eval mode is set by the caller)."""
-        return self.model(src, tgt, src_mask, tgt_mask)
+        logits: Tensor = self.model(src, tgt, src_mask, tgt_mask)
+        return logits
 
 
 class TrainingSession(ModelSession):
@@ -109,7 +110,8 @@ class TrainingSession(ModelSession):
         event = self._events.get()
         if isinstance(event, BaseException):
             raise event
-        return event
+        report: dict[str, Any] = event
+        return report
 
     def report_bleu(self, bleu: float) -> bool:
         """The trusted side's BLEU for the paused evaluation point; training resumes.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +41,11 @@ class _LayerWeights:
     ff2_w: Tensor
     ff2_b: Tensor
     norms: tuple[LayerNormalization, LayerNormalization, LayerNormalization]
+
+
+def _decoder_layers(model: Transformer) -> list[DecoderLayer]:
+    """The decoder's layers (an nn.ModuleList, which types its items as plain modules)."""
+    return [cast(DecoderLayer, layer) for layer in model.decoder.decoder_layers]
 
 
 def _layer_weights(layer: DecoderLayer) -> _LayerWeights:
@@ -97,7 +103,7 @@ def fast_greedy_translate(
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else next(model.parameters()).device
     with torch.inference_mode():   # the fused weights, once per call (no autograd history)
-        layers = [_layer_weights(layer) for layer in model.decoder.decoder_layers]
+        layers = [_layer_weights(layer) for layer in _decoder_layers(model)]
     return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _decode_batch(
         model, layers, batch, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
 
@@ -127,7 +133,7 @@ def _decode_batch(
         raise ValueError(f"max_new_tokens {max_new_tokens} exceeds the positional table ({pe.size(0)})")
     dense = model.decoder.dense_layer
     d = tok_w.size(1)
-    h = model.decoder.decoder_layers[0].masked_multi_head_attention.num_heads if layers else 1
+    h = _decoder_layers(model)[0].masked_multi_head_attention.num_heads if layers else 1
     dk = d // h
     scale = math.sqrt(dk)
 
@@ -195,7 +201,7 @@ def _encode(
     cross-attention by its key mask, so their values never matter.
     """
     n, full = src.shape
-    enc = None
+    enc: Tensor | None = None
     for start in range(0, n, chunk):
         length = max(1, max(len(s) for s in srcs[start : start + chunk]))
         part = src[start : start + chunk, :length]
@@ -203,6 +209,8 @@ def _encode(
         if enc is None:
             enc = out.new_zeros(n, full, out.size(-1))
         enc[start : start + chunk, :length] = out
+    if enc is None:  # decode_in_length_order never asks for an empty batch
+        raise ValueError("no sentences to encode")
     return enc
 
 

@@ -43,4 +43,5 @@ def calculate_loss(
     # masked_fill rather than multiplication: a non-finite loss at a padded position must not leak
     # in as NaN (0 * inf), and the gradient there is exactly zero either way.
     total = per_token.masked_fill(~keep, 0.0).sum()
-    return total / keep.sum().clamp_min(1)
+    mean: Tensor = total / keep.sum().clamp_min(1)
+    return mean

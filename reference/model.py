@@ -58,7 +58,8 @@ class TransformerEmbedding(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         # x: (B, L) token ids -> (B, L, d); the (L, d) table broadcasts over the batch.
-        return self.tok_emb(x) + self.pos_emb(x)
+        out: Tensor = self.tok_emb(x) + self.pos_emb(x)
+        return out
 
 
 class ScaledDotProductAttention(nn.Module):
@@ -111,7 +112,8 @@ class MultiHeadAttention(nn.Module):
         heads = self.scaled_dot_product_attention(
             self._split(self.Wq(query)), self._split(self.Wk(key)), self._split(self.Wv(value)), mask
         )  # (B, h, Lq, dk)
-        return self.Wo(heads.transpose(1, 2).reshape(b, lq, self.num_heads * self.attention_dim))
+        out: Tensor = self.Wo(heads.transpose(1, 2).reshape(b, lq, self.num_heads * self.attention_dim))
+        return out
 
 
 class FeedForwardNeuralNetwork(nn.Module):
@@ -125,7 +127,8 @@ class FeedForwardNeuralNetwork(nn.Module):
         self.W2 = nn.Linear(feed_forward_dim, embedding_dim)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.W2(self.dropout(self.relu(self.W1(x))))
+        out: Tensor = self.W2(self.dropout(self.relu(self.W1(x))))
+        return out
 
 
 class LayerNormalization(nn.Module):
@@ -136,7 +139,8 @@ class LayerNormalization(nn.Module):
         self.layer_norm = nn.LayerNorm(num_features)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.layer_norm(x)
+        out: Tensor = self.layer_norm(x)
+        return out
 
 
 class EncoderLayer(nn.Module):
@@ -153,7 +157,8 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, padding_mask: Tensor) -> Tensor:
         x = self.norm1(self.dropout1(self.multi_head_attention(x, x, x, padding_mask)) + x)
-        return self.norm2(self.dropout2(self.feed_forward_neural_network(x)) + x)
+        out: Tensor = self.norm2(self.dropout2(self.feed_forward_neural_network(x)) + x)
+        return out
 
 
 class Encoder(nn.Module):
@@ -185,7 +190,7 @@ class Encoder(nn.Module):
         Returns:
             (B, L, d) encoder output.
         """
-        out = self.transformer_embedding(x)
+        out: Tensor = self.transformer_embedding(x)
         for layer in self.encoder_layers:
             out = layer(out, padding_mask)
         return out
@@ -220,7 +225,8 @@ class DecoderLayer(nn.Module):
         """
         x = self.norm1(self.dropout1(self.masked_multi_head_attention(dec, dec, dec, trg_mask)) + dec)
         x = self.norm2(self.dropout2(self.enc_dec_attention(x, enc, enc, src_mask)) + x)
-        return self.norm3(self.dropout3(self.feed_forward_neural_network(x)) + x)
+        out: Tensor = self.norm3(self.dropout3(self.feed_forward_neural_network(x)) + x)
+        return out
 
 
 class Decoder(nn.Module):
@@ -255,10 +261,11 @@ class Decoder(nn.Module):
         Returns:
             Logits (B, T, vocab_size); position i scores the token at i + 1.
         """
-        out = self.transformer_embedding(dec)
+        out: Tensor = self.transformer_embedding(dec)
         for layer in self.decoder_layers:
             out = layer(out, enc, src_mask, trg_mask)
-        return self.dense_layer(out)
+        out = self.dense_layer(out)
+        return out
 
 
 class Transformer(nn.Module):
@@ -301,4 +308,5 @@ class Transformer(nn.Module):
             Decoder logits (B, L, tgt vocab size).
         """
         enc = self.encoder(src_batch, src_padding_mask)
-        return self.decoder(tgt_batch, enc, src_padding_mask, tgt_attention_mask)
+        out: Tensor = self.decoder(tgt_batch, enc, src_padding_mask, tgt_attention_mask)
+        return out

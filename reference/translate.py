@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -43,7 +44,7 @@ def detokenize(tokens: Sequence[str]) -> str:
 
 
 def load_translator(checkpoint: str | Path, vocab_path: str | Path | None = None,
-                    device: str | torch.device = "cpu") -> tuple[Transformer, dict[str, Vocab], dict]:
+                    device: str | torch.device = "cpu") -> tuple[Transformer, dict[str, Vocab], dict[str, Any]]:
     """Rebuild the model from a checkpoint (weights_only load) and its vocabularies from JSON.
 
     Args:
@@ -63,7 +64,7 @@ def load_translator(checkpoint: str | Path, vocab_path: str | Path | None = None
     return model.to(device).eval(), vocabs, meta
 
 
-def translate(model: Transformer, vocabs: dict[str, Vocab], meta: dict, sentences: Sequence[str]) -> list[str]:
+def translate(model: Transformer, vocabs: dict[str, Vocab], meta: dict[str, Any], sentences: Sequence[str]) -> list[str]:
     """Tokenize, encode, greedy-decode with the fast decoder and detokenize.
 
     Args:

@@ -27,7 +27,8 @@ def ctx(request: pytest.FixtureRequest) -> CheckContext:
     """The grading context: set by the engine's plugin, else the reference grading itself."""
     plugin = request.config.pluginmanager.get_plugin(CONTEXT_PLUGIN)
     if plugin is not None:
-        return plugin.context
+        context: CheckContext = plugin.context
+        return context
     from autograder.checks.reference_student import ReferenceStudent
 
     return CheckContext(student=ReferenceStudent(GRADER_GLOBALS), seed=0)

@@ -64,7 +64,7 @@ def reference_module(part: ModulePart, drop_prob: float, seed: int) -> nn.Module
     """
     with reference_with_probes(part.substitute):
         torch.manual_seed(seed)
-        module = getattr(reference.model, part.cls)(*part.ctor_args(drop_prob))
+        module: nn.Module = getattr(reference.model, part.cls)(*part.ctor_args(drop_prob))
     gen = torch.Generator().manual_seed(seed + 1009)
     with torch.no_grad():
         for param in module.parameters():
@@ -82,7 +82,8 @@ def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int
         ctx.cache[key] = ctx.student.new(part.cls, part.ctor_args(drop_prob), seed=ctx.seed,
                                          set_globals=part.set_globals or None,
                                          substitute=part.substitute or None)
-    return ctx.cache[key]
+    handle: int = ctx.cache[key]
+    return handle
 
 
 def _run(ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str,
@@ -96,7 +97,8 @@ def _reference_run(module: nn.Module, part: ModulePart, case: Case, mode: str,
     module.train(mode == "train")
     torch.manual_seed(seed)
     with torch.no_grad():
-        return getattr(module, part.method)(*case)
+        output: Tensor = getattr(module, part.method)(*case)
+    return output
 
 
 def _cases(ctx: CheckContext, part: ModulePart) -> list[Case]:
@@ -129,9 +131,10 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
     drop_prob = part.drop_prob if drop_prob is None else drop_prob
     key = f"transplant:{part.cls}:{drop_prob}"
     if key in ctx.cache:
-        if isinstance(ctx.cache[key], str):
-            fail(ctx.cache[key])
-        return ctx.cache[key]
+        cached: Transplant | str = ctx.cache[key]
+        if isinstance(cached, str):  # the reason no mapping reproduces the reference
+            fail(cached)
+        return cached
     handle = student_module(ctx, part, drop_prob)
     ref = reference_module(part, drop_prob, ctx.seed)
     cases = _cases(ctx, part)
@@ -148,13 +151,15 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
         return True
 
     try:
-        ctx.cache[key] = transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
+        found = transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
     except NoMatch:
-        ctx.cache[key] = (
+        reason = (
             f"With the expected weights loaded, {part.cls}.{part.method} in eval mode differs from "
             f"the expected output (largest difference {first_diff[0]:.3g}). {part.layout_hint}")
-        fail(ctx.cache[key])
-    return ctx.cache[key]
+        ctx.cache[key] = reason
+        fail(reason)
+    ctx.cache[key] = found
+    return found
 
 
 def check_eval_output(ctx: CheckContext, part: ModulePart) -> None:
@@ -262,6 +267,9 @@ def check_gradients(ctx: CheckContext, part: ModulePart) -> None:
         if got is None or not bool(got.abs().sum() > 0):
             fail(f"No gradient reaches `{student_name}`: it does not influence {part.cls}'s "
                  "output. Is the sublayer used in forward, and nothing detached?")
-        if not all_close(got, param.grad):
+        want = param.grad
+        if want is None:  # every reference parameter takes part in its output
+            raise RuntimeError(f"reference parameter {ref_name} got no gradient")
+        if not all_close(got, want):
             fail(f"The gradient of `{student_name}` differs from the expected one (largest "
-                 f"difference {max_difference(got, param.grad):.3g}).")
+                 f"difference {max_difference(got, want):.3g}).")

@@ -91,8 +91,8 @@ class ReferenceStudent:
             return [self._resolve(v) for v in value]
         return _criterion(value)
 
-    def call(self, func: str, args: list, *, kwargs: dict | None = None,
-             set_globals: dict | None = None, grad_wrt: list[int] | None = None,
+    def call(self, func: str, args: list[Any], *, kwargs: dict[str, Any] | None = None,
+             set_globals: dict[str, Any] | None = None, grad_wrt: list[int] | None = None,
              seed: int = 0, timeout_s: float | None = None) -> Any:
         """Call a reference function; with grad_wrt, also return d(sum of output)/d(args)."""
         self.globals.update(set_globals or {})
@@ -109,8 +109,8 @@ class ReferenceStudent:
         output.sum().backward()
         return {"output": output.detach(), "grads": [args[i].grad for i in grad_wrt]}
 
-    def new(self, cls: str, args: list, kwargs: dict | None = None, *, seed: int = 0,
-            set_globals: dict | None = None, substitute: dict[str, str] | None = None) -> int:
+    def new(self, cls: str, args: list[Any], kwargs: dict[str, Any] | None = None, *, seed: int = 0,
+            set_globals: dict[str, Any] | None = None, substitute: dict[str, str] | None = None) -> int:
         """Construct a reference module (optionally with probes standing in for classes)."""
         self.globals.update(set_globals or {})
         kwargs = dict(kwargs or {})
@@ -136,8 +136,8 @@ class ReferenceStudent:
         """Load parameters by name."""
         self.objects[handle].load_state_dict(tensors, strict=strict)
 
-    def run(self, handle: int, method: str, args: list, *, mode: str, seed: int = 0,
-            set_globals: dict | None = None, grad: Tensor | None = None) -> Any:
+    def run(self, handle: int, method: str, args: list[Any], *, mode: str, seed: int = 0,
+            set_globals: dict[str, Any] | None = None, grad: Tensor | None = None) -> Any:
         """Run a module method in eval or train mode; with grad, backprop it and return grads."""
         self.globals.update(set_globals or {})
         module = self.objects[handle]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import Tensor, nn
@@ -30,7 +30,7 @@ class CheckFailed(AssertionError):
         self.blocking = blocking
 
 
-def fail(message: str, blocking: bool = False) -> None:
+def fail(message: str, blocking: bool = False) -> NoReturn:
     """Fail the current check with a student-facing message.
 
     Args:
@@ -206,8 +206,8 @@ def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tupl
     Returns:
         An iterator of reference name -> student name mappings.
     """
-    def by_structure(params: list[tuple[str, list[int]]]) -> dict[tuple, list[list[str]]]:
-        groups: dict[tuple, list[list[str]]] = {}
+    def by_structure(params: list[tuple[str, list[int]]]) -> dict[tuple[Any, ...], list[list[str]]]:
+        groups: dict[tuple[Any, ...], list[list[str]]] = {}
         for members in _children(params).values():
             groups.setdefault(tuple(shape for _, shape in members), []).append([n for n, _ in members])
         return groups

@@ -7,6 +7,8 @@ projection) whatever the state of the student's DecoderLayer.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 import reference.masks
@@ -17,7 +19,7 @@ VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
 SRC_VOCAB = 29
 
 
-def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
     src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
     tgt = token_batch(gen, batch, length, VOCAB, ragged=ragged)
     enc = torch.randn(batch, length, D_MODEL, generator=gen)
@@ -25,11 +27,11 @@ def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) ->
             reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
 
 
-def _cases(gen: torch.Generator) -> list:
+def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, 2, 6), _case(gen, 3, 1), _case(gen, 4, 11)]
 
 
-def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 9, ragged=False)
     after = list(before)
     k = 4
@@ -38,7 +40,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
-def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 8, ragged=False)
     after = list(before)
     j = 1

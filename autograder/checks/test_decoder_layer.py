@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 import reference.masks
@@ -12,7 +14,7 @@ D_MODEL, FF_DIM, HEADS = 16, 32, 4
 SRC_VOCAB, TGT_VOCAB = 29, 23
 
 
-def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
     src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
     tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
     dec = torch.randn(batch, length, D_MODEL, generator=gen)
@@ -21,11 +23,11 @@ def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) ->
             reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
 
 
-def _cases(gen: torch.Generator) -> list:
+def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, 2, 5), _case(gen, 3, 1), _case(gen, 4, 9)]
 
 
-def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 8, ragged=False)
     after = list(before)
     k = 3
@@ -34,7 +36,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
-def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 7, ragged=False)
     after = list(before)
     j = 1

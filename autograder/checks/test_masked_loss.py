@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor, nn
 
@@ -34,7 +36,7 @@ def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int]]:
 
 
 def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int,
-                  grad: bool = False) -> object:
+                  grad: bool = False) -> Any:
     require(ctx, FUNCTION)
     criterion = TorchObject("CrossEntropyLoss", {"reduction": "none"})
     # The template's calculate_loss reads these globals; they must describe this batch.
@@ -109,7 +111,10 @@ def test_loss_gradient(ctx: CheckContext) -> None:
         got = result["grads"][0]
         leaf = logits.clone().requires_grad_(True)
         _reference_loss(leaf, tgt, pad_idx).backward()
+        want = leaf.grad
+        if want is None:  # the reference loss always reaches its logits
+            raise RuntimeError("the reference loss gave the logits no gradient")
         if got is None:
             fail(t("checks.loss.no_gradient"))
-        if not all_close(got, leaf.grad):
-            fail(t("checks.loss.gradient", difference=max_difference(got, leaf.grad), shape=tuple(logits.shape)))
+        if not all_close(got, want):
+            fail(t("checks.loss.gradient", difference=max_difference(got, want), shape=tuple(logits.shape)))

@@ -7,6 +7,8 @@ encoder output and the right mask in each place — whatever the state of the st
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 import reference.masks
@@ -17,18 +19,18 @@ SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 
 VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}
 
 
-def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list:
+def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
     src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
     tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
     return [src, tgt, reference.masks.create_padding_mask_for_attention(src, 3),
             reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
 
 
-def _cases(gen: torch.Generator) -> list:
+def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, 2, 6), _case(gen, 3, 1), _case(gen, 4, 10)]
 
 
-def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
+def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 9, ragged=False)
     after = list(before)
     k = 4
@@ -37,7 +39,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list, list, int]:
     return before, after, k
 
 
-def _earlier_change(gen: torch.Generator) -> tuple[list, list, int]:
+def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     before = _case(gen, 3, 8, ragged=False)
     after = list(before)
     j = 1

@@ -55,7 +55,7 @@ class _ParallelGrader:
         self.submissions, self.jobs, self.on_result = submissions, jobs, on_result
         self.context = multiprocessing.get_context("spawn")   # no fork after torch/threads
 
-    def _record(self, index: int, future: Future) -> bool:
+    def _record(self, index: int, future: Future[SubmissionResult]) -> bool:
         """Hand on a finished future's result; False when its worker process died."""
         try:
             result = future.result()
@@ -67,11 +67,11 @@ class _ParallelGrader:
         self.on_result(index, result)
         return True
 
-    def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future:
+    def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future[SubmissionResult]:
         grade_function, config, parts = self.task
         return pool.submit(grade_one, grade_function, self.submissions[index], config, parts)
 
-    def _drain(self, in_flight: dict[Future, int], suspects: list[int]) -> None:
+    def _drain(self, in_flight: dict[Future[SubmissionResult], int], suspects: list[int]) -> None:
         """After the pool broke: keep what finished; what was still running died with it."""
         for future, index in in_flight.items():
             if not self._record(index, future):
@@ -79,7 +79,7 @@ class _ParallelGrader:
 
     def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
         with ProcessPoolExecutor(self.jobs, mp_context=self.context) as pool:
-            in_flight: dict[Future, int] = {}
+            in_flight: dict[Future[SubmissionResult], int] = {}
             while pending or in_flight:
                 while pending and len(in_flight) < self.jobs:
                     try:

@@ -103,7 +103,7 @@ def _raise_timeout(signum: int, frame: Any) -> None:
 
 def provided_globals() -> dict[str, Any]:
     """Fresh copies of the globals the grader provides (device as a torch.device)."""
-    values = json.loads(json.dumps(PROVIDED_GLOBALS))
+    values: dict[str, Any] = json.loads(json.dumps(PROVIDED_GLOBALS))
     try:
         import torch
 

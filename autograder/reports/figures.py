@@ -109,7 +109,8 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
         {"x_label", "loss": [(x, loss)], "bleu": [(x, bleu)], "final_bleu": float | None,
         "threshold": float | None}.
     """
-    history = training.get("history") if isinstance(training.get("history"), Mapping) else training
+    raw_history = training.get("history")
+    history: Mapping[str, Any] = raw_history if isinstance(raw_history, Mapping) else training
     losses = [(float(e["step"]), float(e["loss"])) for e in history.get("losses", [])
               if isinstance(e, Mapping) and "step" in e and "loss" in e]
     evals = [(float(e["step"]), float(e["bleu"])) for e in history.get("evals", [])
@@ -118,7 +119,8 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
     if not losses and training.get("curve"):
         losses = [(float(x), float(y)) for x, y in training["curve"]]
         x_label = "epoch"
-    evaluation = training.get("evaluation") if isinstance(training.get("evaluation"), Mapping) else {}
+    raw_evaluation = training.get("evaluation")
+    evaluation: Mapping[str, Any] = raw_evaluation if isinstance(raw_evaluation, Mapping) else {}
     final = evaluation.get("bleu", training.get("bleu", history.get("best_bleu")))
     if final is None and evals:
         final = max(bleu for _, bleu in evals)

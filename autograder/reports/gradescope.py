@@ -38,7 +38,8 @@ def load_schema() -> dict[str, Any]:
     Returns:
         The schema as a dict (for `jsonschema.validate`).
     """
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
 
 
 def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dict[str, Any]]:

@@ -86,7 +86,7 @@ class Worker:
         self._check_budget()
         return name in self._report["names"]
 
-    def call(self, func: str, args: list, *, kwargs: dict | None = None, set_globals: dict | None = None,
+    def call(self, func: str, args: list[Any], *, kwargs: dict[str, Any] | None = None, set_globals: dict[str, Any] | None = None,
              grad_wrt: list[int] | None = None, grad_output: torch.Tensor | None = None, seed: int = 0,
              timeout_s: float | None = None) -> Any:
         """Call a student function (or "package.module:function" importable in the worker).
@@ -104,8 +104,8 @@ class Worker:
                              {"args": list(args), "kwargs": kwargs, "set_globals": set_globals,
                               "grad": grad_output}, timeout_s)
 
-    def new(self, cls: str, args: list, kwargs: dict | None = None, *, seed: int = 0,
-            set_globals: dict | None = None, substitute: dict[str, str] | None = None,
+    def new(self, cls: str, args: list[Any], kwargs: dict[str, Any] | None = None, *, seed: int = 0,
+            set_globals: dict[str, Any] | None = None, substitute: dict[str, str] | None = None,
             timeout_s: float | None = None) -> int:
         """Construct cls(*args, **kwargs) under torch.manual_seed(seed).
 
@@ -140,8 +140,8 @@ class Worker:
         """Returns: the module's state_dict() as plain CPU tensors (e.g. weights after training)."""
         return expect_state(self._request("state", {"handle": self._checked(handle)}, {}, timeout_s))
 
-    def run(self, handle: int, method: str, args: list, *, kwargs: dict | None = None,
-            mode: Literal["eval", "train"] = "eval", seed: int = 0, set_globals: dict | None = None,
+    def run(self, handle: int, method: str, args: list[Any], *, kwargs: dict[str, Any] | None = None,
+            mode: Literal["eval", "train"] = "eval", seed: int = 0, set_globals: dict[str, Any] | None = None,
             grad: torch.Tensor | None = None, grad_wrt: list[int] | None = None,
             timeout_s: float | None = None) -> Any:
         """Run module.<method>(*args) ("forward" calls the module itself; dotted paths reach submodules).
@@ -235,9 +235,15 @@ class Worker:
             timeout = self.limits.timeout_s if timeout_s is None else timeout_s
             self.request_count += 1
             deadline = time.monotonic() + timeout
-            cut = self.deadline is not None and self.deadline < deadline
+            budget_deadline = self.deadline
+            cut = budget_deadline is not None and budget_deadline < deadline
+            if budget_deadline is not None and cut:  # the submission's budget cuts the request short
+                deadline = budget_deadline
+            worker = self._launcher.current
+            if worker is None:  # _start() leaves a started worker or raises
+                raise WorkerFailure("the worker did not start")
             try:
-                reply = self._launcher.current.exchange(frame, self.deadline if cut else deadline)
+                reply = worker.exchange(frame, deadline)
             except ExchangeError as exc:
                 self._discard()
                 if exc.kind == "timeout" and cut:

@@ -20,14 +20,14 @@ from .treewatch import TreeMemoryWatch, snapshot, wait_gone
 F_SETPIPE_SZ = 1031
 KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
-_SIGNAL_MEANINGS = {
+_SIGNAL_MEANINGS: dict[int, str] = {
     signal.SIGKILL: "was killed (SIGKILL: a memory or CPU limit, or the system's out-of-memory killer)",
     signal.SIGXCPU: "exceeded its CPU-time limit (SIGXCPU)",
     signal.SIGSEGV: "crashed (SIGSEGV, segmentation fault)",
     signal.SIGXFSZ: "wrote a file larger than its limit (SIGXFSZ)",
     signal.SIGABRT: "aborted (SIGABRT)",
 }
-_EXIT_MEANINGS = {86: "ran out of memory while replying (exit code 86)"}
+_EXIT_MEANINGS: dict[int | None, str] = {86: "ran out of memory while replying (exit code 86)"}
 
 
 class ExchangeError(Exception):

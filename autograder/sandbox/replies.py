@@ -1,6 +1,7 @@
 """Validation of untrusted reply values: each is checked for shape and rebuilt from plain types."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -21,7 +22,7 @@ def _str_list(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def clean_report(value: Any, extra_errors: list[dict[str, Any]] = ()) -> dict[str, Any]:
+def clean_report(value: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Args: the load reply's value; errors found by the grader itself (skipped statements).
     Returns: {"functions", "classes", "names", "errors"} with plain types only."""
     if not isinstance(value, dict):

@@ -23,7 +23,9 @@ class JailError(Exception):
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    encode = lambda s: s.encode() if s is not None else None  # noqa: E731
+    def encode(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+
     if _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
         errno = ctypes.get_errno()
         raise JailError(f"mount {source} on {target} failed: {os.strerror(errno)}")

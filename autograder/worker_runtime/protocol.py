@@ -70,7 +70,7 @@ class Encoder:
 
     def __init__(self, flatten: Callable[[torch.Tensor], torch.Tensor],
                  object_ref: Callable[[Any], int | None] | None = None,
-                 check_ref: Callable[[int], None] | None = None) -> None:
+                 check_ref: Callable[[int], object] | None = None) -> None:
         """Args:
             flatten: makes a plain, contiguous CPU tensor from a tensor about to be sent.
             object_ref: returns the handle of an object the other side knows, else None.
@@ -219,7 +219,8 @@ class Decoder:
         tensor = self._tensors[key]
         if type(tensor) is not torch.Tensor:
             raise ProtocolError("blob entry is not a plain tensor")
-        if DTYPES.get(dtype) != tensor.dtype or list(tensor.shape) != shape:
+        declared = DTYPES.get(dtype) if isinstance(dtype, str) else None
+        if declared != tensor.dtype or list(tensor.shape) != shape:
             raise ProtocolError(f"tensor {key} does not match its declared dtype/shape")
         self.used.add(key)
         return tensor

@@ -101,7 +101,7 @@ class Server:
         """Send a progress event (e.g. which statement runs now) ahead of the reply."""
         write_all(self.reply_fd, pack_frame(event, {}))
 
-    def dispatch(self, header: dict[str, Any], tensors: dict[str, torch.Tensor]) -> tuple[dict, dict]:
+    def dispatch(self, header: dict[str, Any], tensors: dict[str, torch.Tensor]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Args: request header and tensors. Returns: (reply header, reply tensors)."""
         base = {"id": self.request_id}
         try:
@@ -192,11 +192,11 @@ class Server:
         return _ScopedGlobals(self.namespace, values)
 
     # --- ops ----------------------------------------------------------------------------------
-    def op_ping(self, header: dict, decoder: Decoder) -> Any:
+    def op_ping(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Returns: torch version and thread count (a liveness check)."""
         return {"torch": torch.__version__, "threads": torch.get_num_threads()}
 
-    def op_load(self, header: dict, decoder: Decoder) -> Any:
+    def op_load(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Set the baseline globals, load the helpers, run the statements. Returns: the load report."""
         self.baseline = decoder.decode(header.get("globals")) or {}
         for key, value in copy.deepcopy(self.baseline).items():
@@ -222,12 +222,12 @@ class Server:
         except BaseException as exc:
             raise RequestError(f"grader helpers failed: {type(exc).__name__}: {exc}") from None
 
-    def op_baseline(self, header: dict, decoder: Decoder) -> Any:
+    def op_baseline(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Update the baseline globals for later requests. Returns: None."""
         self.baseline.update(decoder.decode(header.get("globals")) or {})
         return None
 
-    def op_call(self, header: dict, decoder: Decoder) -> Any:
+    def op_call(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Call a student (or importable) function. Returns: its result, or output and gradients."""
         function = self.lookup(header["target"])
         if not callable(function):
@@ -237,7 +237,7 @@ class Server:
         return self.invoke(function, args, kwargs, header.get("grad_wrt"),
                            decoder.decode(header.get("grad")), None)
 
-    def op_new(self, header: dict, decoder: Decoder) -> Any:
+    def op_new(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Build an object (with helper stand-ins) under a seed and keep it by handle. Returns: None."""
         cls = self.lookup(header["target"])
         args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
@@ -251,32 +251,32 @@ class Server:
             self.handles[int(header["handle"])] = cls(*args, **kwargs)
         return None
 
-    def op_release(self, header: dict, decoder: Decoder) -> Any:
+    def op_release(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Forget the object with this handle. Returns: None."""
         self.handles.pop(header["handle"], None)
         return None
 
-    def op_params(self, header: dict, decoder: Decoder) -> Any:
+    def op_params(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Returns: named_parameters() as [name, shape] pairs in registration order."""
         module = self.module_of(header["handle"])
         return [[str(name), [int(n) for n in p.shape]] for name, p in module.named_parameters()]
 
-    def op_modules(self, header: dict, decoder: Decoder) -> Any:
+    def op_modules(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Returns: named_modules() as [name, class name] pairs."""
         module = self.module_of(header["handle"])
         return [[str(name), type(sub).__name__] for name, sub in module.named_modules()]
 
-    def op_load_state(self, header: dict, decoder: Decoder) -> Any:
+    def op_load_state(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """load_state_dict() into the module. Returns: None."""
         module = self.module_of(header["handle"])
         module.load_state_dict(decoder.decode(header["tensors"]), strict=bool(header.get("strict", True)))
         return None
 
-    def op_state(self, header: dict, decoder: Decoder) -> Any:
+    def op_state(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Returns: the module's state_dict()."""
         return dict(self.module_of(header["handle"]).state_dict())
 
-    def op_run(self, header: dict, decoder: Decoder) -> Any:
+    def op_run(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Run a module method in eval or train mode. Returns: its output, or output and gradients."""
         module = self.module_of(header["handle"])
         target: Any = module
@@ -290,7 +290,7 @@ class Server:
         return self.invoke(target, args, kwargs, header.get("grad_wrt"), grad, module,
                            no_grad=header.get("mode") != "train" and grad is None)
 
-    def invoke(self, function: Callable, args: list, kwargs: dict, grad_wrt: list[int] | None,
+    def invoke(self, function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], grad_wrt: list[int] | None,
                grad: torch.Tensor | None, module: torch.nn.Module | None, no_grad: bool = False) -> Any:
         """Call student code; with `grad_wrt` or `grad`, also backpropagate and collect gradients."""
         wants_grads = bool(grad_wrt) or grad is not None

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from nltk.translate.bleu_score import corpus_bleu as _nltk_corpus_bleu
 from nltk.translate.bleu_score import sentence_bleu as _nltk_sentence_bleu
 from sacrebleu.metrics import BLEU
 
 from mtkit.constants import EOS_IDX, SPECIALS
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 _WEIGHTS = (0.25, 0.25, 0.25, 0.25)  # uniform 1- to 4-gram weights
 _SPECIALS = frozenset(SPECIALS)
@@ -20,7 +24,7 @@ def _check(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> None
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
-def ids_to_tokens(ids: Sequence[int], vocab_itos: Sequence[str], *, stop_at_eos: bool = True) -> list[str]:
+def ids_to_tokens(ids: Sequence[int] | Tensor, vocab_itos: Sequence[str], *, stop_at_eos: bool = True) -> list[str]:
     """Map ids to token strings, cutting at the first `<eos>` and dropping special tokens.
 
     Args:
@@ -31,10 +35,10 @@ def ids_to_tokens(ids: Sequence[int], vocab_itos: Sequence[str], *, stop_at_eos:
     Returns:
         The tokens, without `<unk> <sos> <eos> <pad>`.
     """
-    ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
-    if stop_at_eos and EOS_IDX in ids:
-        ids = ids[: ids.index(EOS_IDX)]
-    return [tok for tok in (vocab_itos[i] for i in ids) if tok not in _SPECIALS]
+    id_list: list[int] = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+    if stop_at_eos and EOS_IDX in id_list:
+        id_list = id_list[: id_list.index(EOS_IDX)]
+    return [tok for tok in (vocab_itos[i] for i in id_list) if tok not in _SPECIALS]
 
 
 def corpus_bleu(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> float:

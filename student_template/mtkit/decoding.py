@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -134,7 +134,10 @@ def _translate_batch(
     src_len = max(1, max(len(s) for s in srcs))
     full_len = max(src_len, max_new_tokens)
     src = _pad(srcs, full_len, pad_idx).to(device)  # (n, L_max)
-    enc = model.encoder(src, src_mask_fn(src, pad_idx).to(device))  # (n, L_max, d), once
+    # The student's model: its encoder and decoder are whatever it defined, typed here as callables.
+    encoder = cast("Callable[..., Tensor]", model.encoder)
+    decoder = cast("Callable[..., Tensor]", model.decoder)
+    enc = encoder(src, src_mask_fn(src, pad_idx).to(device))  # (n, L_max, d), once
 
     # gen[:, 0] = <sos>; gen[:, t + 1] = token generated at step t. Pad beyond what exists.
     gen = torch.full((n, max_new_tokens + 1), pad_idx, dtype=torch.long, device=device)
@@ -152,10 +155,10 @@ def _translate_batch(
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
         def run_decoder() -> Tensor:  # called only within this step, so it sees this step's tensors
-            return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
+            return decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
 
         if projection is None:  # first step: full logits, and find the output layer for the next ones
-            owner = model.decoder if isinstance(model.decoder, nn.Module) else model
+            owner = decoder if isinstance(decoder, nn.Module) else model
             projection, logits = _LastPositionProjection.find(owner, run_decoder)
             nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
         else:
@@ -203,7 +206,8 @@ class _LastPositionProjection:
             for handle in handles:
                 handle.remove()
         found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
-        return cls(found[0] if len(found) == 1 else None), logits
+        layer = found[0] if len(found) == 1 else None
+        return cls(layer if isinstance(layer, nn.Linear) else None), logits
 
     def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:
         """Argmax token at `position` of every row: (b,)."""

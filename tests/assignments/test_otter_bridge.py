@@ -13,11 +13,12 @@ from otter.run import AutograderConfig
 from otter.test_files import GradingResults
 
 from autograder import otter_bridge as bridge
+from autograder.config import TRAINING_PART
 from autograder.otter_bridge import BridgeOptions, EngineRun
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = bridge.load_parts(REPO)
-UNIT = [name for name in PARTS if name != bridge.TRAINING_PART]
+UNIT = [name for name in PARTS if name != TRAINING_PART]
 
 
 def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> dict[str, Any]:
@@ -32,6 +33,12 @@ def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> di
                         "points": sum(c["points"] for c in checks if not c["skipped"]), "checks": checks})
     return {"submission": "submission.ipynb", "status": "graded", "parts": records,
             "load_problems": ["cell 3, line 1: invalid syntax"], "notes": []}
+
+
+def _result(run: EngineRun) -> dict[str, Any]:
+    """The engine run's result, which these runs have."""
+    assert run.result is not None, run.failure
+    return run.result
 
 
 class FakeRunner:
@@ -167,7 +174,7 @@ def test_the_engines_result_clears_otters_failure(tmp_path: Path, monkeypatch: p
     submission.write_text("{}")
     (root / "submission" / "numpy.py").write_text("raise SystemExit")
     monkeypatch.setattr(bridge, "grade_parts", lambda path, engine, options: (
-        bridge._merge("hw.ipynb", PARTS, {n: FakeRunner()(path, [n], 1, engine).result["parts"][i]
+        bridge._merge("hw.ipynb", PARTS, {n: _result(FakeRunner()(path, [n], 1, engine))["parts"][i]
                                           for i, n in enumerate(PARTS)}, [EngineRun(UNIT, {"status": "graded"})]),
         []))
     plugin = bridge.EnginePlugin(str(submission), {}, {"train": False})
@@ -202,11 +209,11 @@ def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypat
     """)
     (ok / "data" / "multi30k").mkdir(parents=True)
     run = bridge.run_engine(submission, ["decoder", "masked_loss"], 30, ok, train=False, profile="cpu")
-    argv = run.result["argv"]
+    argv = _result(run)["argv"]
     assert run.failure == "" and argv[0] == "grade" and Path(argv[1]).name == "submission.ipynb"
     assert argv[argv.index("--parts") + 1] == "decoder,masked_loss" and "--no-train" in argv
     assert argv[argv.index("--profile") + 1] == "cpu"
-    assert run.result["data"] == str(ok / "data" / "multi30k"), "bundled data is used when none is set"
+    assert _result(run)["data"] == str(ok / "data" / "multi30k"), "bundled data is used when none is set"
 
 
 def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> None:
@@ -228,15 +235,15 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
         (out / "submission.json").write_text(json.dumps(beside))
     """)
     (engine / "grader.yml").write_text("training:\n  mode: recipe\n")
-    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == {}, \
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, \
         "nothing to copy when the grader trains"
     (engine / "grader.yml").write_text("training:\n  mode: checkpoint\n  checkpoint_names: ['{stem}.pt']\n")
-    run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
+    run = bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
     (upload / "hw.pt").unlink()
     (upload / "hw.pt").symlink_to(tmp_path / "elsewhere.pt")
-    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == \
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == \
         {"submission.pt": "link"}
 
 

@@ -37,7 +37,8 @@ def _statements(tree: ast.AST) -> set[str]:
 
 def _definitions(tree: ast.Module, names: tuple[str, ...]) -> tuple[list[ast.AST], list[ast.AST]]:
     """Split a module's top-level definitions (and methods) into the named ones and the rest."""
-    chosen, rest = [], []
+    chosen: list[ast.AST] = []
+    rest: list[ast.AST] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name not in names:
             methods = [m for m in node.body if isinstance(m, ast.FunctionDef)]
@@ -150,7 +151,7 @@ def test_graded_stubs_are_empty() -> None:
         for node in ast.walk(tree):
             for child in getattr(node, "body", []):
                 if isinstance(child, ast.FunctionDef):
-                    name = child.name if isinstance(node, ast.Module) else f"{node.name}.{child.name}"
+                    name = child.name if isinstance(node, ast.Module) else f"{getattr(node, 'name', '')}.{child.name}"
                     has_blank = any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(child))
                     if name in stubs:
                         assert has_blank, f"{name} has no `...` blank in the student notebook"

@@ -142,7 +142,7 @@ def test_an_exception_becomes_a_grader_error_with_zeros_and_the_rest_is_graded(t
 
 def test_a_wrong_return_type_is_a_grader_error(tmp_path):
     result, = grade_all(expand_paths([touch(tmp_path / "a.py")]), CONFIG,
-                        grade_function=returns_a_dict)
+                        grade_function=returns_a_dict)  # type: ignore[arg-type]  # wrong on purpose
     assert result.status == STATUS_ERROR
     assert "TypeError" in result.notes[0]
 

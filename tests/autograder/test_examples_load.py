@@ -26,7 +26,7 @@ def grader_globals() -> dict:
 def run_statements(submission: LoadedSubmission) -> tuple[dict, list[tuple[str, BaseException]]]:
     """Execute the kept statements one by one, as the worker does, collecting failures."""
     namespace = grader_globals()
-    failures = []
+    failures: list[tuple[str, BaseException]] = []
     for statement in submission.statements:
         padded = "\n" * (statement.line - 1) + statement.code
         try:
@@ -99,7 +99,9 @@ def test_correct_notebook_forward_and_loss(correct: dict) -> None:
     assert loss.dim() == 0 and torch.isfinite(loss)
     torch.testing.assert_close(loss, reference_loss(logits, tgt))
     loss.backward()
-    assert all(p.grad is not None for p in model.decoder.parameters() if p.requires_grad)
+    decoder = model.decoder
+    assert isinstance(decoder, torch.nn.Module)
+    assert all(p.grad is not None for p in decoder.parameters() if p.requires_grad)
 
 
 def test_correct_notebook_is_causal(correct: dict) -> None:
@@ -152,7 +154,8 @@ def test_untouched_template_loads_with_expected_problems() -> None:
     assert "process_batch_for_train" not in defined
     assert {"DecoderLayer", "Decoder", "Transformer", "calculate_loss", "Encoder", "train"} <= defined
     assert "embedding_dim" not in defined
-    assert "create_look_ahead_mask_for_attention" in submission.why_missing("create_look_ahead_mask_for_attention")
+    reason = submission.why_missing("create_look_ahead_mask_for_attention")
+    assert reason is not None and "create_look_ahead_mask_for_attention" in reason
     messages = " | ".join(p.message for p in submission.problems)
     assert "empty block was loaded as `pass`" in messages
     assert "unterminated triple-quoted string" in messages

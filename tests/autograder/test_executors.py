@@ -33,7 +33,8 @@ def test_the_default_grade_command_never_imports_ray(tmp_path):
 
 def test_make_executor_names():
     assert isinstance(make_executor("local", jobs=3), LocalExecutor)
-    assert make_executor("local", jobs=3).jobs == 3
+    executor = make_executor("local", jobs=3)
+    assert isinstance(executor, LocalExecutor) and executor.jobs == 3
     with pytest.raises(ValueError, match="unknown executor"):
         make_executor("dask")
 

@@ -33,6 +33,7 @@ def test_fixture_builder_matches_committed_files() -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build_fixtures", FIXTURES / "build_fixtures.py")
+    assert spec is not None and spec.loader is not None
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
     for name, text in builder.FIXTURES.items():
@@ -72,7 +73,7 @@ def test_syntax_error_is_reported_and_later_cells_still_load() -> None:
     assert problem.names == ("broken",)
     assert defined(submission) == {"math", "later"}
     assert submission.cells_kept == [1, 3]  # cells count code cells only; the markdown cell is skipped
-    assert "cell 2, line 1" in submission.why_missing("broken")
+    assert "cell 2, line 1" in (submission.why_missing("broken") or "")
     assert submission.why_missing("later") is None
     assert submission.why_missing("never_written") is None
 
@@ -86,7 +87,7 @@ def test_broken_cell_is_salvaged_statement_by_statement() -> None:
     assert "loaded as `pass`" in problems[1][1]
     assert "unterminated string literal" in problems[2][1]
     assert submission.problems[0].names == ("embedding_dim",)
-    assert "embedding_dim" in submission.why_missing("embedding_dim")
+    assert "embedding_dim" in (submission.why_missing("embedding_dim") or "")
 
 
 def test_salvaged_definitions_work_and_keep_their_line_numbers() -> None:
@@ -133,7 +134,7 @@ def test_top_level_work_is_dropped() -> None:
     assert submission.problems == []  # dropping is not a problem...
     debug = submission.dropped_problems()  # ...but is available for debug output
     assert debug and all(p.kind == "dropped" for p in debug)
-    assert "nlp" in submission.why_missing("nlp") and "does not run" in submission.why_missing("nlp")
+    assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (submission.why_missing("nlp") or "")
 
 
 def test_literal_constants_and_static_expressions_are_kept() -> None:

@@ -5,6 +5,7 @@ import math
 import os
 import sys
 import tempfile
+from typing import Any
 
 import pytest
 import torch
@@ -33,7 +34,9 @@ def round_trip(value, resolve=None):
     frame = pack_frame({"value": encoder.encode(value)}, encoder.tensors)
     reader = _FrameReader(1 << 30)
     reader.buffer += frame
-    header, blob = reader.next_frame()
+    read = reader.next_frame()
+    assert read is not None
+    header, blob = read
     return Decoder(load_blob(blob), resolve).decode(header["value"])
 
 
@@ -42,7 +45,7 @@ def test_values_survive_the_wire_format():
         def __repr__(self):
             return "lies"
 
-    value = {"t": torch.arange(6, dtype=torch.int32).view(2, 3).t(), "b": torch.tensor([True]),
+    value: dict[Any, Any] = {"t": torch.arange(6, dtype=torch.int32).view(2, 3).t(), "b": torch.tensor([True]),
              "bf": torch.ones(2, dtype=torch.bfloat16), 1: (None, -math.inf, "s"), "n": Count(4),
              "dev": torch.device("cpu"), "dt": torch.float16, "empty": torch.zeros(0, 4)}
     back = round_trip(value)

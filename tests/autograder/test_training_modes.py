@@ -14,6 +14,7 @@ from autograder.results import SubmissionResult
 from autograder.training_eval import load_data
 from mtkit.training import save_checkpoint
 from reference.evaluate import evaluate_model
+from reference.model import Transformer
 from reference.train import build_model
 
 # The model sizes of tests/fixtures/training/variants.yml's tiny_hyperparameters.
@@ -27,7 +28,7 @@ def _part(result: SubmissionResult) -> tuple[float, str, dict]:
     return part.points, part.checks[0].message, result.extras.get("training", {})
 
 
-def _reference_checkpoint(config: dict, path: Path, seed: int, sizes: dict = TINY_SIZES) -> torch.nn.Module:
+def _reference_checkpoint(config: dict, path: Path, seed: int, sizes: dict = TINY_SIZES) -> Transformer:
     """A reference-architecture model with seeded random weights, saved as a checkpoint at `path`."""
     data = load_data(config)
     torch.manual_seed(seed)

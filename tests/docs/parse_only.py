@@ -34,7 +34,7 @@ def stop_after_argparse() -> None:
     parse_args, parse_known_args = argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args
     depth = [0]
 
-    def patched_parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def patched_parse_args(self, args=None, namespace=None):
         depth[0] += 1
         try:
             parse_args(self, args, namespace)
@@ -42,7 +42,7 @@ def stop_after_argparse() -> None:
             depth[0] -= 1
         raise Parsed
 
-    def patched_parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def patched_parse_known_args(self, args=None, namespace=None):
         result = parse_known_args(self, args, namespace)
         if depth[0] == 0:   # called directly by the program, not through parse_args or a subparser
             raise Parsed
@@ -59,12 +59,12 @@ def stop_otter_before_work() -> None:
 
     invoke = click.Command.invoke
 
-    def patched_invoke(self, ctx):  # type: ignore[no-untyped-def]
+    def patched_invoke(self, ctx):
         if isinstance(self, click.Group) or ctx.info_name == "grade":
             return invoke(self, ctx)
         raise Parsed
 
-    def no_docker(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+    def no_docker(*_args, **_kwargs):
         raise Parsed
 
     click.Command.invoke = patched_invoke  # type: ignore[method-assign]

@@ -98,6 +98,7 @@ def test_cache_key_changes_with_every_input(tmp_path):
 
 def test_corrupt_cache_is_rebuilt(tmp_path):
     fresh = prepare_data(SMALL_DIR, cache_dir=tmp_path, expected_counts=SMALL_COUNTS)
+    assert fresh.cache_path is not None
     fresh.cache_path.write_text('{"format": 1, "key": "trunc', encoding="utf-8")
     with pytest.warns(UserWarning, match="ignoring unreadable data cache"):
         rebuilt = prepare_data(SMALL_DIR, cache_dir=tmp_path, expected_counts=SMALL_COUNTS)

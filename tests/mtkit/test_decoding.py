@@ -1,6 +1,7 @@
 """Tests for mtkit.decoding.greedy_translate with toy models (no reference solution involved)."""
 
 import inspect
+from typing import Any
 
 import pytest
 import torch
@@ -171,7 +172,7 @@ class TinySeq2Seq(nn.Module):
 def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
     sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
-    kwargs = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
+    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
     assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}   # first step finds the layer
     assert min(full.out_lengths) == 9   # the decoder's output is not the Linear's: every step in full

@@ -3,6 +3,7 @@
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ from reference.model import Transformer
 SMALL_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}
 CRITERION = nn.CrossEntropyLoss(reduction="none", label_smoothing=0.1)
-FNS = dict(
+FNS: dict[str, Any] = dict(
     src_mask_fn=lambda src: create_padding_mask_for_attention(src, PAD_IDX),
     tgt_mask_fn=lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
     loss_fn=lambda logits, tgt: calculate_loss(logits, tgt, CRITERION),
@@ -50,7 +51,7 @@ def tiny_model(data, seed=0, drop_prob=0.1):
 
 
 def quick_recipe(**changes):
-    values = dict(batch_size=8, learning_rate=3e-3, warmup_steps=4, max_epochs=12, log_every_steps=4, seed=0)
+    values: dict[str, Any] = dict(batch_size=8, learning_rate=3e-3, warmup_steps=4, max_epochs=12, log_every_steps=4, seed=0)
     values.update(changes)
     return Recipe(**values)
 

@@ -80,7 +80,7 @@ def test_mismatches_name_tensors_and_shapes() -> None:
     state = TinyTranslator({"de": 7, "en": 5}, 6).state_dict()
     state["extra.weight"] = torch.zeros(1)
     del state["dense_layer.bias"]
-    report = mismatch_report(model, state)
+    report = mismatch_report(model, state) or ""
     assert "1 tensor(s) your model has are missing, e.g. dense_layer.bias" in report
     assert "1 tensor(s) your model does not have, e.g. extra.weight" in report
     assert "embedding.weight is (7, 6) in the checkpoint but (7, 4) in your model" in report

@@ -2,6 +2,7 @@
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,10 +38,10 @@ def fake_decoder(data, hyps, seen):
 
 def test_bleu_on_hand_computed_case(monkeypatch):
     data = hand_built_data()
-    seen = []
+    seen: list[Any] = []
     hyps = ["the cat sat on the mat", "a man rides a horse"]
     monkeypatch.setattr(evaluate_module, "fast_greedy_translate", fake_decoder(data, hyps, seen))
-    result = evaluate_model(None, data, n_examples=1)
+    result = evaluate_model(None, data, n_examples=1)  # type: ignore[arg-type]  # faked decoder
     # Clipped matches / hypothesis n-grams, summed over both sentences: 1-grams 11/11, 2-grams
     # (4 + 4)/(5 + 4), 3-grams (3 + 3)/(4 + 3), 4-grams (2 + 2)/(3 + 2); lengths c = 11, r = 12.
     expected = math.exp(1 - 12 / 11) * (1 * 8 / 9 * 6 / 7 * 4 / 5) ** 0.25
@@ -57,9 +58,9 @@ def test_bleu_on_hand_computed_case(monkeypatch):
 def test_perfect_and_empty_translations(monkeypatch):
     data = hand_built_data()
     monkeypatch.setattr(evaluate_module, "fast_greedy_translate", fake_decoder(data, REFS, []))
-    assert evaluate_model(None, data)["bleu"] == pytest.approx(1.0)
+    assert evaluate_model(None, data)["bleu"] == pytest.approx(1.0)  # type: ignore[arg-type]  # faked decoder
     monkeypatch.setattr(evaluate_module, "fast_greedy_translate", fake_decoder(data, ["", ""], []))
-    empty = evaluate_model(None, data)
+    empty = evaluate_model(None, data)  # type: ignore[arg-type]  # faked decoder
     assert empty["bleu"] == 0.0 and empty["mean_hyp_len"] == 0.0
 
 

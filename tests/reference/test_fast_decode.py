@@ -172,7 +172,8 @@ def test_generic_decoder_drives_a_model_with_the_original_quirk(trained):
     quirky = copy.deepcopy(trained)
     for module in quirky.modules():
         if isinstance(module, MultiHeadAttention):
-            module.forward = types.MethodType(_original_quirk_forward, module)
+            # Replacing the bound method is the point: the original notebook's quirky forward.
+            module.forward = types.MethodType(_original_quirk_forward, module)  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):  # the quirk is really active: unequal lengths break it
         quirky.decoder.decoder_layers[0].enc_dec_attention(torch.randn(1, 3, 32), torch.randn(1, 5, 32), None)
     srcs = _sources(30, seed=8)

@@ -32,6 +32,7 @@ def test_gradient_is_zero_at_padded_and_last_positions():
     logits = torch.randn(2, 4, 5, requires_grad=True)
     tgt = torch.tensor([[1, 4, 2, 3], [1, 2, 3, 3]])  # shifted targets: [4, 2, pad], [2, pad, pad]
     calculate_loss(logits, tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3).backward()
+    assert logits.grad is not None
     grad_norm = logits.grad.abs().sum(-1)  # (B, T)
     used = torch.tensor([[True, True, False, False], [True, False, False, False]])
     assert torch.all(grad_norm[~used] == 0)

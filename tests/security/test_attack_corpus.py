@@ -154,7 +154,7 @@ def test_refusal_without_a_jail_is_one_line(monkeypatch):
 
     monkeypatch.setattr(plan.HostState, "namespace_broken", True)
     monkeypatch.setattr(plan.HostState, "userns_problem", "bwrap: No permissions to create a new namespace")
-    monkeypatch.setattr(plan.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # plan.py asks os itself
     with pytest.raises(IsolationUnavailable) as info:
         choose_isolation(Limits())
     assert "\n" not in str(info.value) and "worker.isolation: weak" in str(info.value)

@@ -37,7 +37,7 @@ def load_namespace(path: Path) -> dict[str, Any]:
         The namespace, with the grader's globals set as the engine sets them.
     """
     namespace: dict[str, Any] = {"__name__": "soundness_case"}
-    grader_globals = {k: (torch.device(v) if k == "device" else v) for k, v in GRADER_GLOBALS.items()}
+    grader_globals = {k: (torch.device(str(v)) if k == "device" else v) for k, v in GRADER_GLOBALS.items()}
     namespace.update(grader_globals)
     loaded = load_submission(path)
     with contextlib.redirect_stdout(io.StringIO()):

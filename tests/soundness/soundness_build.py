@@ -120,7 +120,7 @@ def replace_once(text: str, replacement: Replacement, where: str) -> str:
 def _apply(cells: list[dict[str, Any]], patch: Patch, case_id: str) -> None:
     if patch.insert_after is not None:
         index = find_cell(cells, patch.insert_after)
-        cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+        cell: dict[str, Any] = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                 "source": []}
         _set_source(cell, (patch.source or "").strip("\n"))
         cells.insert(index + 1, cell)

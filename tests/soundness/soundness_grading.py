@@ -234,12 +234,14 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
             problems.append(f"{part} got {got:g}/{full:g} but must keep full marks "
                             f"({_messages(result, part)[:300]!r})")
     if case.kind == "mutant":
+        assert case.tag is not None, case.id  # mutants and degenerate cases name their part
         got, full = points[case.tag]
         verdict.caught = got < full
         verdict.precise = verdict.caught and all(points[p][0] == points[p][1] for p in case.full_parts())
         if not verdict.caught:
             problems.append(f"not caught: {case.tag} got full marks ({got:g}/{full:g})")
     elif case.kind == "degenerate":
+        assert case.tag is not None, case.id
         got, full = points[case.tag]
         cap = degenerate_cap(case.tag, full)
         if got > cap + 1e-9:
@@ -340,7 +342,7 @@ def figures(run: CorpusRun) -> Figures:
     judgements = [judge(case, run.results[case.id], run) for case in run.cases]
     by_kind = {kind: [j for j in judgements if j.case.kind == kind] for kind in KINDS}
     times = {case.id: run.results[case.id].grading_seconds for case in run.cases}
-    slowest = max(times, key=times.get)
+    slowest = max(times, key=lambda case_id: times[case_id])
     failures = {j.case.id: j.problems for j in judgements if j.problems}
     if run.report_mismatches:
         failures["(reports)"] = [f"report differs from the result: {m}" for m in run.report_mismatches]

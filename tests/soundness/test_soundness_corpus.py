@@ -87,7 +87,7 @@ def test_mutants_patch_only_their_tagged_part() -> None:
                      "transformer_forward": ("transformer", "train_step"), "masked_loss": ("loss",)}
     for case in MUTANTS:
         cells = {p.cell for p in case.patches}
-        assert len(cells) == 1 and cells <= set(cells_of_part[case.tag]), case.id
+        assert case.tag is not None and len(cells) == 1 and cells <= set(cells_of_part[case.tag]), case.id
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +98,7 @@ def correct_namespace() -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", MUTANTS, ids=[case.id for case in MUTANTS])
 def test_mutant_is_not_equivalent(case: Case, correct_namespace: dict[str, Any]) -> None:
+    assert case.tag is not None, case.id
     difference = behaviour_difference(correct_namespace, load_namespace(case.path), case.tag)
     assert difference is not None, f"{case.id} behaves exactly like the correct {case.tag}"
 
@@ -111,12 +112,12 @@ def test_the_comparison_finds_no_difference_between_the_correct_notebook_and_its
 
 def test_planted_file_detection_sees_forged_text_and_forged_names(tmp_path: Path) -> None:
     watched = tmp_path / "results.json"
-    before = {watched: None}
+    before: dict[Path, bytes | None] = {watched: None}
     watched.write_bytes(b'{"score": 100, "output": "' + FORGED_TEXT + b'"}')
-    after = {watched: watched.read_bytes()}
+    after: dict[Path, bytes | None] = {watched: watched.read_bytes()}
     forged_name = tmp_path / "soundness-forged.json"
     assert planted_files(before, after, set(), {forged_name}) == [str(watched), str(forged_name)]
-    unrelated = {watched: b"{}"}
+    unrelated: dict[Path, bytes | None] = {watched: b"{}"}
     assert planted_files(before, unrelated, {forged_name}, {forged_name}) == []
 
 

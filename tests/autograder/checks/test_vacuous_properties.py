@@ -42,8 +42,9 @@ class _Degenerate(ReferenceStudent):
     def _degenerate_output(self, module: torch.nn.Module, args: list) -> torch.Tensor:
         if self.cls == "DecoderLayer":
             return args[0].clone()                                   # its input
-        vocab = module.decoder.dense_layer.out_features if self.cls == "Transformer" else \
-            module.dense_layer.out_features
+        model: Any = module  # the reference Transformer or Decoder
+        vocab = model.decoder.dense_layer.out_features if self.cls == "Transformer" else \
+            model.dense_layer.out_features
         return torch.zeros(*args[1 if self.cls == "Transformer" else 0].shape, vocab)
 
 

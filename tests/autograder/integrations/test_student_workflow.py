@@ -131,6 +131,11 @@ def test_cli_public_checks_subcommand_is_the_same_runner(monkeypatch) -> None:
     from autograder import cli
 
     calls = []
-    monkeypatch.setattr(public_checks, "main", lambda argv, prog=None: calls.append((argv, prog)) or 7)
+
+    def fake_main(argv: list[str], prog: str | None = None) -> int:
+        calls.append((argv, prog))
+        return 7
+
+    monkeypatch.setattr(public_checks, "main", fake_main)
     assert cli.main(["public-checks", "hw.ipynb", "--tests", "tests"]) == 7
     assert calls == [(["hw.ipynb", "--tests", "tests"], "python -m autograder public-checks")]

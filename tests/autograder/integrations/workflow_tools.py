@@ -102,7 +102,8 @@ def _bash_syntax(script: str, where: str) -> list[str]:
 
 
 def _check_on(on: Any) -> tuple[list[str], set[str]]:
-    problems, inputs = [], set()
+    problems: list[str] = []
+    inputs: set[str] = set()
     events = {on: None} if isinstance(on, str) else ({e: None for e in on} if isinstance(on, list) else on)
     if not isinstance(events, Mapping) or not events:
         return ["on: no events"], inputs
@@ -134,7 +135,8 @@ def _check_permissions(value: Any, where: str) -> list[str]:
 
 
 def _check_steps(job_id: str, job: Mapping[str, Any], scope: dict[str, Any]) -> list[str]:
-    problems, seen = [], set()
+    problems: list[str] = []
+    seen: set[str] = set()
     for index, step in enumerate(job.get("steps") or []):
         where = f"jobs.{job_id}.steps[{index}]" + (f" ({step.get('id')})" if step.get("id") else "")
         problems += [f"{where}: unknown key {k!r}" for k in step if k not in STEP_KEYS]

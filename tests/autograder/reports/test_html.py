@@ -120,6 +120,7 @@ def test_markdown_version_draws_the_mask_as_text() -> None:
 
 def _screenshot(html_path: Path, png_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert browser is not None, "callers skip without Chromium"
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                         "--disable-background-networking", "--disable-component-update", "--disable-sync",
