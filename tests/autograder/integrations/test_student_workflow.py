@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.integrations.github import decode_payload, reporter_env_name
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks
+from autograder.reports.reporter_payload import decode_payload, reporter_env_name
 from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
 
 TEMPLATE = ROOT / "student_template"
