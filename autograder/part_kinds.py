@@ -50,7 +50,14 @@ class PartKind(ABC):
     name: ClassVar[str]
 
     def claims(self, part: str) -> bool:
-        """Args: part: a grader.yml part name. Returns: whether it is of this kind (the default kind claims the rest)."""
+        """Whether a part is of this kind (`part_kind` gives the default kind the parts no kind claims).
+
+        Args:
+            part: a grader.yml part name.
+
+        Returns:
+            True when this kind grades it.
+        """
         return False
 
     @abstractmethod

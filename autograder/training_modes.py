@@ -73,16 +73,39 @@ class TrainingMode(ABC):
         return CellSettings(dict(profile))
 
     def hparams(self, settings: CellSettings) -> dict[str, Any]:
-        """Args: settings: from `settings`. Returns: the hyperparameters the model and recipe use."""
+        """The hyperparameters the model (and, when training, the recipe) use.
+
+        Args:
+            settings: from `settings`.
+
+        Returns:
+            Hyperparameters by name.
+        """
         return settings.hparams
 
     def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
-        """Args: hparams: from `hparams`. Returns: the recipe the report shows, or None (no training)."""
+        """The recipe the report shows.
+
+        Args:
+            hparams: from `hparams`.
+
+        Returns:
+            The hyperparameters sorted by name, or None when nothing is trained.
+        """
         return {k: hparams[k] for k in sorted(hparams)}
 
     @abstractmethod
     def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
-        """Args: profile_name, settings, checkpoint: of this run. Returns: how the weights were made (student-facing)."""
+        """How the weights were made, for the student.
+
+        Args:
+            profile_name: the training profile's name.
+            settings: from `settings`.
+            checkpoint: from `find_checkpoint`.
+
+        Returns:
+            One sentence in the current language.
+        """
 
     @abstractmethod
     def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
@@ -119,7 +142,14 @@ class TrainingMode(ABC):
         """
 
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
-        """Args: error: raised while the session started. Returns: why the part is not graded, or None (a skip)."""
+        """Whether an error at session start means the submission is not gradable (not a skip).
+
+        Args:
+            error: raised while the session started.
+
+        Returns:
+            The reason the part is not graded, or None when the error is an ordinary skip.
+        """
         return None
 
 
