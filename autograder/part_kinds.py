@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,10 +29,10 @@ class LoadedForGrading:
     """The submission as every kind grades it."""
 
     path: Path
-    statements: list[tuple[str, int, str]]   # (label, line, code), as the worker takes them
-    why_missing: Any                          # LoadedSubmission.why_missing (for "not defined" messages)
+    statements: list[tuple[str, int, str]]     # (label, line, code), as the worker takes them
+    why_missing: Callable[[str], str | None]   # LoadedSubmission.why_missing ("not defined" messages)
     config: dict[str, Any]
-    started: float                            # time.monotonic() when grading began
+    started: float                             # time.monotonic() when grading began
 
 
 @dataclass
