@@ -6,45 +6,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.attention_view import collect_mask_picture
-from autograder.checks.conftest import GRADER_GLOBALS
-from autograder.checks.probes import PROBE_SOURCE
-from autograder.checks.support import CheckContext
-from autograder.config import TRAINING_PART, disabled_parts
+from autograder.config import disabled_parts
 from autograder.notebook import load_submission
+from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
 from autograder.reports.i18n import config_language, t, use_language
-from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
-from autograder.runner import Verdict, run_checks
-from autograder.sandbox import Limits, Worker
-from autograder.training_part import MTKIT_DIR, run_training_part
-
-
-def worker_limits(config: dict[str, Any]) -> Limits:
-    """Map grader.yml's worker section onto the sandbox limits.
-
-    Args:
-        config: the validated configuration.
-
-    Returns:
-        The limits for every worker of this grading.
-    """
-    worker = config["worker"]
-    return Limits(timeout_s=float(worker["timeout_s"]), startup_timeout_s=float(worker["startup_timeout_s"]),
-                  memory_mb=int(worker["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(worker["threads"]), isolation=worker["isolation"],
-                  reply_mb=int(worker["reply_mb"]))
+from autograder.results import (STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult,
+                                SubmissionResult)
+from autograder.runner import Verdict
 
 
 def _describe_problem(problem: Any) -> str:
     where = f"cell {problem.cell}, line {problem.line}: " if problem.cell is not None else ""
     return f"{where}{problem.message}"
-
-
-def _describe_load_error(error: dict[str, Any]) -> str:
-    """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
-    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
-    text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
-    return t("engine.statement_skipped", where=where, text=text) if where else text
 
 
 def _selected_parts(config: dict[str, Any], parts: list[str] | None) -> list[str]:
@@ -120,36 +93,19 @@ def _grade_submission(path: Path, config: dict[str, Any], parts: list[str] | Non
                                   load_problems=problems)
         result.grading_seconds = time.monotonic() - started
         return result
-    unit_checks = [c for p in selected if p not in skipped and p != TRAINING_PART
-                   for c in config["parts"][p]["checks"]]
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
-    # The unit parts share one budget (restarts replay every top-level statement); the training
-    # part below has its own (the profile's time_budget_s).
-    budget_s = float(config["grading"]["submission_budget_s"])
-    deadline = started + budget_s if budget_s > 0 else None
-    # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
-    with Worker(statements, worker_limits(config), dict(GRADER_GLOBALS),
-                helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR], deadline=deadline) as worker:
-        report = worker.load_report()
-        problems += [_describe_load_error(e) for e in report.get("errors", [])]
-        context = CheckContext(student=worker, seed=config["grading"]["seed"],
-                               why_missing=loaded.why_missing)
-        verdicts = run_checks(context, unit_checks, budget_s)
-        # The student's own mask, drawn in the feedback report (never raises).
-        mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in selected else None
+    submission = LoadedForGrading(path, statements, loaded.why_missing, config, started)
+    verdicts = {}
     extras: dict[str, Any] = {}
-    if mask_picture is not None:
-        extras["attention_mask"] = mask_picture
-    if TRAINING_PART in selected and TRAINING_PART not in skipped:
-        outcome = run_training_part(statements, config, dict(GRADER_GLOBALS), submission=path)
-        extras["training"] = outcome.details
-        for check_id in config["parts"][TRAINING_PART]["checks"]:
-            verdicts[check_id] = Verdict(outcome.passed, "" if outcome.passed else outcome.message)
-        if outcome.passed:
-            extras["training"]["message"] = outcome.message
+    isolation = ""
+    for kind in PART_KINDS.values():   # each kind grades its selected, enabled parts
+        outcome = kind.grade(submission, [p for p in selected if p not in skipped and part_kind(p) is kind])
+        verdicts.update(outcome.verdicts)
+        extras.update(outcome.extras)
+        problems += outcome.problems
+        isolation = outcome.isolation if outcome.isolation is not None else isolation
     result = SubmissionResult(path.name, STATUS_GRADED, _score(config, selected, verdicts, skipped),
-                              load_problems=problems, extras=extras,
-                              isolation=worker.isolation.get("mode", ""))
+                              load_problems=problems, extras=extras, isolation=isolation)
     if result.isolation == "weak":
         result.notes.append(t("engine.weak_isolation"))
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}

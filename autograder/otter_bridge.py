@@ -36,6 +36,8 @@ from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import SCHEMA, TRAINING_PART
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
+from autograder.config import SCHEMA, TRAINING_PART
+from autograder.training_modes import TRAINING_MODES
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
@@ -149,7 +151,8 @@ def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
     training = _grader_section(engine_root, "training")   # grader.yml read once
-    if training.get("mode", "recipe") != "checkpoint":
+    mode = TRAINING_MODES.get(training.get("mode", "recipe"))   # an unknown one: the engine refuses it
+    if mode is None or not mode.submits_checkpoint:
         return
     patterns = training.get("checkpoint_names") or SCHEMA["training"]["checkpoint_names"].default
     found = locate_checkpoint(submission, list(patterns))

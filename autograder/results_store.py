@@ -20,6 +20,7 @@ from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable, json_safe
 from autograder.results import STATUS_ERROR, SubmissionResult
+from autograder.training_modes import training_mode
 
 STORE_DIR = ".grading"          # inside the report folder
 RECORD_FORMAT = 1
@@ -102,7 +103,7 @@ def sidecar_files(path: Path, config: dict[str, Any], parts: Sequence[str] | Non
         The existing candidate files, in checkpoint_names order.
     """
     training = config["training"]
-    if (training["mode"] != "checkpoint" or TRAINING_PART in disabled_parts(config)
+    if (not training_mode(training["mode"]).submits_checkpoint or TRAINING_PART in disabled_parts(config)
             or (parts is not None and TRAINING_PART not in parts)):
         return []
     names = [name.format(stem=path.stem) for name in training["checkpoint_names"]]

@@ -1,7 +1,7 @@
 """Public checks in a student repository: Otter test files run against the notebook's definitions."""
 
 # This module is copied into the student template (.github/autograding/, see student_bundle.py)
-# together with the notebook loader and github.py, so it imports only the standard library, the
+# together with the notebook loader, github.py and reports/reporter_payload.py, so it imports only the standard library, the
 # loader, nbformat, otter-grader and (lazily) torch. It never sees the hidden checks: those live in
 # autograder/checks/, which is not copied. The notebook is loaded the way the grader loads it
 # (definitions only: top-level training, downloads and plots are not run), then every Otter test
@@ -24,15 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.integrations.github import (
-    append_summary,
-    payload_test,
-    reporter_outputs,
-    runner_id,
-    runner_payload,
-    write_outputs,
-)
+from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
+from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 
 # The module globals the grader injects (autograder/checks/conftest.py GRADER_GLOBALS; a test
 # keeps the two equal). "device" becomes torch.device("cpu").

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from autograder.integrations.github import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.figures import training_series
 from autograder.reports.files import check_stems
@@ -14,6 +13,7 @@ from autograder.reports.html import write_html
 from autograder.reports.i18n import config_language, t, use_language
 from autograder.reports.markdown import render_submission
 from autograder.reports.md_safe import md_text
+from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 

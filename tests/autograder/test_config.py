@@ -114,7 +114,7 @@ def test_describe_lists_every_key_with_a_description() -> None:
 
 
 def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits() -> None:
-    from autograder.engine import worker_limits
+    from autograder.part_kinds import worker_limits
 
     config = load_config(None, {"worker.isolation": "weak", "worker.reply_mb": 64})
     limits = worker_limits(config)

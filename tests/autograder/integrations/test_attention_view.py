@@ -15,7 +15,7 @@ from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.reference_student import ReferenceStudent
 from autograder.config import load_config
-from autograder.engine import worker_limits
+from autograder.part_kinds import worker_limits
 from autograder.notebook import load_submission
 from autograder.sandbox import StudentError, Worker, WorkerFailure
 

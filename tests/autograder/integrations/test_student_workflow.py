@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
 
-from autograder.integrations.github import decode_payload, reporter_env_name
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks
+from autograder.reports.reporter_payload import decode_payload, reporter_env_name
 
 TEMPLATE = ROOT / "student_template"
 FIXTURE_TESTS = ROOT / "tests" / "fixtures" / "integrations" / "public_tests"

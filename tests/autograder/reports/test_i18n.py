@@ -15,6 +15,7 @@ from autograder.reports.html import render_html
 from autograder.reports.i18n import LANGUAGES, catalogue, t, use_language
 from autograder.reports.markdown import render_markdown
 from autograder.reports.submission_json import read_submission_json
+from autograder.training_modes import TRAINING_MODES
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "results"
@@ -23,7 +24,7 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Keys whose value is the same in both languages by nature.
 NOT_TRANSLATED = {"report.html.lang"}
 # Keys built at run time from a prefix (autograder/training_part.py, reports/markdown.py).
-DYNAMIC = {"training.low_bleu_hint.": ("recipe", "student_hparams", "checkpoint"),
+DYNAMIC = {"training.low_bleu_hint.": tuple(TRAINING_MODES),
            "report.status.": ("graded", "unreadable", "grader-error")}
 
 

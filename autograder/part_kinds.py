@@ -1,0 +1,168 @@
+"""How each kind of grader.yml part is graded: one strategy class per kind, in one table."""
+
+# The engine loads the submission once, then hands each kind the parts of that kind it grades.
+# The unit parts share one sandboxed worker and one pytest run of the hidden checks (and one time
+# budget); the training part trains in a worker of its own with the profile's budget. A new kind
+# of part is one PartKind subclass added to PART_KINDS.
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from autograder.attention_view import collect_mask_picture
+from autograder.checks.conftest import GRADER_GLOBALS
+from autograder.checks.probes import PROBE_SOURCE
+from autograder.checks.support import CheckContext
+from autograder.config import TRAINING_PART
+from autograder.reports.i18n import t
+from autograder.runner import Verdict, run_checks
+from autograder.sandbox import Limits, Worker
+from autograder.training_part import MTKIT_DIR, run_training_part
+
+
+@dataclass
+class LoadedForGrading:
+    """The submission as every kind grades it."""
+
+    path: Path
+    statements: list[tuple[str, int, str]]     # (label, line, code), as the worker takes them
+    why_missing: Callable[[str], str | None]   # LoadedSubmission.why_missing ("not defined" messages)
+    config: dict[str, Any]
+    started: float                             # time.monotonic() when grading began
+
+
+@dataclass
+class KindOutcome:
+    """What one kind found: a verdict per check, report extras, load problems, the worker's isolation."""
+
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    isolation: str | None = None
+
+
+class PartKind(ABC):
+    """A kind of part; `grade` runs every check of the given parts (possibly none) of this kind."""
+
+    name: ClassVar[str]
+
+    def claims(self, part: str) -> bool:
+        """Whether a part is of this kind (`part_kind` gives the default kind the parts no kind claims).
+
+        Args:
+            part: a grader.yml part name.
+
+        Returns:
+            True when this kind grades it.
+        """
+        return False
+
+    @abstractmethod
+    def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
+        """Grade the parts of this kind.
+
+        Args:
+            submission: the loaded submission.
+            parts: the selected, enabled parts of this kind (in grader.yml order); may be empty.
+
+        Returns:
+            The verdicts of those parts' checks, and what the report shows besides.
+        """
+
+
+def worker_limits(config: dict[str, Any]) -> Limits:
+    """Map grader.yml's worker section onto the sandbox limits.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        The limits for every worker of this grading.
+    """
+    worker = config["worker"]
+    return Limits(timeout_s=float(worker["timeout_s"]), startup_timeout_s=float(worker["startup_timeout_s"]),
+                  memory_mb=int(worker["memory_mb"]), output_bytes=int(worker["output_bytes"]),
+                  threads=int(worker["threads"]), isolation=worker["isolation"],
+                  reply_mb=int(worker["reply_mb"]))
+
+
+def _load_error(error: dict[str, Any]) -> str:
+    """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
+    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
+    text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
+    return t("engine.statement_skipped", where=where, text=text) if where else text
+
+
+class UnitParts(PartKind):
+    """The hidden pytest checks, all unit parts in one worker under grading.submission_budget_s.
+
+    It always runs, even with no unit part selected: its worker reports the submission's load
+    errors and the isolation the sandbox reached.
+    """
+
+    name = "unit"
+
+    def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
+        config = submission.config
+        check_ids = [c for p in parts for c in config["parts"][p]["checks"]]
+        # The unit parts share one budget (restarts replay every top-level statement); the training
+        # part has its own (the profile's time_budget_s).
+        budget_s = float(config["grading"]["submission_budget_s"])
+        deadline = submission.started + budget_s if budget_s > 0 else None
+        # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
+        with Worker(submission.statements, worker_limits(config), dict(GRADER_GLOBALS),
+                    helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR], deadline=deadline) as worker:
+            report = worker.load_report()
+            outcome = KindOutcome(problems=[_load_error(e) for e in report.get("errors", [])])
+            context = CheckContext(student=worker, seed=config["grading"]["seed"],
+                                   why_missing=submission.why_missing)
+            outcome.verdicts = run_checks(context, check_ids, budget_s)
+            # The student's own mask, drawn in the feedback report (never raises).
+            mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in parts else None
+        if mask_picture is not None:
+            outcome.extras["attention_mask"] = mask_picture
+        outcome.isolation = worker.isolation.get("mode", "")
+        return outcome
+
+
+class TrainingPart(PartKind):
+    """The training part (autograder.training_part): one verdict for all of its checks."""
+
+    name = "training"
+
+    def claims(self, part: str) -> bool:
+        return part == TRAINING_PART
+
+    def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
+        outcome = KindOutcome()
+        config = submission.config
+        for part in parts:
+            trained = run_training_part(submission.statements, config, dict(GRADER_GLOBALS),
+                                        submission=submission.path)
+            outcome.extras["training"] = trained.details
+            for check_id in config["parts"][part]["checks"]:
+                outcome.verdicts[check_id] = Verdict(trained.passed, "" if trained.passed else trained.message)
+            if trained.passed:
+                outcome.extras["training"]["message"] = trained.message
+        return outcome
+
+
+DEFAULT_KIND = "unit"
+# Grading order: the unit parts' worker is closed before training starts its own.
+PART_KINDS: dict[str, PartKind] = {kind.name: kind for kind in (UnitParts(), TrainingPart())}
+
+
+def part_kind(part: str) -> PartKind:
+    """The kind of a grader.yml part.
+
+    Args:
+        part: the part's name.
+
+    Returns:
+        The first kind in `PART_KINDS` that claims it, else the default (unit) kind.
+    """
+    return next((kind for kind in PART_KINDS.values() if kind.claims(part)), PART_KINDS[DEFAULT_KIND])

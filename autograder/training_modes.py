@@ -1,0 +1,326 @@
+"""The training part's modes (grader.yml training.mode): one strategy class each, in one table.
+
+A mode decides where the weights the trusted side scores come from: trained by the grader with
+the profile (`recipe`), trained with the notebook's hyperparameter cell (`student_hparams`), or
+loaded from a file submitted beside the notebook (`checkpoint`). `run_training_part`
+(autograder.training_part) drives every mode through `TrainingMode`; a new mode is one subclass
+added to `TRAINING_MODES`, plus its messages (`training.method.<name>`,
+`training.low_bleu_hint.<name>`) in the catalogue.
+"""
+
+# The table is also read where only the mode's facts are needed (results_store, the Otter bridge),
+# in processes that never load torch: so this module imports only light modules at the top, and
+# each method imports the sandbox, torch and mtkit pieces it runs with.
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from autograder.reports.i18n import t
+
+if TYPE_CHECKING:
+    from autograder.sandbox import StudentError, Worker, WorkerFailure
+    from autograder.student_hparams import CellSettings
+    from mtkit.dataset import PreparedData
+
+TRAINING_SESSION = "mtkit.worker_training:TrainingSession"
+CHECKPOINT_SESSION = "mtkit.worker_checkpoint:CheckpointSession"
+MODEL_FUNCTIONS = ("Transformer", "create_padding_mask_for_attention", "create_look_ahead_mask_for_attention")
+
+
+class TrainingMode(ABC):
+    """Where the scored weights come from; `run_training_part` calls these steps in order.
+
+    find_checkpoint -> settings -> hparams / shown_profile / method -> start_session -> (fit check
+    by the caller) -> evaluate. Errors from the worker propagate; the caller words them
+    (`failure_key`, `refusal`).
+    """
+
+    name: ClassVar[str]
+    needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")   # notebook names required
+    submits_checkpoint: ClassVar[bool] = False   # a file beside the notebook belongs to the submission
+    failure_key: ClassVar[str] = "training.failed.training"   # message when evaluate fails
+
+    def find_checkpoint(self, submission: Path, training: dict[str, Any]) -> SubmittedCheckpoint | None:
+        """The submitted weights this mode loads (raises `CheckpointRefused` when unusable).
+
+        Args:
+            submission: the submitted notebook.
+            training: grader.yml's training section.
+
+        Returns:
+            The checkpoint, or None for a mode that trains.
+        """
+        return None
+
+    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+        """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them.
+
+        Args:
+            worker: the training worker holding the submission.
+            profile: the training profile's hyperparameters.
+            config: the validated configuration.
+
+        Returns:
+            The settings, with `problem` set when the notebook's values cannot be used.
+        """
+        from autograder.student_hparams import CellSettings
+
+        return CellSettings(dict(profile))
+
+    def hparams(self, settings: CellSettings) -> dict[str, Any]:
+        """The hyperparameters the model (and, when training, the recipe) use.
+
+        Args:
+            settings: from `settings`.
+
+        Returns:
+            Hyperparameters by name.
+        """
+        return settings.hparams
+
+    def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
+        """The recipe the report shows.
+
+        Args:
+            hparams: from `hparams`.
+
+        Returns:
+            The hyperparameters sorted by name, or None when nothing is trained.
+        """
+        return {k: hparams[k] for k in sorted(hparams)}
+
+    @abstractmethod
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+        """How the weights were made, for the student.
+
+        Args:
+            profile_name: the training profile's name.
+            settings: from `settings`.
+            checkpoint: from `find_checkpoint`.
+
+        Returns:
+            One sentence in the current language.
+        """
+
+    @abstractmethod
+    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
+                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+        """Build the student's model in the worker (a `ModelSession` with `logits` and `translate`).
+
+        Args:
+            worker: the training worker.
+            hparams: from `hparams`.
+            model_args: the `Transformer(...)` arguments.
+            data: the prepared corpus.
+            config: the validated configuration.
+            checkpoint: from `find_checkpoint`.
+
+        Returns:
+            The session's handle.
+        """
+
+    @abstractmethod
+    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
+                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
+        """Produce the final weights and score them on the trusted side.
+
+        Args:
+            worker: the training worker.
+            session: from `start_session`.
+            hparams: from `hparams`.
+            data: the prepared corpus.
+            budget_s: the profile's time budget.
+            details: the report details; a training mode adds its curve and history.
+
+        Returns:
+            The evaluation (autograder.training_eval.evaluate_weights).
+        """
+
+    def refusal(self, error: StudentError | WorkerFailure) -> str | None:
+        """Whether an error at session start means the submission is not gradable (not a skip).
+
+        Args:
+            error: raised while the session started.
+
+        Returns:
+            The reason the part is not graded, or None when the error is an ordinary skip.
+        """
+        return None
+
+
+class RecipeMode(TrainingMode):
+    """The grader trains the student's model with the profile's sizes and recipe."""
+
+    name = "recipe"
+
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+        return t("training.method.recipe", profile=profile_name)
+
+    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
+                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+        from autograder.sandbox import Global
+        from mtkit.constants import PAD_IDX
+        from mtkit.training import recipe_from_profile
+        from mtkit.worker_training import flatten
+
+        seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
+        recipe = recipe_from_profile(hparams, seed=seed, target_bleu=float(config["training"]["threshold_bleu"]))
+        src_flat, src_len = flatten(data.splits["train"].src)
+        tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
+        return worker.new(TRAINING_SESSION, [
+            *[Global(name) for name in MODEL_FUNCTIONS], Global("calculate_loss"), model_args, dict(vars(recipe)),
+            float(hparams["label_smoothing"]), src_flat, src_len, tgt_flat, tgt_len, threads, PAD_IDX], seed=seed)
+
+    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
+                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
+        evaluation, curve, summary = train_and_evaluate(worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60)
+        details["bleu_curve"] = curve
+        if summary is not None:
+            details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
+            details["history"] = json.loads(summary["history"])
+        return evaluation
+
+
+class StudentHparamsMode(RecipeMode):
+    """The grader trains with the notebook's hyperparameter cell (within training.hparam_bounds)."""
+
+    name = "student_hparams"
+
+    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+        from autograder.student_hparams import CELL_NAMES
+
+        return read_settings(worker, CELL_NAMES, profile, config)
+
+    def hparams(self, settings: CellSettings) -> dict[str, Any]:
+        from autograder.student_hparams import student_recipe
+
+        return student_recipe(settings)
+
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+        return t("training.method.student_hparams", settings=settings.summary(), profile=profile_name)
+
+
+class CheckpointMode(TrainingMode):
+    """No training: the weights submitted beside the notebook, loaded into the student's model."""
+
+    name = "checkpoint"
+    needed = MODEL_FUNCTIONS
+    submits_checkpoint = True
+    failure_key = "training.failed.evaluation"
+
+    def find_checkpoint(self, submission: Path, training: dict[str, Any]) -> SubmittedCheckpoint | None:
+        return find_checkpoint(submission, training["checkpoint_names"], float(training["checkpoint_max_mb"]))
+
+    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+        from autograder.student_hparams import MODEL_NAMES
+
+        return read_settings(worker, MODEL_NAMES, profile, config)
+
+    def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
+        return None   # a checkpoint only uses the model sizes (hyperparameters)
+
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+        assert checkpoint is not None   # find_checkpoint returned it
+        return t("training.method.checkpoint", name=checkpoint.name, size_mb=checkpoint.size_mb,
+                 settings=settings.summary())
+
+    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
+                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+        import torch
+
+        from autograder.sandbox import Global
+        from mtkit.constants import PAD_IDX
+
+        assert checkpoint is not None   # find_checkpoint returned it
+        seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
+        data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)   # (N,) the file
+        return worker.new(CHECKPOINT_SESSION, [*[Global(name) for name in MODEL_FUNCTIONS], model_args, data_bytes,
+                                               checkpoint.name, threads, PAD_IDX], seed=seed)
+
+    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
+                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
+        from autograder.training_eval import evaluate_weights
+
+        return evaluate_weights(worker, session, hparams, data, with_test=True)
+
+    def refusal(self, error: StudentError | WorkerFailure) -> str | None:
+        # The worker's loader refuses a file that is not weights only: the submission, not the code, is at fault.
+        if getattr(error, "exc_type", "") == "CheckpointError":
+            return getattr(error, "message", "")
+        return None
+
+
+TRAINING_MODES: dict[str, TrainingMode] = {mode.name: mode for mode in (RecipeMode(), StudentHparamsMode(),
+                                                                         CheckpointMode())}
+
+
+def training_mode(name: str) -> TrainingMode:
+    """The strategy for grader.yml's training.mode.
+
+    Args:
+        name: a key of `TRAINING_MODES` (config validation allows no other).
+
+    Returns:
+        The mode.
+    """
+    return TRAINING_MODES[name]
+
+
+def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any],
+                  config: dict[str, Any]) -> CellSettings:
+    """The notebook's hyperparameter cell (`names`), checked against training.hparam_bounds.
+
+    Args:
+        worker: the training worker holding the submission.
+        names: the cell's names this mode uses.
+        profile: the profile's hyperparameters (for names the cell leaves out).
+        config: the validated configuration.
+
+    Returns:
+        The settings.
+    """
+    from autograder.student_hparams import apply_cell, read_cell
+
+    described = read_cell(worker, names, timeout_s=float(config["worker"]["timeout_s"]))
+    return apply_cell(profile, described, config["training"]["hparam_bounds"], names)
+
+
+def train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
+                       timeout_s: float) -> tuple[dict[str, Any], list[dict], dict | None]:
+    """Drive the worker's training: at every pause measure BLEU and report it back.
+
+    Training stops at the first pause whose weights do not fit the reference architecture (no
+    later step can earn points, see autograder.training_eval).
+
+    Args:
+        worker: the training worker.
+        session: a TrainingSession's handle.
+        hparams: the run's hyperparameters.
+        data: the prepared corpus.
+        timeout_s: limit of the training request.
+
+    Returns:
+        (evaluation of the final weights with the test split, BLEU curve [{step, epochs, bleu}],
+        training summary, or None when training was stopped because the weights do not fit).
+    """
+    from autograder.training_eval import NOT_FITTED, evaluate_weights
+
+    curve: list[dict[str, Any]] = []
+    while True:
+        event = worker.run(session, "forward", [], mode="train", timeout_s=timeout_s)
+        if event["done"]:
+            break
+        measured = evaluate_weights(worker, session, hparams, data)
+        curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]})
+        if measured["evaluated_by"] == NOT_FITTED:
+            return measured, curve, None
+        worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")
+    final = evaluate_weights(worker, session, hparams, data, with_test=True)
+    if not (curve and curve[-1]["step"] == event["step"]):   # else the last pause measured these weights
+        curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
+    return final, curve, event

@@ -1,0 +1,37 @@
+"""The strategy tables: every training mode and part kind is one registered class, consistent with config."""
+
+from __future__ import annotations
+
+from autograder.config import TRAINING_MODES as CONFIG_MODES
+from autograder.config import TRAINING_PART, load_config
+from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
+from autograder.reports.i18n import LANGUAGES, catalogue
+from autograder.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
+
+
+def test_the_modes_config_accepts_are_the_registered_strategies() -> None:
+    assert tuple(TRAINING_MODES) == tuple(CONFIG_MODES)
+    for name, mode in TRAINING_MODES.items():
+        assert isinstance(mode, TrainingMode) and mode.name == name and training_mode(name) is mode
+
+
+def test_every_mode_has_its_messages_in_every_language() -> None:
+    for language in LANGUAGES:
+        messages = catalogue(language)
+        for name in TRAINING_MODES:
+            assert f"training.method.{name}" in messages, (language, name)
+            assert f"training.low_bleu_hint.{name}" in messages, (language, name)
+
+
+def test_only_the_checkpoint_mode_takes_a_file_beside_the_notebook_and_skips_the_loss() -> None:
+    assert [m.name for m in TRAINING_MODES.values() if m.submits_checkpoint] == [CheckpointMode.name]
+    assert "calculate_loss" not in training_mode("checkpoint").needed
+    assert all("calculate_loss" in m.needed for m in TRAINING_MODES.values() if not m.submits_checkpoint)
+
+
+def test_each_part_of_grader_yml_has_one_kind_and_unit_parts_are_graded_first() -> None:
+    parts = load_config()["parts"]
+    kinds = {name: part_kind(name) for name in parts}
+    assert isinstance(kinds[TRAINING_PART], TrainingPart)
+    assert all(isinstance(kind, UnitParts) for name, kind in kinds.items() if name != TRAINING_PART)
+    assert list(PART_KINDS) == [UnitParts.name, TrainingPart.name]
