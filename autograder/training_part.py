@@ -27,6 +27,7 @@ import torch
 
 import mtkit
 from autograder.checkpoint_file import CheckpointRefused, SubmittedCheckpoint, find_checkpoint
+from autograder.config import GraderConfig
 from autograder.sandbox import Global, Limits, StudentError, Worker, WorkerFailure
 from autograder.student_hparams import CELL_NAMES, MODEL_NAMES, CellSettings, apply_cell, read_cell, student_recipe
 from autograder.reports.i18n import t
@@ -34,7 +35,7 @@ from autograder.training_eval import (NOT_FITTED, evaluate_weights, load_data, m
                                      memorisation_gap, probe_batch)
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import PreparedData
-from mtkit.training import profile_hparams, recipe_from_profile, resolve_profile_name
+from mtkit.training import recipe_from_profile
 from mtkit.worker_training import flatten
 
 TRAINING_SESSION = "mtkit.worker_training:TrainingSession"
@@ -52,15 +53,14 @@ class TrainingOutcome:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def training_limits(config: dict[str, Any], budget_s: float) -> Limits:
+def training_limits(config: GraderConfig, budget_s: float) -> Limits:
     """Limits of the training worker: the profile's time budget, more memory and threads."""
-    worker = config["worker"]
-    training = config["training"]
-    return Limits(timeout_s=budget_s, startup_timeout_s=float(worker["startup_timeout_s"]),
-                  memory_mb=int(training["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(training["threads"]), isolation=worker["isolation"],
+    worker, training = config.worker, config.training
+    return Limits(timeout_s=budget_s, startup_timeout_s=worker.startup_timeout_s,
+                  memory_mb=training.memory_mb, output_bytes=worker.output_bytes,
+                  threads=training.threads, isolation=worker.isolation,
                   # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
-                  reply_mb=max(int(worker["reply_mb"]), int(training["checkpoint_max_mb"]) + 64))
+                  reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64))
 
 
 def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length: int) -> list[Any]:
@@ -99,9 +99,9 @@ def _train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], d
     return final, curve, event
 
 
-def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[str, Any]) -> TrainingOutcome:
+def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str, Any]) -> TrainingOutcome:
     """Points only for BLEU the trusted side measured, at or above the bar, without a memorisation flag."""
-    threshold = float(config["training"]["threshold_bleu"])
+    threshold = config.training.threshold_bleu
     details["evaluated_by"] = evaluation.pop("evaluated_by")
     details["evaluation"] = evaluation
     if details["evaluated_by"] == NOT_FITTED:
@@ -110,7 +110,7 @@ def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[s
     verdict = t("training.verdict", bleu=bleu, n=evaluation["n_sentences"], sacrebleu=evaluation["sacrebleu"],
                 threshold=threshold)
     if "test" in evaluation:
-        check = memorisation_gap(bleu, evaluation["test"]["bleu"], float(config["training"]["memorisation_gap"]))
+        check = memorisation_gap(bleu, evaluation["test"]["bleu"], config.training.memorisation_gap)
         details["memorisation"] = check
         if check["flagged"] and bleu >= threshold:   # below the bar there are no points to hold
             return TrainingOutcome(False, t("training.memorised", validation=check["validation_bleu"],
@@ -121,13 +121,13 @@ def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[s
     return TrainingOutcome(False, f"{verdict} {t('training.low_bleu_hint.' + details['mode'])}", details)
 
 
-def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+def _cell_settings(worker: Worker, mode: str, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
     """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them."""
     if mode == "recipe":
         return CellSettings(dict(profile))
     names = CELL_NAMES if mode == "student_hparams" else MODEL_NAMES
-    described = read_cell(worker, names, timeout_s=float(config["worker"]["timeout_s"]))
-    return apply_cell(profile, described, config["training"]["hparam_bounds"], names)
+    described = read_cell(worker, names, timeout_s=config.worker.timeout_s)
+    return apply_cell(profile, described, config.training.hparam_bounds, names)
 
 
 def _method(mode: str, profile_name: str, settings: CellSettings,
@@ -140,7 +140,7 @@ def _method(mode: str, profile_name: str, settings: CellSettings,
     return t("training.method.recipe", profile=profile_name)
 
 
-def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, Any],
+def run_training_part(statements: list[tuple[str, int, str]], config: GraderConfig,
                       grader_globals: dict[str, Any], submission: Path | None = None) -> TrainingOutcome:
     """Train (or load) the submission's model as training.mode says and grade the BLEU it reaches.
 
@@ -154,17 +154,17 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
         The verdict, with BLEU, sacreBLEU, the curves and examples in `details`.
     """
     started = time.monotonic()
-    training = config["training"]
-    mode = training["mode"]
-    profile_name = resolve_profile_name(config)
-    profile = profile_hparams(config)
+    training = config.training
+    mode = training.mode
+    profile_name = training.profile_name()
+    profile = training.profile_hparams(profile_name)
     details: dict[str, Any] = {"mode": mode, "profile_name": profile_name,
-                               "threshold_bleu": training["threshold_bleu"]}
+                               "threshold_bleu": training.threshold_bleu}
     checkpoint = None
     if mode == "checkpoint":
         try:
-            checkpoint = find_checkpoint(Path(submission or "."), training["checkpoint_names"],
-                                         float(training["checkpoint_max_mb"]))
+            checkpoint = find_checkpoint(Path(submission or "."), training.checkpoint_names,
+                                         training.checkpoint_max_mb)
         except CheckpointRefused as refused:
             return TrainingOutcome(False, t("training.not_graded", reason=refused), details)
         details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data),
@@ -223,21 +223,21 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
 
 
 def _start_session(worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                   config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+                   config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
     """Build the student's model in the worker: loaded from the checkpoint when there is one,
     else in a TrainingSession holding their masks and loss under the recipe.
 
     Returns:
         The session's handle.
     """
-    seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
+    seed, threads = config.grading.seed, config.training.threads
     masks = [Global("Transformer"), Global("create_padding_mask_for_attention"),
              Global("create_look_ahead_mask_for_attention")]
     if checkpoint is not None:
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)   # (N,) the file
         return worker.new(CHECKPOINT_SESSION, [*masks, model_args, data_bytes, checkpoint.name, threads,
                                                PAD_IDX], seed=seed)
-    recipe = recipe_from_profile(hparams, seed=seed, target_bleu=float(config["training"]["threshold_bleu"]))
+    recipe = recipe_from_profile(hparams, seed=seed, target_bleu=config.training.threshold_bleu)
     src_flat, src_len = flatten(data.splits["train"].src)
     tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
     return worker.new(TRAINING_SESSION, [

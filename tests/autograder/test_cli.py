@@ -67,11 +67,11 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
     assert grade(str(notebook), *args) == cli.EXIT_OK
     call, = engine
     config = call["config"]
-    assert config["worker"]["timeout_s"] == 5.0
-    assert config["grading"] == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"), "submission_budget_s": 300,
+    assert config.worker.timeout_s == 5.0
+    assert config.grading == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"), "submission_budget_s": 300,
                                  "max_notebook_mb": 20}
-    assert config["feedback"]["language"] == "en"
-    assert config["training"]["enabled"] is True and config["training"]["profile"] == "cpu"
+    assert config.feedback.language == "en"
+    assert config.training.enabled is True and config.training.profile == "cpu"
     assert call["parts"] == ["decoder", "look_ahead_mask"]
 
 

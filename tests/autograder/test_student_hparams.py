@@ -13,8 +13,8 @@ from autograder.student_hparams import (CELL_NAMES, FROM_NOTEBOOK, FROM_PROFILE,
 from autograder.training_part import MTKIT_DIR
 
 CONFIG = load_config()
-BOUNDS = CONFIG["training"]["hparam_bounds"]
-PROFILE = CONFIG["training"]["profiles"]["cpu"]
+BOUNDS = CONFIG.training.hparam_bounds
+PROFILE = CONFIG.training.profile_hparams("cpu")
 
 
 def _item(value: object) -> dict:

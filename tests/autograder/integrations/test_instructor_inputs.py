@@ -18,7 +18,7 @@ from autograder.results import CheckResult, PartResult, SubmissionResult
 
 DEADLINE = "2026-12-01T23:59:59+09:00"
 BEFORE = "2026-11-20T10:00:00+09:00"
-PARTS = grader_config.load_config(None)["parts"]
+PARTS = grader_config.load_config(None).parts
 UNIT = [name for name in PARTS if name != "training"]
 
 
