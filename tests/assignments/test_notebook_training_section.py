@@ -6,11 +6,10 @@ import ast
 import json
 import re
 
-import yaml
-
 from assignments.transformer_mt import build
+from autograder.config import load_config
 
-CONFIG = yaml.safe_load((build.REPO / "grader.yml").read_text(encoding="utf-8"))
+CONFIG = load_config(build.REPO / "grader.yml")
 CELLS = json.loads(build.MASTER.read_text(encoding="utf-8"))["cells"]
 MODEL_AND_RECIPE = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
                     "learning_rate")
