@@ -227,10 +227,11 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
                   if p.suffix == ".pt"}
         (out / "submission.json").write_text(json.dumps(beside))
     """)
-    (engine / "grader.yml").write_text("training:\n  mode: recipe\n")
+    project = (REPO / "grader.yml").read_text(encoding="utf-8")   # the bridge validates it as the engine does
+    (engine / "grader.yml").write_text(project)   # training.mode: recipe
     assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == {}, \
         "nothing to copy when the grader trains"
-    (engine / "grader.yml").write_text("training:\n  mode: checkpoint\n  checkpoint_names: ['{stem}.pt']\n")
+    (engine / "grader.yml").write_text(project.replace("  mode: recipe\n", "  mode: checkpoint\n"))   # {stem}.pt first
     run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
