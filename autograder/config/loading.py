@@ -26,12 +26,12 @@ class GraderConfig(Section):
     """grader.yml: what is graded and how. Every section may be left out (its defaults apply)
     except `parts`."""
 
-    assignment: AssignmentConfig = Field(default_factory=AssignmentConfig, description="See assignment.*.")
-    data: DataConfig = Field(default_factory=DataConfig, description="See data.*.")
-    worker: WorkerConfig = Field(default_factory=WorkerConfig, description="See worker.*.")
-    grading: GradingConfig = Field(default_factory=GradingConfig, description="See grading.*.")
-    feedback: FeedbackConfig = Field(default_factory=FeedbackConfig, description="See feedback.*.")
-    training: TrainingConfig = Field(default_factory=TrainingConfig, description="See training.*.")
+    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
+    data: DataConfig = Field(default_factory=lambda: DataConfig(), description="See data.*.")
+    worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
+    grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
+    feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
+    training: TrainingConfig = Field(default_factory=lambda: TrainingConfig(), description="See training.*.")
     parts: dict[str, PartConfig] = Field(min_length=1, description="Part name -> part, in report order.")
 
     @model_validator(mode="after")
