@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from autograder.config import disabled_parts
+from autograder.config import GraderConfig
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from autograder.executors import Executor, ResultCallback
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
-GradeFunction = Callable[[Path, dict[str, Any], "list[str] | None"], SubmissionResult]
+GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
 
 
 class SubmissionPathError(ValueError):
@@ -146,14 +146,14 @@ def load_grade_function() -> GradeFunction:
     return grade_function
 
 
-def _skip_reason(part: str, config: dict[str, Any], parts: Sequence[str] | None) -> str:
+def _skip_reason(part: str, config: GraderConfig, parts: Sequence[str] | None) -> str:
     # Same wording as the engine's skipped checks.
     if parts is not None and part not in parts:
         return "not selected for this grading run"
-    return disabled_parts(config).get(part, "")
+    return config.disabled_parts().get(part, "")
 
 
-def grader_error_result(label: str, config: dict[str, Any], parts: Sequence[str] | None,
+def grader_error_result(label: str, config: GraderConfig, parts: Sequence[str] | None,
                         error: BaseException | str, traceback_text: str = "") -> SubmissionResult:
     """The result recorded when grading a submission failed: status "grader-error", zero points
     for every part that was to be graded (other parts skipped), the error in `notes` and the
@@ -170,12 +170,12 @@ def grader_error_result(label: str, config: dict[str, Any], parts: Sequence[str]
         A SubmissionResult with status STATUS_ERROR.
     """
     results = []
-    for name, part in config["parts"].items():
+    for name, part in config.parts.items():
         reason = _skip_reason(name, config, parts)
         checks = [CheckResult(check_id, name, points, passed=False, points=0, message=reason,
                               skipped=True)
-                  for check_id, points in part["checks"].items()] if reason else []
-        results.append(PartResult(name, part["title"], part["points"], 0, checks))
+                  for check_id, points in part.checks.items()] if reason else []
+        results.append(PartResult(name, part.title, part.points, 0, checks))
     described = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     note = (f"The autograder failed on this submission ({described}), so it was not graded; "
             "the course staff have the details.")
@@ -183,7 +183,7 @@ def grader_error_result(label: str, config: dict[str, Any], parts: Sequence[str]
     return SubmissionResult(label, STATUS_ERROR, results, notes=[note], extras=extras)
 
 
-def grade_one(grade_function: GradeFunction, submission: Submission, config: dict[str, Any],
+def grade_one(grade_function: GradeFunction, submission: Submission, config: GraderConfig,
               parts: list[str] | None) -> SubmissionResult:
     """Grade one submission; any failure becomes a "grader-error" result (never raises).
 
@@ -210,7 +210,7 @@ def grade_one(grade_function: GradeFunction, submission: Submission, config: dic
     return result
 
 
-def grade_all(submissions: Sequence[Submission], config: dict[str, Any],
+def grade_all(submissions: Sequence[Submission], config: GraderConfig,
               parts: list[str] | None = None, jobs: int = 1,
               grade_function: GradeFunction | None = None,
               progress: bool = False, executor: Executor | None = None,
@@ -267,8 +267,8 @@ class BatchRun:
     reused: list[str]    # labels whose stored result was still current
 
 
-def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts: list[str] | None,
-                out_dir: Path, executor: Executor | None = None,
+def grade_batch(submissions: Sequence[Submission], config: GraderConfig, parts: list[str] | None,
+                out_dir: Path, executor: "Executor | None" = None,
                 grade_function: GradeFunction | None = None, regrade: bool = False,
                 progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
     """Grade a batch resumably into out_dir: each finished submission is stored (and its reports
@@ -324,7 +324,7 @@ def grade_batch(submissions: Sequence[Submission], config: dict[str, Any], parts
 
     if todo:
         grade_all([submissions[index] for index in todo], config, parts,
-                  jobs=config["grading"]["jobs"], grade_function=grade_function, progress=progress,
+                  jobs=config.grading.jobs, grade_function=grade_function, progress=progress,
                   executor=executor, on_result=store_result)
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import batch, config as grader_config
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
@@ -120,7 +120,7 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
             if getattr(args, flag) is not None}
 
 
-def parse_parts(text: str | None, config: dict[str, Any]) -> list[str] | None:
+def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
     """Turn `--parts p1,p2` into part names, checked against grader.yml.
 
     Args:
@@ -136,7 +136,7 @@ def parse_parts(text: str | None, config: dict[str, Any]) -> list[str] | None:
     if text is None:
         return None
     names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
-    known = list(config["parts"])
+    known = list(config.parts)
     if not names:
         raise ConfigError(f"--parts: give at least one of {', '.join(known)}")
     unknown = [name for name in names if name not in known]
@@ -145,18 +145,9 @@ def parse_parts(text: str | None, config: dict[str, Any]) -> list[str] | None:
     return names
 
 
-def _load_grading_config(args: argparse.Namespace) -> dict[str, Any]:
-    config = grader_config.load_config(args.config, config_overrides(args))
-    if config["grading"]["jobs"] < 1:
-        raise ConfigError("grading.jobs: must be at least 1")
-    if config["worker"]["timeout_s"] <= 0:
-        raise ConfigError("worker.timeout_s: must be positive")
-    return config
-
-
 def _command_grade(args: argparse.Namespace) -> int:
-    try:
-        config = _load_grading_config(args)
+    try:   # the models check every range (grading.jobs >= 1, worker.timeout_s > 0, ...)
+        config = grader_config.load_config(args.config, config_overrides(args))
         parts = parse_parts(args.parts, config)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
     except (ConfigError, batch.SubmissionPathError) as error:
@@ -171,21 +162,21 @@ def _command_grade(args: argparse.Namespace) -> int:
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
     try:  # before any submission: a host without a jail is refused once, in one line
-        choose_isolation(Limits(isolation=config["worker"]["isolation"]))
+        choose_isolation(Limits(isolation=config.worker.isolation))
     except IsolationUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     show_progress = not args.quiet and (len(submissions) > 1
                                         or any(Path(path).is_dir() for path in args.paths))
     try:
-        executor = make_executor(args.executor, jobs=config["grading"]["jobs"],
+        executor = make_executor(args.executor, jobs=config.grading.jobs,
                                  ray_address=args.ray_address, ray_gpu_resource=args.ray_gpu_resource)
         config = executor.prepare(config)
     except ImportError as error:
         print(f"error: --executor {args.executor} needs its package ({error}); "
               'install it with: pip install ".[ray]"', file=sys.stderr)
         return EXIT_USAGE
-    out_dir = Path(config["grading"]["out_dir"])
+    out_dir = Path(config.grading.out_dir)
     try:
         run = batch.grade_batch(submissions, config, parts, out_dir, executor=executor,
                                 grade_function=grade_function, regrade=args.regrade,
@@ -200,7 +191,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(dumps_stable([result.to_json() for result in results]))
     elif not args.quiet:
-        sys.stdout.write(render_report(results, config["parts"]))
+        sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
         reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
         print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}",
@@ -229,10 +220,9 @@ def _command_validate(path: Path | None) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    points = sum(part["points"] for part in config["parts"].values())
-    training = (f"enabled, mode {config['training']['mode']}" if config["training"]["enabled"]
-                else "disabled")
-    print(f"{shown}: valid ({len(config['parts'])} parts, {points:g} points, "
+    points = sum(part.points for part in config.parts.values())
+    training = f"enabled, mode {config.training.mode}" if config.training.enabled else "disabled"
+    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, "
           f"training {training})")
     return EXIT_OK
 

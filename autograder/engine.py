@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.config import disabled_parts
+from autograder.config import GraderConfig
 from autograder.notebook import load_submission
 from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
 from autograder.reports.i18n import config_language, t, use_language
@@ -20,8 +20,8 @@ def _describe_problem(problem: Any) -> str:
     return f"{where}{problem.message}"
 
 
-def _selected_parts(config: dict[str, Any], parts: list[str] | None) -> list[str]:
-    known = list(config["parts"])
+def _selected_parts(config: GraderConfig, parts: list[str] | None) -> list[str]:
+    known = list(config.parts)
     if parts is None:
         return known
     unknown = [p for p in parts if p not in known]
@@ -44,13 +44,13 @@ def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, 
                            for c in check_ids}}
 
 
-def _score(config: dict[str, Any], selected: list[str], verdicts: dict[str, Verdict],
+def _score(config: GraderConfig, selected: list[str], verdicts: dict[str, Verdict],
            skipped: dict[str, str]) -> list[PartResult]:
     results = []
-    for name, part in config["parts"].items():
-        verdicts = _one_cause(verdicts, list(part["checks"]))
+    for name, part in config.parts.items():
+        verdicts = _one_cause(verdicts, list(part.checks))
         checks = []
-        for check_id, max_points in part["checks"].items():
+        for check_id, max_points in part.checks.items():
             if name not in selected or name in skipped:
                 reason = skipped.get(name, t("engine.not_selected"))
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
@@ -58,12 +58,12 @@ def _score(config: dict[str, Any], selected: list[str], verdicts: dict[str, Verd
             verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
             checks.append(CheckResult(check_id, name, max_points, verdict.passed,
                                       max_points if verdict.passed else 0.0, verdict.message))
-        results.append(PartResult(name, part["title"], part["points"],
+        results.append(PartResult(name, part.title, part.points,
                                   sum(c.points for c in checks), checks))
     return results
 
 
-def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None = None) -> SubmissionResult:
+def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None = None) -> SubmissionResult:
     """Grade one notebook (or .py export) against the hidden checks.
 
     Args:
@@ -74,21 +74,21 @@ def grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None
     Returns:
         The per-part, per-check result with student-facing messages (in feedback.language).
     """
-    with use_language(config_language(config)):
+    with use_language(config.feedback.language):
         return _grade_submission(path, config, parts)
 
 
-def _grade_submission(path: Path, config: dict[str, Any], parts: list[str] | None) -> SubmissionResult:
+def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
     started = time.monotonic()
     path = Path(path)
     selected = _selected_parts(config, parts)
-    loaded = load_submission(path, max_mb=float(config["grading"]["max_notebook_mb"]))
+    loaded = load_submission(path, max_mb=config.grading.max_notebook_mb)
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
-    skipped = disabled_parts(config)
+    skipped = config.disabled_parts()
     if not loaded.statements:
         reason = problems[0] if problems else t("engine.no_code")
         message = t("engine.nothing_graded", reason=reason)
-        verdicts = {c: Verdict(False, message) for p in selected for c in config["parts"][p]["checks"]}
+        verdicts = {c: Verdict(False, message) for p in selected for c in config.parts[p].checks}
         result = SubmissionResult(path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped),
                                   load_problems=problems)
         result.grading_seconds = time.monotonic() - started

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-import yaml
 from otter.plugins import AbstractOtterPlugin
 from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
@@ -36,7 +35,7 @@ from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import SCHEMA, TRAINING_PART
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.config import SCHEMA, TRAINING_PART
+from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
 from autograder.training_modes import TRAINING_MODES
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
@@ -131,31 +130,31 @@ def find_engine_root(autograder_dir: str | Path | None) -> Path:
     raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
 
 
-def load_parts(engine_root: Path) -> dict[str, dict[str, Any]]:
+def engine_config(engine_root: Path) -> GraderConfig:
+    """The engine's grader.yml, validated by the same loader the engine uses (defaults filled in).
+
+    Args:
+        engine_root: folder holding grader.yml and the autograder package.
+
+    Returns:
+        The configuration (ConfigError when the file is invalid).
+    """
+    return load_config(engine_root / "grader.yml")
+
+
+def load_parts(engine_root: Path) -> dict[str, PartConfig]:
     """The parts of the engine's grader.yml (title, points, checks), in file order."""
-    raw = yaml.safe_load((engine_root / "grader.yml").read_text(encoding="utf-8"))
-    return {name: {"title": part.get("title", name), "points": part["points"], "checks": dict(part["checks"])}
-            for name, part in raw["parts"].items()}
-
-
-def _grader_section(engine_root: Path, section: str) -> dict[str, Any]:
-    raw = yaml.safe_load((engine_root / "grader.yml").read_text(encoding="utf-8"))
-    return raw.get(section) or {}
-
-
-def _grader_setting(engine_root: Path, section: str, key: str, default: Any) -> Any:
-    return _grader_section(engine_root, section).get(key, default)
+    return engine_config(engine_root).parts
 
 
 def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
-    training = _grader_section(engine_root, "training")   # grader.yml read once
-    mode = TRAINING_MODES.get(training.get("mode", "recipe"))   # an unknown one: the engine refuses it
+    training = engine_config(engine_root).training
+    mode = TRAINING_MODES.get(training.mode)   # an unknown one: the engine refuses it
     if mode is None or not mode.submits_checkpoint:
         return
-    patterns = training.get("checkpoint_names") or SCHEMA["training"]["checkpoint_names"].default
-    found = locate_checkpoint(submission, list(patterns))
+    found = locate_checkpoint(submission, list(training.checkpoint_names))
     if found is not None and os.lstat(found[0]).st_nlink == 1:   # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)
@@ -217,13 +216,13 @@ def _is_skipped(part: Mapping[str, Any]) -> bool:
     return bool(part["checks"]) and all(check["skipped"] for check in part["checks"])
 
 
-def _failed_part(name: str, part: Mapping[str, Any], message: str) -> dict[str, Any]:
+def _failed_part(name: str, part: PartConfig, message: str) -> dict[str, Any]:
     checks = [{"check_id": check, "part": name, "max_points": points, "passed": False, "points": 0,
-               "message": message, "skipped": False} for check, points in part["checks"].items()]
-    return {"part": name, "title": part["title"], "max_points": part["points"], "points": 0, "checks": checks}
+               "message": message, "skipped": False} for check, points in part.checks.items()]
+    return {"part": name, "title": part.title, "max_points": part.points, "points": 0, "checks": checks}
 
 
-def _skipped_part(name: str, part: Mapping[str, Any], reason: str) -> dict[str, Any]:
+def _skipped_part(name: str, part: PartConfig, reason: str) -> dict[str, Any]:
     record = _failed_part(name, part, reason)
     for check in record["checks"]:
         check["skipped"] = True
@@ -244,8 +243,9 @@ def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
         (merged result in the engine's SubmissionResult JSON shape, the runs made).
     """
     runner = runner or run_engine
-    config_parts = load_parts(engine_root)
-    train = options.train if options.train is not None else bool(_grader_setting(engine_root, "training", "enabled", False))
+    config = engine_config(engine_root)
+    config_parts = config.parts
+    train = options.train if options.train is not None else config.training.enabled
     unit = [name for name in config_parts if name != TRAINING_PART]
     graded: dict[str, dict[str, Any]] = {}
     runs: list[EngineRun] = []
@@ -281,7 +281,7 @@ def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
     return _merge(submission.name, config_parts, graded, runs), runs
 
 
-def _merge(label: str, config_parts: Mapping[str, Any], graded: Mapping[str, dict[str, Any]],
+def _merge(label: str, config_parts: Mapping[str, PartConfig], graded: Mapping[str, dict[str, Any]],
            runs: Sequence[EngineRun]) -> dict[str, Any]:
     results = [r.result for r in runs if r.result is not None]
     parts = [graded[name] for name in config_parts]
@@ -428,7 +428,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = _grader_setting(engine_root, "assignment", "name", "")
+            assignment = engine_config(engine_root).assignment.name
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()

@@ -17,7 +17,7 @@ from autograder.attention_view import collect_mask_picture
 from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.support import CheckContext
-from autograder.config import TRAINING_PART
+from autograder.config import TRAINING_PART, GraderConfig
 from autograder.reports.i18n import t
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
@@ -31,7 +31,7 @@ class LoadedForGrading:
     path: Path
     statements: list[tuple[str, int, str]]     # (label, line, code), as the worker takes them
     why_missing: Callable[[str], str | None]   # LoadedSubmission.why_missing ("not defined" messages)
-    config: dict[str, Any]
+    config: GraderConfig
     started: float                             # time.monotonic() when grading began
 
 
@@ -74,7 +74,7 @@ class PartKind(ABC):
         """
 
 
-def worker_limits(config: dict[str, Any]) -> Limits:
+def worker_limits(config: GraderConfig) -> Limits:
     """Map grader.yml's worker section onto the sandbox limits.
 
     Args:
@@ -83,11 +83,10 @@ def worker_limits(config: dict[str, Any]) -> Limits:
     Returns:
         The limits for every worker of this grading.
     """
-    worker = config["worker"]
-    return Limits(timeout_s=float(worker["timeout_s"]), startup_timeout_s=float(worker["startup_timeout_s"]),
-                  memory_mb=int(worker["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(worker["threads"]), isolation=worker["isolation"],
-                  reply_mb=int(worker["reply_mb"]))
+    worker = config.worker
+    return Limits(timeout_s=worker.timeout_s, startup_timeout_s=worker.startup_timeout_s,
+                  memory_mb=worker.memory_mb, output_bytes=worker.output_bytes,
+                  threads=worker.threads, isolation=worker.isolation, reply_mb=worker.reply_mb)
 
 
 def _load_error(error: dict[str, Any]) -> str:
@@ -108,17 +107,17 @@ class UnitParts(PartKind):
 
     def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
         config = submission.config
-        check_ids = [c for p in parts for c in config["parts"][p]["checks"]]
+        check_ids = [c for p in parts for c in config.parts[p].checks]
         # The unit parts share one budget (restarts replay every top-level statement); the training
         # part has its own (the profile's time_budget_s).
-        budget_s = float(config["grading"]["submission_budget_s"])
+        budget_s = config.grading.submission_budget_s
         deadline = submission.started + budget_s if budget_s > 0 else None
         # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
         with Worker(submission.statements, worker_limits(config), dict(GRADER_GLOBALS),
                     helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR], deadline=deadline) as worker:
             report = worker.load_report()
             outcome = KindOutcome(problems=[_load_error(e) for e in report.get("errors", [])])
-            context = CheckContext(student=worker, seed=config["grading"]["seed"],
+            context = CheckContext(student=worker, seed=config.grading.seed,
                                    why_missing=submission.why_missing)
             outcome.verdicts = run_checks(context, check_ids, budget_s)
             # The student's own mask, drawn in the feedback report (never raises).
@@ -144,7 +143,7 @@ class TrainingPart(PartKind):
             trained = run_training_part(submission.statements, config, dict(GRADER_GLOBALS),
                                         submission=submission.path)
             outcome.extras["training"] = trained.details
-            for check_id in config["parts"][part]["checks"]:
+            for check_id in config.parts[part].checks:
                 outcome.verdicts[check_id] = Verdict(trained.passed, "" if trained.passed else trained.message)
             if trained.passed:
                 outcome.extras["training"]["message"] = trained.message

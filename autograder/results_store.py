@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -15,10 +14,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
+from autograder.config import PROJECT_ROOT, TRAINING_PART, GraderConfig, validate
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
-from autograder.reports.submission_json import dumps_stable, json_safe
+from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
 from autograder.training_modes import training_mode
 
@@ -28,7 +27,8 @@ RECORD_FORMAT = 1
 # reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
 ENGINE_PACKAGES = ("autograder", "mtkit", "reference")
 # Keys that say how a batch runs, not how a submission is graded.
-RUN_ONLY_KEYS = (("grading", "out_dir"), ("grading", "jobs"))
+# grader.yml keys that do not change a grade (left out of the inputs digest).
+RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs"}}
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -70,7 +70,7 @@ def engine_digest() -> str:
     return _sha256_files(PROJECT_ROOT, files)
 
 
-def inputs_digest(config: dict[str, Any], parts: Sequence[str] | None) -> str:
+def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
     """SHA-256 naming everything besides the submission that decides its grade: the validated
     grader.yml content (defaults and flag overrides included, run-only keys excluded), the
     selected parts and the engine digest.
@@ -82,15 +82,13 @@ def inputs_digest(config: dict[str, Any], parts: Sequence[str] | None) -> str:
     Returns:
         The hex digest.
     """
-    trimmed = copy.deepcopy(config)
-    for section, key in RUN_ONLY_KEYS:
-        trimmed.get(section, {}).pop(key, None)
+    trimmed = config.model_dump(mode="json", exclude=RUN_ONLY_KEYS)
     described = {"config": trimmed, "parts": None if parts is None else sorted(parts),
                  "engine": engine_digest()}
     return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
 
 
-def sidecar_files(path: Path, config: dict[str, Any], parts: Sequence[str] | None) -> list[Path]:
+def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None) -> list[Path]:
     """Files beside the submission that its grading reads: the checkpoint candidates when the
     training part is graded in checkpoint mode (names from training.checkpoint_names).
 
@@ -102,11 +100,11 @@ def sidecar_files(path: Path, config: dict[str, Any], parts: Sequence[str] | Non
     Returns:
         The existing candidate files, in checkpoint_names order.
     """
-    training = config["training"]
-    if (not training_mode(training["mode"]).submits_checkpoint or TRAINING_PART in disabled_parts(config)
+    training = config.training
+    if (not training_mode(training.mode).submits_checkpoint or TRAINING_PART in config.disabled_parts()
             or (parts is not None and TRAINING_PART not in parts)):
         return []
-    names = [name.format(stem=path.stem) for name in training["checkpoint_names"]]
+    names = [name.format(stem=path.stem) for name in training.checkpoint_names]
     return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
 
 
@@ -156,7 +154,7 @@ class ResultsStore:
     def _ensure(self) -> None:
         self.results.mkdir(parents=True, exist_ok=True)
 
-    def start_batch(self, config: dict[str, Any], parts: Sequence[str] | None, inputs_sha256: str,
+    def start_batch(self, config: GraderConfig, parts: Sequence[str] | None, inputs_sha256: str,
                     entries: Sequence[dict[str, str]]) -> None:
         """Record the configuration and the batch (its inputs digest; stems, labels, sources in
         order) of this run, for `autograder report`.
@@ -170,15 +168,15 @@ class ResultsStore:
         self._ensure()
         # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
         atomic_write_text(self.folder / "config.json",
-                          json.dumps(json_safe(config), indent=2, ensure_ascii=False, default=str))
+                          json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
         batch = {"parts": None if parts is None else list(parts), "inputs_sha256": inputs_sha256,
                  "submissions": list(entries)}
         atomic_write_text(self.folder / "batch.json", dumps_stable(batch))
 
-    def config(self) -> dict[str, Any]:
-        """The configuration of the last batch started here."""
-        config: dict[str, Any] = json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
-        return config
+    def config(self) -> GraderConfig:
+        """The configuration of the last batch started here (validated again: ConfigError if it no
+        longer is)."""
+        return validate(json.loads((self.folder / "config.json").read_text(encoding="utf-8")))
 
     def batch(self) -> dict[str, Any]:
         """The last batch started here: {"parts", "inputs_sha256", "submissions": [{stem, label, source}]}."""
@@ -227,7 +225,7 @@ def remove_scratch(out_dir: Path) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
                     out_dir: Path, html: bool = False, reporter: bool = False,
                     batch_files: bool = True) -> None:
     """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:

@@ -8,9 +8,12 @@ notebook does not set keep the profile's value, and the report says which values
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox import Global, Worker
+
+if TYPE_CHECKING:
+    from autograder.config import HparamBounds
 
 # The template's hyperparameter cell, in its order. `epochs` is the profile's max_epochs.
 CELL_NAMES = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
@@ -73,7 +76,7 @@ def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = 
     return described
 
 
-def _out_of_bounds(name: str, item: dict[str, Any], bounds: list[float]) -> str | None:
+def _out_of_bounds(name: str, item: dict[str, Any], bounds: tuple[float, float]) -> str | None:
     low, high = bounds
     wanted = "an integer" if name in INTEGER_NAMES else "a number"
     in_range = f"from {low:g} to {high:g}"
@@ -85,7 +88,7 @@ def _out_of_bounds(name: str, item: dict[str, Any], bounds: list[float]) -> str 
 
 
 def apply_cell(profile: dict[str, Any], described: dict[str, dict[str, Any]],
-               bounds: dict[str, list[float]], names: tuple[str, ...]) -> CellSettings:
+               bounds: HparamBounds, names: tuple[str, ...]) -> CellSettings:
     """Put the notebook's values in place of the profile's, after checking them.
 
     Args:
@@ -107,7 +110,7 @@ def apply_cell(profile: dict[str, Any], described: dict[str, dict[str, Any]],
         if item is None:
             settings.values[name], settings.sources[name] = profile[key], FROM_PROFILE
             continue
-        problem = _out_of_bounds(name, item, bounds[name])
+        problem = _out_of_bounds(name, item, bounds.range_of(name))
         if problem:
             problems.append(problem)
             continue

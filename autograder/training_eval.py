@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from autograder.config import GraderConfig
 from autograder.reports.i18n import t   # student-facing text, in the configured language
 from autograder.sandbox import Worker
 from autograder.transplant import candidate_mappings
@@ -47,11 +48,18 @@ class Fit:
     detail: dict[str, Any] | None = None
 
 
-def load_data(config: dict[str, Any]) -> PreparedData:
-    """Prepared Multi30k as grader.yml's data section describes it."""
-    data = config["data"]
-    return prepare_data(local_dir=data["local_dir"], tokenizer=data["tokenizer"],
-                        max_length=data["max_length"], cache_dir=data["cache_dir"])
+def load_data(config: GraderConfig) -> PreparedData:
+    """Prepared Multi30k as grader.yml's data section describes it.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        The prepared splits and vocabularies.
+    """
+    data = config.data
+    return prepare_data(local_dir=data.local_dir, tokenizer=data.tokenizer,
+                        max_length=data.max_length, cache_dir=data.cache_dir)
 
 
 def probe_batch(data: PreparedData, count: int = 8) -> list[Tensor]:

@@ -23,6 +23,7 @@ from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
 from autograder.reports.i18n import t
 
 if TYPE_CHECKING:
+    from autograder.config import GraderConfig, TrainingConfig
     from autograder.sandbox import StudentError, Worker, WorkerFailure
     from autograder.student_hparams import CellSettings
     from mtkit.dataset import PreparedData
@@ -45,7 +46,7 @@ class TrainingMode(ABC):
     submits_checkpoint: ClassVar[bool] = False   # a file beside the notebook belongs to the submission
     failure_key: ClassVar[str] = "training.failed.training"   # message when evaluate fails
 
-    def find_checkpoint(self, submission: Path, training: dict[str, Any]) -> SubmittedCheckpoint | None:
+    def find_checkpoint(self, submission: Path, training: TrainingConfig) -> SubmittedCheckpoint | None:
         """The submitted weights this mode loads (raises `CheckpointRefused` when unusable).
 
         Args:
@@ -57,7 +58,7 @@ class TrainingMode(ABC):
         """
         return None
 
-    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+    def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
         """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them.
 
         Args:
@@ -109,7 +110,7 @@ class TrainingMode(ABC):
 
     @abstractmethod
     def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
         """Build the student's model in the worker (a `ModelSession` with `logits` and `translate`).
 
         Args:
@@ -162,14 +163,14 @@ class RecipeMode(TrainingMode):
         return t("training.method.recipe", profile=profile_name)
 
     def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
         from mtkit.training import recipe_from_profile
         from mtkit.worker_training import flatten
 
-        seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
-        recipe = recipe_from_profile(hparams, seed=seed, target_bleu=float(config["training"]["threshold_bleu"]))
+        seed, threads = config.grading.seed, config.training.threads
+        recipe = recipe_from_profile(hparams, seed=seed, target_bleu=config.training.threshold_bleu)
         src_flat, src_len = flatten(data.splits["train"].src)
         tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
         return worker.new(TRAINING_SESSION, [
@@ -191,7 +192,7 @@ class StudentHparamsMode(RecipeMode):
 
     name = "student_hparams"
 
-    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+    def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
         from autograder.student_hparams import CELL_NAMES
 
         return read_settings(worker, CELL_NAMES, profile, config)
@@ -213,10 +214,10 @@ class CheckpointMode(TrainingMode):
     submits_checkpoint = True
     failure_key = "training.failed.evaluation"
 
-    def find_checkpoint(self, submission: Path, training: dict[str, Any]) -> SubmittedCheckpoint | None:
-        return find_checkpoint(submission, training["checkpoint_names"], float(training["checkpoint_max_mb"]))
+    def find_checkpoint(self, submission: Path, training: TrainingConfig) -> SubmittedCheckpoint | None:
+        return find_checkpoint(submission, training.checkpoint_names, training.checkpoint_max_mb)
 
-    def settings(self, worker: Worker, profile: dict[str, Any], config: dict[str, Any]) -> CellSettings:
+    def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
         from autograder.student_hparams import MODEL_NAMES
 
         return read_settings(worker, MODEL_NAMES, profile, config)
@@ -230,14 +231,14 @@ class CheckpointMode(TrainingMode):
                  settings=settings.summary())
 
     def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: dict[str, Any], checkpoint: SubmittedCheckpoint | None) -> int:
+                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
         import torch
 
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
 
         assert checkpoint is not None   # find_checkpoint returned it
-        seed, threads = config["grading"]["seed"], int(config["training"]["threads"])
+        seed, threads = config.grading.seed, config.training.threads
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)   # (N,) the file
         return worker.new(CHECKPOINT_SESSION, [*[Global(name) for name in MODEL_FUNCTIONS], model_args, data_bytes,
                                                checkpoint.name, threads, PAD_IDX], seed=seed)
@@ -272,7 +273,7 @@ def training_mode(name: str) -> TrainingMode:
 
 
 def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any],
-                  config: dict[str, Any]) -> CellSettings:
+                  config: GraderConfig) -> CellSettings:
     """The notebook's hyperparameter cell (`names`), checked against training.hparam_bounds.
 
     Args:
@@ -286,8 +287,8 @@ def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any
     """
     from autograder.student_hparams import apply_cell, read_cell
 
-    described = read_cell(worker, names, timeout_s=float(config["worker"]["timeout_s"]))
-    return apply_cell(profile, described, config["training"]["hparam_bounds"], names)
+    described = read_cell(worker, names, timeout_s=config.worker.timeout_s)
+    return apply_cell(profile, described, config.training.hparam_bounds, names)
 
 
 def train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,

@@ -25,11 +25,11 @@ from typing import Any
 
 import mtkit
 from autograder.checkpoint_file import CheckpointRefused
+from autograder.config import GraderConfig
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.reports.i18n import t
 from autograder.training_eval import NOT_FITTED, load_data, map_onto_reference, memorisation_gap, probe_batch
 from autograder.training_modes import training_mode
-from mtkit.training import profile_hparams, resolve_profile_name
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent   # copied into the training worker's sandbox
 
@@ -43,15 +43,14 @@ class TrainingOutcome:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def training_limits(config: dict[str, Any], budget_s: float) -> Limits:
+def training_limits(config: GraderConfig, budget_s: float) -> Limits:
     """Limits of the training worker: the profile's time budget, more memory and threads."""
-    worker = config["worker"]
-    training = config["training"]
-    return Limits(timeout_s=budget_s, startup_timeout_s=float(worker["startup_timeout_s"]),
-                  memory_mb=int(training["memory_mb"]), output_bytes=int(worker["output_bytes"]),
-                  threads=int(training["threads"]), isolation=worker["isolation"],
+    worker, training = config.worker, config.training
+    return Limits(timeout_s=budget_s, startup_timeout_s=worker.startup_timeout_s,
+                  memory_mb=training.memory_mb, output_bytes=worker.output_bytes,
+                  threads=training.threads, isolation=worker.isolation,
                   # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
-                  reply_mb=max(int(worker["reply_mb"]), int(training["checkpoint_max_mb"]) + 64))
+                  reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64))
 
 
 def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length: int) -> list[Any]:
@@ -63,9 +62,9 @@ def _reason(error: StudentError | WorkerFailure) -> str:
     return getattr(error, "reason", None) or f"{error.exc_type}: {error.message}"
 
 
-def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[str, Any]) -> TrainingOutcome:
+def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str, Any]) -> TrainingOutcome:
     """Points only for BLEU the trusted side measured, at or above the bar, without a memorisation flag."""
-    threshold = float(config["training"]["threshold_bleu"])
+    threshold = config.training.threshold_bleu
     details["evaluated_by"] = evaluation.pop("evaluated_by")
     details["evaluation"] = evaluation
     if details["evaluated_by"] == NOT_FITTED:
@@ -74,7 +73,7 @@ def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[s
     verdict = t("training.verdict", bleu=bleu, n=evaluation["n_sentences"], sacrebleu=evaluation["sacrebleu"],
                 threshold=threshold)
     if "test" in evaluation:
-        check = memorisation_gap(bleu, evaluation["test"]["bleu"], float(config["training"]["memorisation_gap"]))
+        check = memorisation_gap(bleu, evaluation["test"]["bleu"], config.training.memorisation_gap)
         details["memorisation"] = check
         if check["flagged"] and bleu >= threshold:   # below the bar there are no points to hold
             return TrainingOutcome(False, t("training.memorised", validation=check["validation_bleu"],
@@ -85,7 +84,7 @@ def _verdict(evaluation: dict[str, Any], config: dict[str, Any], details: dict[s
     return TrainingOutcome(False, f"{verdict} {t('training.low_bleu_hint.' + details['mode'])}", details)
 
 
-def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, Any],
+def run_training_part(statements: list[tuple[str, int, str]], config: GraderConfig,
                       grader_globals: dict[str, Any], submission: Path | None = None) -> TrainingOutcome:
     """Train (or load) the submission's model as training.mode says and grade the BLEU it reaches.
 
@@ -99,12 +98,12 @@ def run_training_part(statements: list[tuple[str, int, str]], config: dict[str, 
         The verdict, with BLEU, sacreBLEU, the curves and examples in `details`.
     """
     started = time.monotonic()
-    training = config["training"]
-    mode = training_mode(training["mode"])
-    profile_name = resolve_profile_name(config)
-    profile = profile_hparams(config)
+    training = config.training
+    mode = training_mode(training.mode)
+    profile_name = training.profile_name()
+    profile = training.profile_hparams(profile_name)
     details: dict[str, Any] = {"mode": mode.name, "profile_name": profile_name,
-                               "threshold_bleu": training["threshold_bleu"]}
+                               "threshold_bleu": training.threshold_bleu}
     try:
         checkpoint = mode.find_checkpoint(Path(submission or "."), training)
     except CheckpointRefused as refused:

@@ -21,7 +21,7 @@ from mtkit.bleu import corpus_bleu, ids_to_tokens  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.decoding import greedy_translate  # noqa: E402
-from mtkit.training import profile_hparams, seed_everything  # noqa: E402
+from mtkit.training import seed_everything  # noqa: E402
 from reference.fast_decode import fast_greedy_translate  # noqa: E402
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
 from reference.train import build_model  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> None:
         label = args.checkpoint
     else:
         seed_everything(0)
-        hparams = profile_hparams(load_config(), args.profile)
+        hparams = load_config().training.profile_hparams(args.profile)
         model = build_model(hparams, {k: len(v) for k, v in data.vocabs.items()}, data.max_length)
         label = f"untrained {args.profile}-profile model"
     model.eval()

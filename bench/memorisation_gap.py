@@ -23,12 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from autograder.config import load_config
-from autograder.training_eval import load_data, memorisation_gap
-from mtkit.training import load_checkpoint, profile_hparams, recipe_from_profile, seed_everything, train
-from reference.evaluate import evaluate_model
-from reference.model import Transformer
-from reference.train import build_model, reference_recipe_fns
+from autograder.config import load_config  # noqa: E402
+from autograder.training_eval import load_data, memorisation_gap  # noqa: E402
+from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train  # noqa: E402
+from reference.evaluate import evaluate_model  # noqa: E402
+from reference.train import build_model, reference_recipe_fns  # noqa: E402
 
 
 def both_splits(model: Transformer, data, threshold: float) -> dict:
@@ -56,28 +55,28 @@ def main() -> int:
                      help="override a profile key, e.g. --set embedding_dim=128 (repeatable)")
     args = parser.parse_args()
     config = load_config()
-    threshold = float(config["training"]["memorisation_gap"])
+    threshold = config.training.memorisation_gap
     data = load_data(config)
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if args.command == "checkpoint":
         payload = load_checkpoint(args.path)
         sizes = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
-        hparams = {**profile_hparams(config, "cpu"),
+        hparams = {**config.training.profile_hparams("cpu"),
                    **{k: v for k, v in payload.get("extra", {}).items() if k in sizes}}
         model = build_model(hparams, vocab_sizes, data.max_length)
         model.load_state_dict(payload["model"])
         print(json.dumps({"model": str(args.path), **both_splits(model.eval(), data, threshold)}), flush=True)
         return 0
-    hparams = profile_hparams(config, args.profile)
+    hparams = config.training.profile_hparams(args.profile)
     for pair in args.set:
         key, _, value = pair.partition("=")
         hparams[key] = type(hparams[key])(float(value)) if isinstance(hparams[key], (int, float)) else value
-    seed_everything(config["grading"]["seed"])
+    seed_everything(config.grading.seed)
     model = build_model(hparams, vocab_sizes, data.max_length)
     recipe = recipe_from_profile(hparams, max_steps=args.steps, max_epochs=10_000, lr_decay_steps=args.steps,
                                  eval_every_steps=args.every, eval_start_step=args.every, target_bleu=2.0,
-                                 time_budget_s=3600, seed=config["grading"]["seed"])
+                                 time_budget_s=3600, seed=config.grading.seed)
     src_mask, tgt_mask, loss = reference_recipe_fns(float(hparams["label_smoothing"]))
     started = time.perf_counter()
 

@@ -21,7 +21,7 @@ from autograder.config import load_config  # noqa: E402
 from mtkit.batching import bucket_batches, fixed_pad_pair_batch, pad_pair_batch, random_batches  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
-from mtkit.training import make_optimizer, profile_hparams, seed_everything, train_step  # noqa: E402
+from mtkit.training import make_optimizer, seed_everything, train_step  # noqa: E402
 from reference.train import build_model, reference_recipe_fns  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per variant")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per variant first")
     args = parser.parse_args()
-    hparams = profile_hparams(load_config(), args.profile)
+    hparams = load_config().training.profile_hparams(args.profile)
     data = prepare_data()
     train_split = data.splits["train"]
     lengths = train_split.lengths()

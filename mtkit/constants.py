@@ -9,3 +9,7 @@ SPECIALS: list[str] = ["<unk>", "<sos>", "<eos>", "<pad>"]
 
 # Sentences whose token list, including <sos>/<eos>, is longer than this are dropped (train).
 DEFAULT_MAX_LENGTH: int = 50
+
+# Length-bucketing pool (mtkit.batching): indices shuffled together, then sorted by length; large
+# enough that batches are nearly uniform in length, small enough that each epoch's batches differ.
+DEFAULT_POOL_SIZE: int = 6400

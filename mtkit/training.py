@@ -18,20 +18,14 @@ from mtkit.batching import bucket_batches, pad_pair_batch
 from mtkit.constants import PAD_IDX
 
 # Re-exported: the recipe side is part of this module's public API.
-from mtkit.recipe import (
-    LR_SCHEDULES,
-    PRECISIONS,
-    Recipe,
-    is_hopeless,
-    lr_factor,
-    profile_hparams,
-    recipe_from_profile,
+from mtkit.recipe import (  # noqa: F401
+    LR_SCHEDULES, PRECISIONS, Recipe, is_hopeless, lr_factor, recipe_from_profile,
     resolve_profile_name,
 )
 
 __all__ = [
     "LR_SCHEDULES", "PRECISIONS", "EvalFn", "LossFn", "MaskFn", "PairData", "Recipe", "TrainResult",
-    "default_device", "is_hopeless", "load_checkpoint", "lr_factor", "make_optimizer", "profile_hparams",
+    "default_device", "is_hopeless", "load_checkpoint", "lr_factor", "make_optimizer",
     "recipe_from_profile", "resolve_profile_name", "save_checkpoint", "seed_everything", "train", "train_step",
 ]
 

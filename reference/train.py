@@ -27,12 +27,7 @@ from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.plots import plot_history  # noqa: E402
 from mtkit.training import (  # noqa: E402
-    default_device,
-    profile_hparams,
-    recipe_from_profile,
-    resolve_profile_name,
-    save_checkpoint,
-    seed_everything,
+    default_device, recipe_from_profile, save_checkpoint, seed_everything,
     train,
 )
 from reference.evaluate import (  # noqa: E402
@@ -123,11 +118,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         The metrics dict that is also written to metrics.json.
     """
     base = load_config(args.config)
-    name = resolve_profile_name(base, args.profile)
+    name = base.training.profile_name(args.profile)
     config = load_config(args.config, _parse_overrides(args.set, name)) if args.set else base
-    hparams = profile_hparams(config, name)
-    seed = config["grading"]["seed"] if args.seed is None else args.seed
-    target = config["training"]["threshold_bleu"] if args.target_bleu is None else args.target_bleu
+    hparams = config.training.profile_hparams(name)
+    seed = config.grading.seed if args.seed is None else args.seed
+    target = config.training.threshold_bleu if args.target_bleu is None else args.target_bleu
     out = Path(args.out or f"runs/{name}")
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(args.device) if args.device else default_device()
@@ -135,9 +130,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     counts = None
     if args.expected_counts:
         counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}
-    data_cfg = config["data"]
-    data = prepare_data(args.data_dir or data_cfg["local_dir"], data_cfg["tokenizer"], data_cfg["max_length"],
-                        data_cfg["cache_dir"], expected_counts=counts)
+    data_cfg = config.data
+    data = prepare_data(args.data_dir or data_cfg.local_dir, data_cfg.tokenizer, data_cfg.max_length,
+                        data_cfg.cache_dir, expected_counts=counts)
     prep_done = time.perf_counter() - _PROCESS_START
     print(data.summary(), f"\n(ready {prep_done:.1f} s after start)", flush=True)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:   # runtime imports stay lazy: batch imports this package, and ray is optional
     from autograder.batch import GradeFunction, Submission
+    from autograder.config import GraderConfig
     from autograder.results import SubmissionResult
 
 EXECUTORS = ("local", "ray")
@@ -21,12 +22,12 @@ class ClusterTooSmall(RuntimeError):
 class Executor(Protocol):
     """Grades submissions somewhere and hands every result back through `on_result`."""
 
-    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, config: GraderConfig) -> GraderConfig:
         """The configuration as this executor's nodes will grade with it (e.g. the training
         profile "auto" resolved for the cluster); the store's inputs digest is taken from it."""
 
-    def run(self, submissions: Sequence[Submission], config: dict[str, Any],
-            parts: list[str] | None, grade_function: GradeFunction,
+    def run(self, submissions: Sequence["Submission"], config: GraderConfig,
+            parts: list[str] | None, grade_function: "GradeFunction",
             on_result: ResultCallback) -> None:
         """Grade every submission; call `on_result` once per submission, in completion order."""
 

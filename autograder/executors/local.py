@@ -7,9 +7,9 @@ from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
 
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
+from autograder.config import GraderConfig
 from autograder.executors import ResultCallback
 from autograder.results import SubmissionResult
 
@@ -21,11 +21,11 @@ class LocalExecutor:
         """Args: jobs, the number of parallel worker processes."""
         self.jobs = max(1, int(jobs))
 
-    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, config: GraderConfig) -> GraderConfig:
         """The configuration unchanged: the gradings run on this machine, as configured."""
         return config
 
-    def run(self, submissions: Sequence[Submission], config: dict[str, Any],
+    def run(self, submissions: Sequence[Submission], config: GraderConfig,
             parts: list[str] | None, grade_function: GradeFunction,
             on_result: ResultCallback) -> None:
         """Grade every submission; `on_result(index, result)` as each one finishes.
@@ -49,7 +49,7 @@ class _ParallelGrader:
     """Grades in worker processes, at most `jobs` in flight; survives a dying worker."""
 
     def __init__(self, grade_function: GradeFunction, submissions: Sequence[Submission],
-                 config: dict[str, Any], parts: list[str] | None, jobs: int,
+                 config: GraderConfig, parts: list[str] | None, jobs: int,
                  on_result: ResultCallback) -> None:
         self.task = (grade_function, config, parts)
         self.submissions, self.jobs, self.on_result = submissions, jobs, on_result

@@ -18,12 +18,11 @@ from typing import Any
 import ray
 
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
-from autograder.config import PROJECT_ROOT, TRAINING_PART, disabled_parts
+from autograder.config import PROJECT_ROOT, TRAINING_PART, GraderConfig
 from autograder.executors import ClusterTooSmall, ResultCallback
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files
-from mtkit.recipe import resolve_profile_name
 
 TASK_RETRIES = 3   # a task whose node or worker process died runs again elsewhere
 # Shipped to every node as the job's working directory (the code and grader.yml; no data, no env).
@@ -32,7 +31,7 @@ CODE_EXCLUDES = [".git", ".venv", ".cache", "runs", "dist", "grading-output", "t
 
 
 def _grade_remote(grade_function: GradeFunction, name: str, files: dict[str, bytes], label: str,
-                  stem: str, config: dict[str, Any], parts: list[str] | None) -> str:
+                  stem: str, config: GraderConfig, parts: list[str] | None) -> str:
     """Body of a Ray task: write the submission (and its side files) into a private folder of
     this node, grade it there, return the result as JSON text."""
     with tempfile.TemporaryDirectory(prefix="grading-") as folder:
@@ -42,7 +41,7 @@ def _grade_remote(grade_function: GradeFunction, name: str, files: dict[str, byt
     return dumps_stable(result.to_json())
 
 
-def task_resources(config: dict[str, Any], parts: Sequence[str] | None,
+def task_resources(config: GraderConfig, parts: Sequence[str] | None,
                    gpu_resource: str = "GPU") -> dict[str, Any]:
     """Ray resource options of one submission's task.
 
@@ -58,11 +57,11 @@ def task_resources(config: dict[str, Any], parts: Sequence[str] | None,
     Returns:
         Keyword arguments of `.options()`.
     """
-    training = TRAINING_PART not in disabled_parts(config) and (parts is None or TRAINING_PART in parts)
+    training = TRAINING_PART not in config.disabled_parts() and (parts is None or TRAINING_PART in parts)
     if not training:
         return {"num_cpus": 1}
-    options: dict[str, Any] = {"num_cpus": max(1, int(config["training"]["threads"]))}
-    if resolve_profile_name(config) == "gpu":
+    options: dict[str, Any] = {"num_cpus": config.training.threads}
+    if config.training.profile_name() == "gpu":
         if gpu_resource == "GPU":
             options["num_gpus"] = 1
         else:
@@ -119,7 +118,7 @@ class RayExecutor:
         ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False,
                  include_dashboard=False if self.address is None else None)
 
-    def prepare(self, config: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, config: GraderConfig) -> GraderConfig:
         """Resolve training.profile "auto" for the cluster: gpu when its nodes offer the GPU
         resource (and a gpu profile exists), else cpu; every node then trains the same way.
 
@@ -130,13 +129,13 @@ class RayExecutor:
             A copy with an explicit profile name.
         """
         self._connect()
-        training = dict(config["training"])
-        if training["profile"] == "auto":
-            has_gpu = ray.cluster_resources().get(self.gpu_resource, 0) > 0
-            training["profile"] = "gpu" if has_gpu and "gpu" in training["profiles"] else "cpu"
-        return {**config, "training": training}
+        if config.training.profile != "auto":
+            return config
+        has_gpu = ray.cluster_resources().get(self.gpu_resource, 0) > 0
+        profile = "gpu" if has_gpu and "gpu" in config.training.profiles else "cpu"
+        return config.model_copy(update={"training": config.training.model_copy(update={"profile": profile})})
 
-    def run(self, submissions: Sequence[Submission], config: dict[str, Any],
+    def run(self, submissions: Sequence[Submission], config: GraderConfig,
             parts: list[str] | None, grade_function: GradeFunction,
             on_result: ResultCallback) -> None:
         """One task per submission; `on_result(index, result)` in the driver as each returns.
@@ -167,7 +166,7 @@ class RayExecutor:
                 on_result(index, self._result(ref, submissions[index], config, parts))
 
     @staticmethod
-    def _result(ref: Any, submission: Submission, config: dict[str, Any],
+    def _result(ref: Any, submission: Submission, config: GraderConfig,
                 parts: list[str] | None) -> SubmissionResult:
         """The task's JSON as a result; a task that failed for good becomes a grader error."""
         try:

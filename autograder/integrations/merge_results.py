@@ -6,15 +6,14 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from autograder import config as grader_config
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
-from autograder.reports.common import is_skipped
+from autograder.reports.common import ConfigParts, is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
 from autograder.results import (
@@ -55,7 +54,7 @@ class MergeLog:
             writer.writerows(self.rows)
 
 
-def validate(result: SubmissionResult, config_parts: Mapping[str, Any]) -> SubmissionResult:
+def validate(result: SubmissionResult, config_parts: ConfigParts) -> SubmissionResult:
     """Check a result against grader.yml's parts and recompute every total from its checks.
 
     Args:
@@ -78,15 +77,15 @@ def validate(result: SubmissionResult, config_parts: Mapping[str, Any]) -> Submi
             raise InvalidResult(f"part {part.part!r} appears twice")
         seen.add(part.part)
         ids = [check.check_id for check in part.checks]
-        if sorted(ids) != sorted(declared["checks"]):
-            raise InvalidResult(f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared['checks'])}")
+        if sorted(ids) != sorted(declared.checks):
+            raise InvalidResult(f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared.checks)}")
         for check in part.checks:
-            top = float(declared["checks"][check.check_id])
+            top = float(declared.checks[check.check_id])
             if check.part != part.part or float(check.max_points) != top:
                 raise InvalidResult(f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})")
             if not 0 <= float(check.points) <= top:
                 raise InvalidResult(f"check {check.check_id!r}: {check.points} points of {top:g}")
-        part.title, part.max_points = declared["title"], float(declared["points"])
+        part.title, part.max_points = declared.title, float(declared.points)
         part.points = sum(float(c.points) for c in part.checks if not c.skipped)
     return result
 
@@ -117,7 +116,7 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
         grading_seconds=first.grading_seconds + later.grading_seconds)
 
 
-def _results(folder: Path, config_parts: Mapping[str, Any], log: MergeLog) -> dict[str, SubmissionResult]:
+def _results(folder: Path, config_parts: ConfigParts, log: MergeLog) -> dict[str, SubmissionResult]:
     found = {}
     for path in sorted(folder.glob("*.json")):
         if path.name.endswith((".results.json", ".reporter.json")):
@@ -133,7 +132,7 @@ def _results(folder: Path, config_parts: Mapping[str, Any], log: MergeLog) -> di
     return found
 
 
-def merge_folders(folders: Sequence[Path], config_parts: Mapping[str, Any] | None = None,
+def merge_folders(folders: Sequence[Path], config_parts: ConfigParts | None = None,
                   log: MergeLog | None = None) -> tuple[list[str], list[SubmissionResult]]:
     """Merge the `<stem>.json` results of several report folders, stem by stem, in folder order.
 
@@ -148,7 +147,7 @@ def merge_folders(folders: Sequence[Path], config_parts: Mapping[str, Any] | Non
     Returns:
         The stems (sorted) and their merged results.
     """
-    config_parts = config_parts if config_parts is not None else grader_config.load_config(None)["parts"]
+    config_parts = config_parts if config_parts is not None else grader_config.load_config(None).parts
     log = log if log is not None else MergeLog()
     merged: dict[str, SubmissionResult] = {}
     for index, folder in enumerate(folders):
@@ -173,17 +172,17 @@ def merge_folders(folders: Sequence[Path], config_parts: Mapping[str, Any] | Non
     return stems, [merged[stem] for stem in stems]
 
 
-def missing_result(submission: str, config_parts: Mapping[str, Any], reason: str) -> SubmissionResult:
+def missing_result(submission: str, config_parts: ConfigParts, reason: str) -> SubmissionResult:
     """A roster student's row without a graded submission: every part 0 (not skipped), status `missing`."""
-    parts = [PartResult(name, part["title"], float(part["points"]), 0.0,
+    parts = [PartResult(name, part.title, float(part.points), 0.0,
                         [CheckResult(check, name, float(points), False, 0.0, reason)
-                         for check, points in part["checks"].items()])
+                         for check, points in part.checks.items()])
              for name, part in config_parts.items()]
     return SubmissionResult(submission, STATUS_MISSING, parts, load_problems=[reason])
 
 
 def add_roster(stems: list[str], results: list[SubmissionResult], manifest: Path,
-               config_parts: Mapping[str, Any], log: MergeLog) -> tuple[list[str], list[SubmissionResult]]:
+               config_parts: ConfigParts, log: MergeLog) -> tuple[list[str], list[SubmissionResult]]:
     """Add a `missing` row for every repository of the collector's manifest.csv that has no result.
 
     Args:
@@ -233,9 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     config = grader_config.load_config(args.config)
     log = MergeLog()
-    stems, results = merge_folders([f for f in args.folders if f.is_dir()], config["parts"], log)
+    stems, results = merge_folders([f for f in args.folders if f.is_dir()], config.parts, log)
     if args.manifest is not None and args.manifest.is_file():
-        stems, results = add_roster(stems, results, args.manifest, config["parts"], log)
+        stems, results = add_roster(stems, results, args.manifest, config.parts, log)
     if not results:
         print("error: no valid <stem>.json results in " + ", ".join(map(str, args.folders)), file=sys.stderr)
         return 2

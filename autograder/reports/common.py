@@ -5,9 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from autograder.results import PartResult, SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.config import PartConfig
+
+# grader.yml's `parts` (the loaded configuration's `.parts`): part name -> title, points, checks.
+ConfigParts = Mapping[str, "PartConfig"]
 
 SKIPPED = "skipped"       # shown for a part that was not graded in this run (never as 0)
 NOT_PRESENT = "-"         # shown for a part the result does not mention at all
@@ -22,18 +28,18 @@ class PartColumn:
     points: float | None
 
 
-def part_columns(config_parts: Mapping[str, Mapping[str, Any]] | None,
+def part_columns(config_parts: ConfigParts | None,
                  results: Iterable[SubmissionResult] = ()) -> list[PartColumn]:
     """The report's part columns: grader.yml order first, then unknown parts in first-seen order.
 
     Args:
-        config_parts: `config["parts"]` (name -> {title, points, checks}); None uses only results.
+        config_parts: `config.parts` (name -> title, points, checks); None uses only results.
         results: the results to render (parts missing from the config are appended).
 
     Returns:
         One column per part, without duplicates.
     """
-    columns = [PartColumn(name, str(part.get("title", name)), part.get("points"))
+    columns = [PartColumn(name, part.title or name, part.points)
                for name, part in (config_parts or {}).items()]
     known = {column.name for column in columns}
     for result in results:

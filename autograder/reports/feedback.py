@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.figures import training_series
 from autograder.reports.files import check_stems
 from autograder.reports.html import write_html
-from autograder.reports.i18n import config_language, t, use_language
+from autograder.reports.i18n import t, use_language
 from autograder.reports.markdown import render_submission
 from autograder.reports.md_safe import md_text
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
 
 OPEN, BLOCKED, WRONG_OPEN, WRONG_BLOCKED = "■", "·", "✗", "○"
 
@@ -112,7 +115,7 @@ def reporter_document(result: SubmissionResult) -> dict[str, Any]:
             "env": {reporter_env_name(runner): encode_payload(p) for runner, p in payloads.items()}}
 
 
-def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
                    out_dir: Path, html: bool = False, reporter: bool = False) -> list[Path]:
     """Write, per submission, `<stem>.html` and `<stem>.feedback.md` (html) and
     `<stem>.reporter.json` (reporter), next to the reports of `write_reports`.
@@ -129,20 +132,20 @@ def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], co
         The paths written.
     """
     check_stems(stems)
-    with use_language(config_language(config)):
+    with use_language(config.feedback.language):
         return _write_feedback(results, stems, config, out_dir, html, reporter)
 
 
-def _write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+def _write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
                     out_dir: Path, html: bool, reporter: bool) -> list[Path]:
-    columns = part_columns(config["parts"], results)
-    threshold = config.get("training", {}).get("threshold_bleu")
+    columns = part_columns(config.parts, results)
+    threshold = config.training.threshold_bleu
     written = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for result, stem in zip(results, stems, strict=True):
         if html:
             page = out_dir / f"{stem}.html"
-            write_html(result, page, config["parts"], config["assignment"]["name"], threshold)
+            write_html(result, page, config.parts, config.assignment.name, threshold)
             markdown = out_dir / f"{stem}.feedback.md"
             markdown.write_text(render_feedback_markdown(result, columns, threshold), encoding="utf-8")
             written += [page, markdown]

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import config_language, use_language
+from autograder.reports.i18n import use_language
 from autograder.reports.markdown import render_markdown, render_submission
 from autograder.reports.submission_json import write_submission_json
 from autograder.results import SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
 
 GRADEBOOK_NAME = "gradebook.csv"
 SUMMARY_NAME = "summary.md"
@@ -48,7 +51,7 @@ def check_stems(stems: Sequence[str]) -> None:
 
 
 def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
-                  config: dict[str, Any], out_dir: Path) -> list[Path]:
+                  config: GraderConfig, out_dir: Path) -> list[Path]:
     """Write, per submission, `<stem>.results.json` (Gradescope), `<stem>.json` (the full result)
     and `<stem>.md`; and for the batch `gradebook.csv` and `summary.md`.
 
@@ -64,15 +67,15 @@ def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
     if len(stems) != len(results) or len(set(stems)) != len(stems):
         raise ValueError("write_reports needs one unique stem per result")
     check_stems(stems)
-    with use_language(config_language(config)):
+    with use_language(config.feedback.language):
         return _write_reports(results, stems, config, out_dir)
 
 
-def _write_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: dict[str, Any],
+def _write_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
                    out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    config_parts = config["parts"]
-    assignment = config["assignment"]["name"]
+    config_parts = config.parts
+    assignment = config.assignment.name
     columns = part_columns(config_parts, results)
     written = []
     for result, stem in zip(results, stems, strict=True):

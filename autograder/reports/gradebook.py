@@ -13,19 +13,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from autograder.reports.common import (
-    PartColumn,
-    find_part,
-    format_points,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_columns,
-    part_possible,
+    ConfigParts, PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
+    part_columns, part_possible,
 )
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_ERROR, SubmissionResult
@@ -103,13 +96,13 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
 
 
 def render_gradebook(results: Sequence[SubmissionResult],
-                     config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                     config_parts: ConfigParts | None = None,
                      points_row: bool = True) -> str:
     """The gradebook as CSV text; submission rows sorted by file name.
 
     Args:
         results: the graded submissions (any order).
-        config_parts: `config["parts"]`, for the part columns and their order.
+        config_parts: `config.parts`, for the part columns and their order.
         points_row: start with Otter's "points-per-question" row (the points possible per part
             among the parts graded in this run).
 
@@ -129,12 +122,12 @@ def render_gradebook(results: Sequence[SubmissionResult],
 
 
 def write_gradebook(results: Sequence[SubmissionResult], path: Path,
-                    config_parts: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                    config_parts: ConfigParts | None = None) -> None:
     """Write `render_gradebook(...)` to a file.
 
     Args:
         results: the graded submissions.
         path: the destination, e.g. `<out>/gradebook.csv`.
-        config_parts: `config["parts"]`.
+        config_parts: `config.parts`.
     """
     path.write_text(render_gradebook(results, config_parts), encoding="utf-8", newline="")

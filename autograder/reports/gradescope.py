@@ -9,18 +9,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    PartColumn,
-    format_score,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_columns,
+    ConfigParts, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_columns,
     skip_reason,
 )
 from autograder.reports.i18n import current_language, part_title, t, use_language
@@ -92,7 +87,7 @@ def _ordered_parts(result: SubmissionResult,
 
 
 def gradescope_results(result: SubmissionResult,
-                       config_parts: Mapping[str, Mapping[str, Any]] | None = None, *,
+                       config_parts: ConfigParts | None = None, *,
                        assignment: str = "", visibility: str = "visible",
                        stdout_visibility: str = "hidden",
                        test_visibility: str = "visible") -> dict[str, Any]:
@@ -103,7 +98,7 @@ def gradescope_results(result: SubmissionResult,
 
     Args:
         result: one graded submission.
-        config_parts: `config["parts"]`, giving test numbers "<part>.<check>" in grader.yml order.
+        config_parts: `config.parts`, giving test numbers "<part>.<check>" in grader.yml order.
         assignment: the assignment's name, first line of the top-level output.
         visibility: of the whole result (Gradescope: hidden, after_due_date, after_published,
             visible).
@@ -130,14 +125,14 @@ def gradescope_results(result: SubmissionResult,
 
 
 def write_gradescope_results(result: SubmissionResult, path: Path,
-                             config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                             config_parts: ConfigParts | None = None,
                              assignment: str = "", language: str | None = None) -> None:
     """Write `gradescope_results(...)` as stable JSON.
 
     Args:
         result: one graded submission.
         path: the destination, e.g. `<out>/<stem>.results.json` or /autograder/results/results.json.
-        config_parts: `config["parts"]`, for test numbering.
+        config_parts: `config.parts`, for test numbering.
         assignment: the assignment's name for the summary.
         language: the feedback language (None: the current one).
     """

@@ -9,15 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    PartColumn,
-    format_points,
-    format_score,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_columns,
-    part_possible,
-    skip_reason,
+    ConfigParts, PartColumn, format_points, format_score, graded_possible, graded_total, is_skipped,
+    part_columns, part_possible, skip_reason,
 )
 from autograder.reports.figures import mask_figure_png, png_data_uri, training_figure_png, training_series
 from autograder.reports.i18n import part_title, t
@@ -191,14 +184,14 @@ def _translation_examples(training: Mapping[str, Any]) -> str:
             f"{rows}</table>")
 
 
-def render_html(result: SubmissionResult, config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+def render_html(result: SubmissionResult, config_parts: ConfigParts | None = None,
                 assignment: str = "", bleu_threshold: float | None = None) -> str:
     """The feedback page of one submission as one self-contained HTML document.
 
     Args:
         result: the graded submission (extras "attention_mask" and "training" are drawn when
             present; "traceback" and "internal_errors" are for staff and never shown).
-        config_parts: `config["parts"]`, for the part order.
+        config_parts: `config.parts`, for the part order.
         assignment: the assignment's name for the title.
         bleu_threshold: the training part's BLEU bar, drawn on the curve.
 
@@ -233,14 +226,14 @@ def render_html(result: SubmissionResult, config_parts: Mapping[str, Mapping[str
 
 
 def write_html(result: SubmissionResult, path: Path,
-               config_parts: Mapping[str, Mapping[str, Any]] | None = None, assignment: str = "",
+               config_parts: ConfigParts | None = None, assignment: str = "",
                bleu_threshold: float | None = None) -> None:
     """Write `render_html(...)` to a file.
 
     Args:
         result: the graded submission.
         path: the destination, e.g. `<out>/<stem>.html`.
-        config_parts: `config["parts"]`.
+        config_parts: `config.parts`.
         assignment: the assignment's name.
         bleu_threshold: the training part's BLEU bar.
     """

@@ -7,20 +7,11 @@ catalogue (`reports.i18n`) in the current feedback language.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from autograder.reports.common import (
-    SKIPPED,
-    PartColumn,
-    format_score,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_cell,
-    part_columns,
-    part_possible,
-    skip_reason,
+    ConfigParts, SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
+    part_columns, part_possible, skip_reason,
 )
 from autograder.reports.i18n import part_title, t
 from autograder.reports.md_safe import md_code, md_text
@@ -106,13 +97,13 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
 
 
 def render_markdown(results: Sequence[SubmissionResult],
-                    config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                    config_parts: ConfigParts | None = None,
                     title: str | None = None) -> str:
     """The Markdown report of a batch (or a single submission).
 
     Args:
         results: the graded submissions, in the order to show.
-        config_parts: `config["parts"]`, for column order and titles.
+        config_parts: `config.parts`, for column order and titles.
         title: the top-level heading, e.g. the assignment's name (default: "Grading summary" in
             the feedback language).
 

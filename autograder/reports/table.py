@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from autograder.reports.common import (
-    SKIPPED,
-    PartColumn,
-    format_score,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_cell,
-    part_columns,
-    part_possible,
-    skip_reason,
+    ConfigParts, SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
+    part_columns, part_possible, skip_reason,
 )
 from autograder.results import CheckResult, SubmissionResult
 
@@ -162,13 +153,13 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
 
 
 def render_report(results: Sequence[SubmissionResult],
-                  config_parts: Mapping[str, Mapping[str, Any]] | None = None,
+                  config_parts: ConfigParts | None = None,
                   width: int | None = None) -> str:
     """The terminal report: the summary table, plus the details when there is one submission.
 
     Args:
         results: the graded submissions, in the order to show.
-        config_parts: `config["parts"]`, for column order and titles.
+        config_parts: `config.parts`, for column order and titles.
         width: the available width; None asks the terminal.
 
     Returns:

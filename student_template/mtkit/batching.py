@@ -7,11 +7,8 @@ from collections.abc import Sequence
 
 import torch
 
-from mtkit.constants import DEFAULT_MAX_LENGTH, PAD_IDX
+from mtkit.constants import DEFAULT_MAX_LENGTH, DEFAULT_POOL_SIZE, PAD_IDX
 
-# Indices shuffled together, then sorted by length: large enough that batches are nearly
-# uniform in length, small enough that each epoch's batches still differ.
-DEFAULT_POOL_SIZE = 6400
 
 
 def _cut_by_count(pool: list[int], batch_size: int) -> list[list[int]]:

@@ -1,20 +1,21 @@
-"""Training-recipe settings: the Recipe dataclass, grader.yml profiles and the learning-rate schedule."""
+"""Training-recipe settings: the Recipe dataclass, the profile-name rule and the learning-rate schedule."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal, get_args
 
-import torch
+from mtkit.constants import DEFAULT_POOL_SIZE
 
-from mtkit.batching import DEFAULT_POOL_SIZE
-
-# Kept in step with autograder.config.PROFILE_CHOICES (a test checks it); mtkit cannot import
-# autograder because it ships into the untrusted worker on its own.
-LR_SCHEDULES = ("constant", "inverse_sqrt", "linear", "cosine")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+# The one definition of the recipe's choices and defaults: grader.yml's training profiles
+# (autograder.config) take theirs from here. mtkit never imports autograder (it ships into the
+# untrusted worker on its own), and this module stays free of torch so the config can import it.
+LrSchedule = Literal["constant", "inverse_sqrt", "linear", "cosine"]
+Precision = Literal["auto", "fp32", "bf16", "fp16"]
+LR_SCHEDULES: tuple[str, ...] = get_args(LrSchedule)
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
 @dataclass
@@ -25,7 +26,7 @@ class Recipe:
     max_tokens: int = 0  # >0: batches hold at most this many padded tokens per side
     learning_rate: float = 5e-4  # peak Adam learning rate
     warmup_steps: int = 0  # linear warm-up from 0 to the peak
-    lr_schedule: str = "constant"  # after warm-up: constant | inverse_sqrt | linear | cosine
+    lr_schedule: LrSchedule = "constant"  # after warm-up: constant | inverse_sqrt | linear | cosine
     lr_decay_steps: int = 0  # linear/cosine reach 0 here; 0 = the whole run (max_epochs)
     adam_betas: tuple[float, float] = (0.9, 0.98)
     adam_eps: float = 1e-9
@@ -41,7 +42,7 @@ class Recipe:
     seed: int = 0
     pool_size: int = DEFAULT_POOL_SIZE  # length-bucketing pool (see mtkit.batching)
     log_every_steps: int = 25  # loss-window size of the JSON log
-    precision: str = "auto"  # auto: bf16 autocast on CUDA with bf16, else fp32 (fp16: see _autocast_dtype)
+    precision: Precision = "auto"  # auto: bf16 autocast on CUDA with bf16, else fp32 (fp16: see _autocast_dtype)
 
     def __post_init__(self) -> None:
         if self.lr_schedule not in LR_SCHEDULES:
@@ -52,49 +53,30 @@ class Recipe:
             raise ValueError("batch_size and max_epochs must be positive, max_tokens non-negative")
 
 
-def profile_hparams(config: Mapping[str, Any], name: str | None = None) -> dict[str, Any]:
-    """The settings of one training profile from a validated grader.yml dict.
+def resolve_profile_name(requested: str, available: Collection[str]) -> str:
+    """The training profile to use: "auto" means "gpu" when CUDA is available (and a gpu profile
+    exists), else "cpu"; any other name is returned as given.
 
     Args:
-        config: output of `autograder.config.load_config` (or its "training" section).
-        name: profile name; None uses training.profile, where "auto" means "gpu" when CUDA is
-            available (and such a profile exists), else "cpu".
-
-    Returns:
-        A copy of the profile's key -> value mapping (model sizes and recipe settings).
-
-    Raises:
-        KeyError: no such profile.
-    """
-    profiles = config.get("training", config)["profiles"]
-    name = resolve_profile_name(config, name)
-    if name not in profiles:
-        raise KeyError(f"no training profile {name!r} (have: {', '.join(profiles)})")
-    return dict(profiles[name])
-
-
-def resolve_profile_name(config: Mapping[str, Any], name: str | None = None) -> str:
-    """The profile to use: `name`, else training.profile; "auto" = "gpu" with CUDA (if defined), else "cpu".
-
-    Args:
-        config: a validated grader.yml dict (or its "training" section).
-        name: an explicit choice, or None.
+        requested: a profile name or "auto".
+        available: the names of the profiles defined.
 
     Returns:
         A profile name (not checked for existence).
     """
-    training = config.get("training", config)
-    name = name or training.get("profile", "auto")
-    if name == "auto":
-        name = "gpu" if torch.cuda.is_available() and "gpu" in training["profiles"] else "cpu"
-    return name
+    if requested != "auto":
+        return requested
+    import torch  # here, not at the top: the configuration imports this module and needs no torch
+
+    return "gpu" if torch.cuda.is_available() and "gpu" in available else "cpu"
 
 
 def recipe_from_profile(profile: Mapping[str, Any], **overrides: Any) -> Recipe:
     """Build a Recipe from a profile mapping; keys that are not recipe fields are ignored.
 
     Args:
-        profile: e.g. `profile_hparams(config, "cpu")` (model keys such as embedding_dim are skipped).
+        profile: e.g. `config.training.profile_hparams("cpu")` (model keys such as embedding_dim are
+            skipped).
         **overrides: Recipe fields that win over the profile (e.g. seed, target_bleu).
 
     Returns:

@@ -6,11 +6,10 @@ import ast
 import json
 import re
 
-import yaml
-
 from assignments.transformer_mt import build
+from autograder.config import load_config
 
-CONFIG = yaml.safe_load((build.REPO / "grader.yml").read_text(encoding="utf-8"))
+CONFIG = load_config(build.REPO / "grader.yml")
 CELLS = json.loads(build.MASTER.read_text(encoding="utf-8"))["cells"]
 MODEL_AND_RECIPE = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
                     "learning_rate")
@@ -34,16 +33,16 @@ def solution_hparams() -> dict[str, object]:
 
 def test_training_section_names_the_graded_mode() -> None:
     section = next(source(c) for c in CELLS if "training-section" in c["metadata"].get("tags", []))
-    mode = CONFIG["training"]["mode"]
-    assert "`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
+    mode = CONFIG.training.mode
+    assert f"`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
 
 
 def test_cpu_setting_is_the_graders_cpu_profile() -> None:
-    profile = CONFIG["training"]["profiles"]["cpu"]
+    profile = CONFIG.training.profile_hparams("cpu")
     hparams = solution_hparams()
     assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {name: profile[name] for name in MODEL_AND_RECIPE}
     settings = next(assignments(source(c)) for c in CELLS if c["cell_type"] == "code" and "warmup_steps = " in source(c))
-    assert settings["warmup_steps"] == profile["warmup_steps"] and settings["target_bleu"] == CONFIG["training"]["threshold_bleu"]
+    assert settings["warmup_steps"] == profile["warmup_steps"] and settings["target_bleu"] == CONFIG.training.threshold_bleu
 
 
 def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:

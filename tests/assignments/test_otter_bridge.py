@@ -28,8 +28,8 @@ def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> di
     for name, part in PARTS.items():
         checks = [{"check_id": c, "part": name, "max_points": pts, "passed": c not in failing,
                    "points": 0 if c in failing else pts, "message": failing.get(c, ""),
-                   "skipped": name not in parts} for c, pts in part["checks"].items()]
-        records.append({"part": name, "title": part["title"], "max_points": part["points"],
+                   "skipped": name not in parts} for c, pts in part.checks.items()]
+        records.append({"part": name, "title": part.title, "max_points": part.points,
                         "points": sum(c["points"] for c in checks if not c["skipped"]), "checks": checks})
     return {"submission": "submission.ipynb", "status": "graded", "parts": records,
             "load_problems": ["cell 3, line 1: invalid syntax"], "notes": []}
@@ -77,7 +77,7 @@ def test_unit_parts_run_together_and_training_is_skipped() -> None:
     merged, _runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
     assert runner.calls == [{"parts": UNIT, "timeout_s": 10 * len(UNIT), "train": False, "profile": None}]
     assert [p["part"] for p in merged["parts"]] == list(PARTS)
-    assert merged["points"] == merged["max_points"] == sum(PARTS[p]["points"] for p in UNIT)
+    assert merged["points"] == merged["max_points"] == sum(PARTS[p].points for p in UNIT)
     training = merged["parts"][-1]
     assert all(c["skipped"] for c in training["checks"]) and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
     assert merged["load_problems"] == ["cell 3, line 1: invalid syntax"]
@@ -93,7 +93,7 @@ def test_a_hanging_part_costs_only_itself() -> None:
     by_name = {p["part"]: p for p in merged["parts"]}
     assert by_name["decoder"]["points"] == 0
     assert all("longer than 3 s" in c["message"] for c in by_name["decoder"]["checks"])
-    assert all(by_name[p]["points"] == PARTS[p]["points"] for p in UNIT if p != "decoder")
+    assert all(by_name[p]["points"] == PARTS[p].points for p in UNIT if p != "decoder")
 
 
 def test_training_gets_its_own_run_when_enabled() -> None:
@@ -103,7 +103,7 @@ def test_training_gets_its_own_run_when_enabled() -> None:
     assert [c["parts"] for c in runner.calls] == [[p] for p in UNIT] + [["training"]]
     assert runner.calls[-1] == {"parts": ["training"], "timeout_s": bridge.DEFAULT_TRAINING_TIMEOUT_S,
                                 "train": True, "profile": "cpu"}
-    assert merged["max_points"] == sum(part["points"] for part in PARTS.values())
+    assert merged["max_points"] == sum(part.points for part in PARTS.values())
 
 
 def test_otter_results_mirror_the_engine_parts() -> None:
@@ -114,7 +114,7 @@ def test_otter_results_mirror_the_engine_parts() -> None:
     bridge.fill_otter_results(results, merged, options, "Assignment")
     assert results.test_files == ["q1", "decoder_layer", "decoder", "transformer_forward", "q5"]
     expected = {p["part"]: p["points"] for p in merged["parts"]}
-    assert results.get_score("q1") == expected["look_ahead_mask"] == 10 - PARTS["look_ahead_mask"]["checks"]["mask_blocks_future"]
+    assert results.get_score("q1") == expected["look_ahead_mask"] == 10 - PARTS["look_ahead_mask"].checks["mask_blocks_future"]
     assert results.get_score("q5") == expected["masked_loss"] and results.total == merged["points"]
     document = results.to_gradescope_dict(AutograderConfig({"show_hidden": True, "show_all_public": True,
                                                             "force_public_test_summary": False}))
@@ -234,11 +234,12 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
                   if p.suffix == ".pt"}
         (out / "submission.json").write_text(json.dumps(beside))
     """)
-    (engine / "grader.yml").write_text("training:\n  mode: recipe\n")
-    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, \
+    project = (REPO / "grader.yml").read_text(encoding="utf-8")   # the bridge validates it as the engine does
+    (engine / "grader.yml").write_text(project)   # training.mode: recipe
+    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == {}, \
         "nothing to copy when the grader trains"
-    (engine / "grader.yml").write_text("training:\n  mode: checkpoint\n  checkpoint_names: ['{stem}.pt']\n")
-    run = bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True)
+    (engine / "grader.yml").write_text(project.replace("  mode: recipe\n", "  mode: checkpoint\n"))   # {stem}.pt first
+    run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
     (upload / "hw.pt").unlink()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.config import load_config
+from autograder.config import GraderConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINING_FIXTURES = ROOT / "tests" / "fixtures" / "training"
@@ -17,12 +17,12 @@ CORRECT_NOTEBOOK = ROOT / "examples" / "correct_original_format.ipynb"
 
 
 @pytest.fixture
-def tiny_training_config() -> Callable[..., dict]:
+def tiny_training_config() -> Callable[..., GraderConfig]:
     """Factory: the project config with training on and the cpu profile replaced by the tiny one.
 
     Call it with `mode=` (default recipe) and any other dotted overrides.
     """
-    def build(mode: str = "recipe", **overrides: object) -> dict:
+    def build(mode: str = "recipe", **overrides: object) -> GraderConfig:
         settings = {"training.enabled": True, "training.profile": "cpu", "training.mode": mode}
         profile = yaml.safe_load((TRAINING_FIXTURES / "tiny_profile.yml").read_text())
         settings.update({f"training.profiles.cpu.{key}": value for key, value in profile.items()})

@@ -23,13 +23,13 @@ def _fake(path: Path, config: dict, parts: list[str] | None) -> SubmissionResult
     time.sleep(float(os.environ.get("GRADING_FAKE_SECONDS", "0.4")))
     digest = hashlib.sha256(Path(path).read_bytes()).digest()
     results = []
-    for index, (name, part) in enumerate(config["parts"].items()):
+    for index, (name, part) in enumerate(config.parts.items()):
         skipped = parts is not None and name not in parts
         passed = bool(digest[index] & 1)     # the content decides which parts pass
         checks = [CheckResult(check, name, points, passed and not skipped,
                               points if passed and not skipped else 0, skipped=skipped)
-                  for check, points in part["checks"].items()]
-        results.append(PartResult(name, part["title"], part["points"], sum(c.points for c in checks),
+                  for check, points in part.checks.items()]
+        results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks),
                                   checks))
     return SubmissionResult(Path(path).name, STATUS_GRADED, results)
 

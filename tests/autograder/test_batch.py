@@ -36,11 +36,11 @@ def fake_grade(path: Path, config: dict, parts: list[str] | None) -> SubmissionR
     if "sleep" in text:
         time.sleep(float(text.split()[-1]))
     results = []
-    for name, part in config["parts"].items():
+    for name, part in config.parts.items():
         skipped = parts is not None and name not in parts
         checks = [CheckResult(check, name, points, not skipped, 0 if skipped else points,
-                              skipped=skipped) for check, points in part["checks"].items()]
-        results.append(PartResult(name, part["title"], part["points"],
+                              skipped=skipped) for check, points in part.checks.items()]
+        results.append(PartResult(name, part.title, part.points,
                                   sum(c.points for c in checks), checks))
     return SubmissionResult(f"engine-name-{Path(path).name}", STATUS_GRADED, results,
                             notes=[f"parts={parts}"])
@@ -132,7 +132,7 @@ def test_an_exception_becomes_a_grader_error_with_zeros_and_the_rest_is_graded(t
     error, good = results
     assert (error.submission, error.status, good.status) == ("bad.py", STATUS_ERROR, STATUS_GRADED)
     graded = [p for p in error.parts if not p.checks]
-    assert [p.part for p in graded] == list(CONFIG["parts"])[:-1]
+    assert [p.part for p in graded] == list(CONFIG.parts)[:-1]
     assert all(p.points == 0 and p.max_points > 0 for p in graded)
     training = error.parts[-1]
     assert training.points == 0 and all(c.skipped for c in training.checks)

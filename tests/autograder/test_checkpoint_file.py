@@ -11,7 +11,7 @@ import pytest
 from autograder.checkpoint_file import CheckpointRefused, candidate_names, find_checkpoint
 from autograder.config import load_config
 
-PATTERNS = load_config()["training"]["checkpoint_names"]
+PATTERNS = load_config().training.checkpoint_names
 
 
 def _notebook(folder: Path, name: str = "alice.ipynb") -> Path:

@@ -67,11 +67,11 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
     assert grade(str(notebook), *args) == cli.EXIT_OK
     call, = engine
     config = call["config"]
-    assert config["worker"]["timeout_s"] == 5.0
-    assert config["grading"] == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"), "submission_budget_s": 300,
-                                 "max_notebook_mb": 20}
-    assert config["feedback"]["language"] == "en"
-    assert config["training"]["enabled"] is True and config["training"]["profile"] == "cpu"
+    assert config.worker.timeout_s == 5.0
+    assert config.grading.model_dump() == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"),
+                                           "submission_budget_s": 300, "max_notebook_mb": 20}
+    assert config.feedback.language == "en"
+    assert config.training.enabled is True and config.training.profile == "cpu"
     assert call["parts"] == ["decoder", "look_ahead_mask"]
 
 
@@ -113,7 +113,7 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
     (["--jobs", "0"], "grading.jobs: must be at least 1"),
     (["--profile", "tpu"], "training.profile: no profile named 'tpu'"),
-    (["--timeout", "0"], "worker.timeout_s: must be positive"),
+    (["--timeout", "0"], "worker.timeout_s: must be greater than 0"),
 ])
 def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engine, notebook, capsys):
     assert grade(str(notebook), *args) == cli.EXIT_USAGE

@@ -1,4 +1,4 @@
-"""grader.yml validation: defaults, overrides, and errors that name the offending key."""
+"""grader.yml as typed models: defaults, ranges, overrides, errors that name the offending key, `config` output."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.config import ConfigError, describe, load_config
+from autograder.config import ConfigError, GraderConfig, describe, iter_keys, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,25 +24,67 @@ def _project_document() -> dict:
 
 def test_project_config_loads_with_every_section() -> None:
     config = load_config()
-    assert set(config) == {"assignment", "data", "worker", "grading", "feedback", "training", "parts"}
-    assert sum(p["points"] for p in config["parts"].values()) == 100
-    assert config["training"]["threshold_bleu"] == 0.2
+    assert isinstance(config, GraderConfig)
+    assert set(GraderConfig.model_fields) == {"assignment", "data", "worker", "grading", "feedback", "training",
+                                              "parts"}
+    assert sum(p.points for p in config.parts.values()) == 100
+    assert config.training.threshold_bleu == 0.2
+    assert list(config.training.profiles) == ["cpu", "gpu"]   # file order kept
 
 
 def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
     document = {"parts": _project_document()["parts"]}
     config = load_config(_write(tmp_path, document))
-    assert config["worker"]["timeout_s"] == 30
-    assert config["data"]["tokenizer"] == "blank"
+    assert config.worker.timeout_s == 30
+    assert config.data.tokenizer == "blank"
+    assert config.training.profiles == {} and config.training.hparam_bounds.epochs == [1, 30]
 
 
 def test_overrides_use_dotted_keys() -> None:
     config = load_config(overrides={"worker.timeout_s": 5, "training.enabled": True})
-    assert config["worker"]["timeout_s"] == 5 and config["training"]["enabled"] is True
+    assert config.worker.timeout_s == 5 and config.training.enabled is True
+    config = load_config(None, {"grading.submission_budget_s": 10, "training.profiles.cpu.max_steps": 7,
+                                "training.hparam_bounds.num_layers": [1, 2]})
+    assert config.grading.submission_budget_s == 10
+    assert config.training.profiles["cpu"].max_steps == 7 and config.training.profiles["gpu"].max_steps == 0
+    assert config.training.hparam_bounds.num_layers == [1, 2]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"grading.submission_budgets": 10}, "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, "),
+    ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, data, worker, grading, "),
+    ({"grading.jobs": "4"}, "grading.jobs: expected an integer, got str ('4')"),
+    ({"grading.seed.value": 1}, "grading.seed.value: seed is not a section"),
+    ({"parts.decoder.checks": {}}, "parts.decoder.checks: "),
+])
+def test_overrides_are_validated_like_the_file(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(None, overrides)
+    assert str(error.value).startswith(message)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("grading.jobs", 0, "grading.jobs: must be at least 1, got 0"),
+    ("worker.timeout_s", 0, "worker.timeout_s: must be greater than 0, got 0"),
+    ("worker.reply_mb", 0, "worker.reply_mb: must be at least 1, got 0"),
+    ("training.threshold_bleu", 20, "training.threshold_bleu: must be at most 1, got 20"),
+    ("training.profiles.cpu.drop_prob", 1.5, "training.profiles.cpu.drop_prob: must be less than 1, got 1.5"),
+    ("training.profiles.cpu.lr_schedule", "step", "training.profiles.cpu.lr_schedule: must be one of "
+                                                  "'constant', 'inverse_sqrt', 'linear' or 'cosine', got 'step'"),
+    ("feedback.language", "de", "feedback.language: must be one of 'ko' or 'en', got 'de'"),
+    ("training.profile", "tpu", "training.profile: no profile named 'tpu' (have: cpu, gpu)"),
+])
+def test_out_of_range_values_are_rejected_naming_key_and_value(key: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(None, {key: value})
+    assert str(error.value) == message
 
 
 @pytest.mark.parametrize("mutate, key", [
-    (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss"),
+    (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss: unknown key (known: timeout_s, "),
+    (lambda d: d["training"]["profiles"]["cpu"].update(warmup=3), "training.profiles.cpu.warmup: unknown key"),
+    (lambda d: d["parts"]["decoder"].update(weight=3), "parts.decoder.weight: unknown key (known: title, points, "
+                                                       "checks)"),
     (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
     (lambda d: d["training"].update(enabled=1), "training.enabled"),
     (lambda d: d["parts"]["decoder"].update(points=25), "parts.decoder.points"),
@@ -64,10 +106,11 @@ def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: P
         document = _project_document()
         document["training"]["mode"] = mode
         document["training"]["hparam_bounds"] = {"num_layers": [1, 3]}
-        training = load_config(_write(tmp_path, document))["training"]
-        assert training["mode"] == mode
-        assert training["hparam_bounds"]["num_layers"] == [1, 3]
-        assert training["hparam_bounds"]["embedding_dim"] == [16, 1024]   # the default
+        training = load_config(_write(tmp_path, document)).training
+        assert training.mode == mode
+        assert training.hparam_bounds.num_layers == [1, 3]
+        assert training.hparam_bounds.embedding_dim == [16, 1024]   # the default
+        assert training.hparam_bounds.range_of("num_layers") == (1, 3)
 
 
 @pytest.mark.parametrize("section, value, key", [
@@ -91,11 +134,11 @@ def test_bad_training_mode_settings_name_their_key(tmp_path: Path, section: str,
 
 def test_defaults_are_not_shared_between_loaded_configs() -> None:
     first = load_config()
-    first["training"]["checkpoint_names"].append("mine.pt")
-    first["training"]["hparam_bounds"]["epochs"][1] = 99
+    first.training.checkpoint_names.append("mine.pt")
+    first.training.hparam_bounds.epochs[1] = 99
     second = load_config()
-    assert "mine.pt" not in second["training"]["checkpoint_names"]
-    assert second["training"]["hparam_bounds"]["epochs"][1] != 99
+    assert "mine.pt" not in second.training.checkpoint_names
+    assert second.training.hparam_bounds.epochs[1] != 99
 
 
 def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
@@ -105,12 +148,33 @@ def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
         load_config(_write(tmp_path, document))
 
 
-def test_describe_lists_every_key_with_a_description() -> None:
+def _document_keys(node: object, prefix: str = "") -> set[str]:
+    """Every leaf key of a grader.yml document, collections' names generalised as in `describe`."""
+    if not isinstance(node, dict):
+        return {prefix.rstrip(".")}
+    keys: set[str] = set()
+    for name, value in node.items():
+        if prefix in ("parts.", "training.profiles."):
+            name = "<part>" if prefix == "parts." else "<name>"
+        if f"{prefix}{name}" == "parts.<part>.checks":
+            keys.add("parts.<part>.checks")
+            continue
+        keys |= _document_keys(value, f"{prefix}{name}.")
+    return keys
+
+
+def test_describe_lists_every_key_with_its_default_and_description() -> None:
     text = describe()
-    for key in ("worker.timeout_s", "data.local_dir", "training.threshold_bleu",
-                "training.profiles.<name>.learning_rate",
-                "training.hparam_bounds.embedding_dim", "training.checkpoint_names"):
-        assert key in text
+    described = list(iter_keys())
+    assert len(described) > 50
+    for key, kind, default, description in described:
+        assert f"{key}: {kind} = {default}\n    {description}" in text
+        assert description.strip(), key
+    keys = {key for key, *_ in described}
+    assert _document_keys(_project_document()) <= keys   # every key grader.yml sets is described
+    assert "grading.submission_budget_s: float = 300\n" in text
+    assert "training.profiles.<name>.learning_rate: float = 0.0005\n" in text
+    assert "training.hparam_bounds.epochs: list[float] = [1, 30]\n" in text
 
 
 def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits() -> None:
@@ -119,7 +183,7 @@ def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits
     config = load_config(None, {"worker.isolation": "weak", "worker.reply_mb": 64})
     limits = worker_limits(config)
     assert (limits.isolation, limits.reply_mb) == ("weak", 64)
-    assert load_config()["worker"]["isolation"] == "auto"
+    assert load_config().worker.isolation == "auto"
     for key, value in (("worker.isolation", "none"), ("worker.reply_mb", 0),
                        ("grading.submission_budget_s", -1)):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):

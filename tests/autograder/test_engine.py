@@ -36,14 +36,14 @@ def _points(result: SubmissionResult) -> dict[str, float]:
 def test_correct_example_gets_full_marks_on_every_unit_part(graded, config) -> None:
     result = graded["correct_original_format"]
     assert result.status == "graded"
-    assert _points(result) == {**{p: config["parts"][p]["points"] for p in UNIT_PARTS}, "training": 0}
+    assert _points(result) == {**{p: config.parts[p].points for p in UNIT_PARTS}, "training": 0}
     failed = [c.check_id for p in result.parts for c in p.checks if not c.passed and not c.skipped]
     assert failed == []
 
 
 def test_buggy_example_loses_points_exactly_on_its_two_bugged_parts(graded, config) -> None:
     points = _points(graded["buggy_original_format"])
-    full = {p: config["parts"][p]["points"] for p in UNIT_PARTS}
+    full = {p: config.parts[p].points for p in UNIT_PARTS}
     lost = sorted(p for p in UNIT_PARTS if points[p] < full[p])
     assert lost == ["look_ahead_mask", "masked_loss"]
     # Every failed check has a student-facing reason, none is a grader error (in either language).
@@ -79,7 +79,7 @@ def test_a_lone_surrogate_in_an_exception_costs_only_its_statement(config, tmp_p
     path = tmp_path / "surrogate.ipynb"
     path.write_text(json.dumps(notebook))
     result = grade_submission(path, config, parts=["look_ahead_mask"])
-    assert result.points == config["parts"]["look_ahead_mask"]["points"]
+    assert result.points == config.parts["look_ahead_mask"].points
     assert any("ValueError: bad ? text" in problem for problem in result.load_problems), result.load_problems
 
 
@@ -103,4 +103,4 @@ def test_selecting_parts_grades_only_those(config) -> None:
     result = grade_submission(EXAMPLES / "buggy_original_format.ipynb", config, parts=["masked_loss"])
     graded_parts = [p.part for p in result.parts if not p.skipped]
     assert graded_parts == ["masked_loss"]
-    assert result.max_points == config["parts"]["masked_loss"]["points"]
+    assert result.max_points == config.parts["masked_loss"].points

@@ -28,7 +28,7 @@ def local_ray():
 def test_local_ray_gives_the_local_executors_scores(local_ray, tmp_path):
     submissions = small_batch(tmp_path / "subs")
     config = local_ray.prepare(load_config())
-    assert config["training"]["profile"] == "cpu"   # auto, and no GPU in this Ray
+    assert config.training.profile == "cpu"   # auto, and no GPU in this Ray
     on_ray = scores(grade_all(submissions, config, PARTS, executor=local_ray))
     assert on_ray == local_scores(submissions)
     assert len({points for _, points, _ in on_ray.values()}) > 1   # the batch has different scores

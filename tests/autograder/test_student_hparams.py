@@ -20,8 +20,8 @@ from autograder.student_hparams import (
 from autograder.training_part import MTKIT_DIR
 
 CONFIG = load_config()
-BOUNDS = CONFIG["training"]["hparam_bounds"]
-PROFILE = CONFIG["training"]["profiles"]["cpu"]
+BOUNDS = CONFIG.training.hparam_bounds
+PROFILE = CONFIG.training.profile_hparams("cpu")
 
 
 def _item(value: object) -> dict:

@@ -74,7 +74,7 @@ def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
         notebook_variant("no_epochs"), config, parts=["training"]))
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
     assert "`embedding_dim = 256` is outside the range this course allows (from 16 to 128)" in message
-    assert details["hyperparameters"]["epochs"] == {"value": config["training"]["profiles"]["cpu"]["max_epochs"],
+    assert details["hyperparameters"]["epochs"] == {"value": config.training.profiles["cpu"].max_epochs,
                                                     "source": "the grader's profile"}
 
 
@@ -142,5 +142,5 @@ def test_a_trained_checkpoint_earns_the_training_points(reference_cpu_run, noteb
                                     "training.mode": "checkpoint"})
     points, _, details = _part(grade_submission(notebook, config, parts=["training"]))
     assert details["evaluated_by"].startswith("reference architecture")
-    assert details["evaluation"]["bleu"] >= config["training"]["threshold_bleu"]
-    assert points == config["parts"]["training"]["points"]
+    assert details["evaluation"]["bleu"] >= config.training.threshold_bleu
+    assert points == config.parts["training"].points

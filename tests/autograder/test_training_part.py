@@ -73,6 +73,6 @@ def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tiny_traini
 def test_a_correct_notebook_earns_the_training_points_with_the_cpu_profile() -> None:
     config = load_config(overrides={"training.enabled": True, "training.profile": "cpu"})
     points, details = _training(grade_submission(CORRECT, config, parts=["training"]))
-    assert points == config["parts"]["training"]["points"]
-    assert details["evaluation"]["bleu"] >= config["training"]["threshold_bleu"]
+    assert points == config.parts["training"].points
+    assert details["evaluation"]["bleu"] >= config.training.threshold_bleu
     assert details["training"]["stop_reason"] == "target"

@@ -43,10 +43,13 @@ def test_gpu_without_bf16_falls_back_to_fp32_not_fp16(monkeypatch: pytest.Monkey
 
 def test_auto_profile_is_gpu_with_cuda_and_cpu_without(monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_config()
+    assert config.training.profile == "auto"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert resolve_profile_name(config, None) == "cpu"
+    assert config.training.profile_name() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert resolve_profile_name(config, None) == "gpu"
+    assert config.training.profile_name() == "gpu"
+    assert resolve_profile_name("auto", ["cpu"]) == "cpu"   # no gpu profile defined
+    assert resolve_profile_name("tiny", ["cpu"]) == "tiny"   # an explicit name is kept
 
 
 def test_no_code_path_hard_codes_the_cuda_device() -> None:

@@ -9,21 +9,13 @@ import pytest
 import torch
 from torch import nn
 
-from autograder.config import PROFILE_CHOICES, load_config
+from autograder.config import ProfileConfig, load_config
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import prepare_data
 from mtkit.plots import plot_history
 from mtkit.training import (
-    LR_SCHEDULES,
-    PRECISIONS,
-    Recipe,
-    load_checkpoint,
-    lr_factor,
-    profile_hparams,
-    recipe_from_profile,
-    save_checkpoint,
-    seed_everything,
-    train,
+    LR_SCHEDULES, PRECISIONS, Recipe, load_checkpoint, lr_factor, recipe_from_profile,
+    save_checkpoint, seed_everything, train,
 )
 from reference.loss import calculate_loss
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
@@ -145,16 +137,30 @@ def test_lr_schedule_shapes():
 
 def test_profiles_from_config():
     config = load_config()
-    cpu = profile_hparams(config, "cpu")
-    assert cpu == config["training"]["profiles"]["cpu"] and cpu is not config["training"]["profiles"]["cpu"]
+    cpu = config.training.profile_hparams("cpu")
+    assert cpu == config.training.profiles["cpu"].model_dump()
+    cpu["learning_rate"] = 1.0   # a copy: the configuration is untouched
+    assert config.training.profiles["cpu"].learning_rate != 1.0
+    cpu = config.training.profile_hparams("cpu")
     recipe = recipe_from_profile(cpu, seed=5)
     assert recipe.seed == 5 and recipe.learning_rate == cpu["learning_rate"]
     assert recipe.max_tokens == cpu["max_tokens"] and recipe.lr_schedule == cpu["lr_schedule"]
     if not torch.cuda.is_available():
-        assert profile_hparams(config) == cpu  # profile "auto" without CUDA
+        assert config.training.profile_hparams() == cpu  # profile "auto" without CUDA
     with pytest.raises(KeyError):
-        profile_hparams(config, "nope")
-    assert PROFILE_CHOICES == {"lr_schedule": LR_SCHEDULES, "precision": PRECISIONS}
+        config.training.profile_hparams("nope")
+
+
+def test_profile_choices_and_recipe_defaults_are_mtkits() -> None:
+    """grader.yml's profiles take the recipe's choices and defaults from mtkit (one place)."""
+    for name, choices in (("lr_schedule", LR_SCHEDULES), ("precision", PRECISIONS)):
+        for value in choices:
+            assert getattr(ProfileConfig(**{name: value}), name) == value
+        with pytest.raises(ValueError):
+            ProfileConfig(**{name: "other"})
+    profile, recipe = ProfileConfig(), Recipe()
+    shared = set(ProfileConfig.model_fields) & set(vars(recipe)) - {"time_budget_s"}   # grading always has a budget
+    assert shared and {k: getattr(profile, k) for k in shared} == {k: getattr(recipe, k) for k in shared}
 
 
 def test_bf16_autocast_and_token_batches_run(small_data):

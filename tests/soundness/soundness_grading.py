@@ -17,7 +17,7 @@ from typing import Any
 from soundness_spec import DEGENERATE_CAPS, KINDS, UNIT_PARTS, Case, load_cases
 
 from autograder.batch import expand_paths, grade_all
-from autograder.config import PROJECT_ROOT, load_config
+from autograder.config import PROJECT_ROOT, GraderConfig, load_config
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import submission_json
 from autograder.results import STATUS_ERROR, SubmissionResult
@@ -57,7 +57,7 @@ class CorpusRun:
 
     cases: list[Case]
     results: dict[str, SubmissionResult]
-    config: dict[str, Any]
+    config: GraderConfig
     out_dir: Path
     stems: dict[str, str]
     seconds: float
@@ -65,7 +65,7 @@ class CorpusRun:
     report_mismatches: list[str]      # reports that differ from the engine's results
 
 
-def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> dict[str, Any]:
+def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> GraderConfig:
     """The project's configuration with the corpus run's worker timeout.
 
     Args:

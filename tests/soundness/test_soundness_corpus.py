@@ -48,11 +48,11 @@ STRUCTURAL_CHECKS = {"mask_shape_and_dtype", "decoder_layer_builds", "decoder_la
 
 
 def test_structural_checks_fit_under_the_degenerate_caps() -> None:
-    parts = corpus_config()["parts"]
+    parts = corpus_config().parts
     for part, cap in DEGENERATE_CAPS.items():
-        checks = parts[part]["checks"]
+        checks = parts[part].checks
         structural = sum(points for check, points in checks.items() if check in STRUCTURAL_CHECKS)
-        assert structural <= cap * parts[part]["points"] + 1e-9, (part, structural)
+        assert structural <= cap * parts[part].points + 1e-9, (part, structural)
 
 
 def test_committed_notebooks_are_current() -> None:

@@ -69,7 +69,7 @@ def _private_copy(folder: Path, path: Path, scan: UploadScan, private: Path) -> 
     return private / path.name
 
 
-def missing_result(config: dict[str, Any], message: str) -> SubmissionResult:
+def missing_result(config: grader_config.GraderConfig, message: str) -> SubmissionResult:
     """A zero result for an upload with nothing gradable in it (every part failed with `message`).
 
     Args:
@@ -80,13 +80,13 @@ def missing_result(config: dict[str, Any], message: str) -> SubmissionResult:
         A SubmissionResult with status "unreadable".
     """
     parts = []
-    disabled = grader_config.disabled_parts(config)
-    for name, part in config["parts"].items():
+    disabled = config.disabled_parts()
+    for name, part in config.parts.items():
         skipped = name in disabled
         reason = disabled.get(name, message)
         checks = [CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
-                  for check_id, points in part["checks"].items()]
-        parts.append(PartResult(name, part["title"], part["points"], 0.0, checks))
+                  for check_id, points in part.checks.items()]
+        parts.append(PartResult(name, part.title, part.points, 0.0, checks))
     return SubmissionResult("(no notebook)", STATUS_UNREADABLE, parts, load_problems=[message])
 
 
@@ -141,8 +141,8 @@ def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | N
             result = batch.grade_all([submission], config, None, jobs=1)[0]
             result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    write_gradescope_results(result, results_path, config["parts"], config["assignment"]["name"],
-                             language=config["feedback"]["language"])
+    write_gradescope_results(result, results_path, config.parts, config.assignment.name,
+                             language=config.feedback.language)
     return result
 
 
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
     config = grader_config.load_config(args.config, environment_overrides())
-    sys.stdout.write(render_report([result], config["parts"], width=100))   # for staff (stdout hidden)
+    sys.stdout.write(render_report([result], config.parts, width=100))   # for staff (stdout hidden)
     return 0
 
 

@@ -49,7 +49,7 @@ class _Degenerate(ReferenceStudent):
 
 
 def _points(student: ReferenceStudent, part: str) -> tuple[float, dict[str, bool]]:
-    checks = load_config()["parts"][part]["checks"]
+    checks = load_config().parts[part].checks
     verdicts = run_checks(CheckContext(student=student, seed=0), list(checks))
     return (sum(points for check, points in checks.items() if verdicts[check].passed),
             {check: verdicts[check].passed for check in checks})

@@ -18,7 +18,7 @@ from autograder.results import CheckResult, PartResult, SubmissionResult
 
 DEADLINE = "2026-12-01T23:59:59+09:00"
 BEFORE = "2026-11-20T10:00:00+09:00"
-PARTS = grader_config.load_config(None)["parts"]
+PARTS = grader_config.load_config(None).parts
 UNIT = [name for name in PARTS if name != "training"]
 
 
@@ -82,11 +82,11 @@ def result_for(stem: str, points: dict[str, float] | None = None, graded: tuple[
     checks, full marks by default), the others skipped; `extra_parts` adds parts grader.yml lacks."""
     parts = []
     for name, part in [*PARTS.items(), *((n, PARTS["decoder"]) for n in extra_parts)]:
-        share = (points or {}).get(name, part["points"]) / part["points"]
+        share = (points or {}).get(name, part.points) / part.points
         checks = [CheckResult(check, name, float(top), share == 1, float(top) * share, "",
                               skipped=name not in graded and name not in extra_parts)
-                  for check, top in part["checks"].items()]
-        parts.append(PartResult(name, part["title"], float(part["points"]),
+                  for check, top in part.checks.items()]
+        parts.append(PartResult(name, part.title, float(part.points),
                                 sum(c.points for c in checks if not c.skipped), checks))
     return SubmissionResult(f"{stem}.ipynb", "graded", parts).to_json()
 

@@ -55,7 +55,7 @@ def test_student_side_holds_no_secret_and_no_hidden_check() -> None:
     workflows = "\n".join(p.read_text(encoding="utf-8") for p in files if p.suffix in {".yml", ".yaml"})
     assert "secrets." not in workflows and "GITHUB_TOKEN" not in workflows
     assert not re.search(r"^\s*(from|import)\s+(reference|autograder\.checks|autograder\.engine)\b", text, re.M)
-    hidden_ids = [check for part in load_config()["parts"].values() for check in part["checks"]]
+    hidden_ids = [check for part in load_config().parts.values() for check in part.checks]
     assert [c for c in hidden_ids if c in text] == []
     names = {p.relative_to(STUDENT_GITHUB).as_posix() for p in files}
     assert not any(name.startswith(("autograding/reference", "autograding/autograder/checks")) for name in names)

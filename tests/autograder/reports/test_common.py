@@ -43,8 +43,8 @@ def test_a_part_without_checks_is_graded_out_of_its_max_points():
 def test_columns_follow_the_config_then_append_unknown_parts():
     result = read_submission_json(FIXTURES / "partial.json")
     result.parts.append(PartResult("bonus", "Bonus", 5, 5, []))
-    columns = part_columns(CONFIG["parts"], [result])
-    assert [c.name for c in columns] == [*CONFIG["parts"], "bonus"]
+    columns = part_columns(CONFIG.parts, [result])
+    assert [c.name for c in columns] == [*CONFIG.parts, "bonus"]
     assert part_cell(result, "bonus") == "5/5"
     assert part_cell(read_submission_json(FIXTURES / "full_marks.json"), "bonus") == "-"
 

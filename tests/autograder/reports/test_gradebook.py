@@ -11,7 +11,7 @@ from autograder.reports.gradebook import render_gradebook, write_gradebook
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-PARTS = load_config(FIXTURES / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "grader.yml").parts
 PART_NAMES = list(PARTS)
 
 

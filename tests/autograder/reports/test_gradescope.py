@@ -13,7 +13,7 @@ from autograder.reports.gradescope import gradescope_results, load_schema, write
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-PARTS = load_config(FIXTURES / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "grader.yml").parts
 ALL_FIXTURES = ["full_marks", "partial", "trained", "grader_error", "unreadable"]
 
 

@@ -26,7 +26,7 @@ from autograder.results import SubmissionResult
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RESULTS = FIXTURES / "results"
 INTEGRATIONS = FIXTURES / "integrations"
-PARTS = load_config(RESULTS / "grader.yml")["parts"]
+PARTS = load_config(RESULTS / "grader.yml").parts
 SCREENSHOTS = Path(os.environ.get("HTML_SCREENSHOT_DIR", tempfile.gettempdir())) / "autograder-html-screenshots"
 
 

@@ -19,7 +19,7 @@ from autograder.training_modes import TRAINING_MODES
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "results"
-PARTS = load_config(FIXTURES / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "grader.yml").parts
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Keys whose value is the same in both languages by nature.
 NOT_TRANSLATED = {"report.html.lang"}
@@ -58,9 +58,9 @@ def test_no_student_message_mentions_the_tas_train_flag() -> None:
 
 
 def test_the_configured_language_is_validated() -> None:
-    assert load_config()["feedback"]["language"] == "ko"
-    assert load_config(overrides={"feedback.language": "en"})["feedback"]["language"] == "en"
-    with pytest.raises(ConfigError, match=r"feedback\.language"):
+    assert load_config().feedback.language == "ko"
+    assert load_config(overrides={"feedback.language": "en"}).feedback.language == "en"
+    with pytest.raises(ConfigError, match="feedback.language"):
         load_config(overrides={"feedback.language": "fr"})
 
 

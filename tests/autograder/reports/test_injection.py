@@ -22,7 +22,7 @@ from autograder.reports.md_safe import csv_cell, md_code, md_text
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-PARTS = load_config(FIXTURES / "results" / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "results" / "grader.yml").parts
 NASTY: list[str] = yaml.safe_load((FIXTURES / "reports" / "nasty_strings.yml").read_text(encoding="utf-8"))
 MARKDOWN = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 

@@ -11,7 +11,7 @@ from autograder.reports.markdown import escape_cell, render_markdown, render_sub
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-PARTS = load_config(FIXTURES / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "grader.yml").parts
 
 
 def fixture(name: str):

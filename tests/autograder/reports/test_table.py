@@ -11,7 +11,7 @@ from autograder.reports.submission_json import read_submission_json
 from autograder.reports.table import render_details, render_report, render_summary
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-PARTS = load_config(FIXTURES / "grader.yml")["parts"]
+PARTS = load_config(FIXTURES / "grader.yml").parts
 
 
 def fixture(name: str):
@@ -27,7 +27,7 @@ def test_summary_has_a_row_per_submission_in_given_order_and_parts_in_config_ord
     text = render_summary(results, part_columns(PARTS, results), width=250)
     header, rule, *rows = text.splitlines()
     assert [row.split()[0] for row in rows] == ["bob.ipynb", "alice.ipynb", "erin.py"]
-    titles = [part["title"] for part in PARTS.values()]
+    titles = [part.title for part in PARTS.values()]
     positions = [header.index(title) for title in titles]
     assert positions == sorted(positions)
     assert header.split()[-2:] == ["total", "status"]

@@ -72,13 +72,6 @@ def use_language(language: str) -> Iterator[None]:
         _language.reset(token)
 
 
-def config_language(config: dict[str, Any] | None) -> str:
-    """The feedback language a validated configuration selects (English without one)."""
-    if not config:
-        return FALLBACK
-    return str(config.get("feedback", {}).get("language", FALLBACK))
-
-
 def t(key: str, /, language: str | None = None, **fields: Any) -> str:
     """The message `key` in the current (or given) language, with its fields filled in.
 

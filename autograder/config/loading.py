@@ -1,0 +1,195 @@
+"""The whole of grader.yml as one model: loading it with CLI overrides, and describing every key."""
+
+from __future__ import annotations
+
+import copy
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic_core import PydanticUndefined
+
+from autograder.config.base import ConfigError, KeyProblem, Section, describe_error
+from autograder.config.sections import (AssignmentConfig, DataConfig, FeedbackConfig, GradingConfig,
+                                        PartConfig, WorkerConfig)
+from autograder.config.training import TrainingConfig
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
+TRAINING_PART = "training"   # the part that training.enabled switches on
+
+
+class GraderConfig(Section):
+    """grader.yml: what is graded and how. Every section may be left out (its defaults apply)
+    except `parts`."""
+
+    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
+    data: DataConfig = Field(default_factory=lambda: DataConfig(), description="See data.*.")
+    worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
+    grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
+    feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
+    training: TrainingConfig = Field(default_factory=lambda: TrainingConfig(), description="See training.*.")
+    parts: dict[str, PartConfig] = Field(min_length=1, description="Part name -> part, in report order.")
+
+    @model_validator(mode="after")
+    def _titles_and_unique_checks(self) -> GraderConfig:
+        seen: dict[str, str] = {}
+        for name, part in self.parts.items():
+            if not part.title:
+                part.title = name
+            for check in part.checks:
+                if check in seen:
+                    raise KeyProblem(name, f"check {check!r} is already listed in part {seen[check]!r}")
+                seen[check] = name
+        return self
+
+    def disabled_parts(self) -> dict[str, str]:
+        """Parts this configuration leaves ungraded whatever is selected, with the reason to show.
+
+        Returns:
+            {part: reason}; today only the training part, when training is not enabled.
+        """
+        from autograder.reports.i18n import t   # the reason is student-facing text
+
+        if not self.training.enabled and TRAINING_PART in self.parts:
+            return {TRAINING_PART: t("training.disabled")}
+        return {}
+
+
+def disabled_parts(config: GraderConfig) -> dict[str, str]:
+    """Parts `config` leaves ungraded whatever is selected (see GraderConfig.disabled_parts).
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        {part: reason}.
+    """
+    return config.disabled_parts()
+
+
+def validate(raw: Any) -> GraderConfig:
+    """Check a parsed grader.yml and fill in defaults.
+
+    Args:
+        raw: the YAML document as parsed (a mapping).
+
+    Returns:
+        The complete configuration.
+
+    Raises:
+        ConfigError: naming the first offending key.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("grader.yml: expected a mapping at the top level")
+    try:
+        return GraderConfig.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(describe_error(GraderConfig, error)) from None
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> GraderConfig:
+    """Read grader.yml, apply dotted-key overrides (from CLI flags) and validate.
+
+    Args:
+        path: the YAML file; None reads the project's grader.yml.
+        overrides: e.g. {"worker.timeout_s": 5, "training.enabled": True}.
+
+    Returns:
+        The validated configuration (see `validate`).
+
+    Raises:
+        ConfigError: the file is missing or not YAML, or a key (given or overridden) is invalid.
+    """
+    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise ConfigError(f"{path}: file not found") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+    raw = copy.deepcopy(raw)
+    for dotted, value in (overrides or {}).items():
+        _set_dotted(raw, dotted, value)
+    return validate(raw)
+
+
+def _set_dotted(raw: Any, dotted: str, value: Any) -> None:
+    """Set `a.b.c` in the parsed document, making the mappings on the way (validation judges the key)."""
+    if not isinstance(raw, dict):
+        raise ConfigError("grader.yml: expected a mapping at the top level")
+    *parents, leaf = dotted.split(".")
+    node = raw
+    for name in parents:
+        if node.get(name) is None:   # absent, or an empty section (`data:` alone parses as null)
+            node[name] = {}
+        node = node[name]
+        if not isinstance(node, dict):
+            raise ConfigError(f"{dotted}: {name} is not a section")
+    node[leaf] = value
+
+
+def _model_of(annotation: Any) -> tuple[type[BaseModel] | None, str]:
+    """The model a field holds, and the path step to it: '' for a section, '.<name>' for a collection."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, ""
+    if get_origin(annotation) is dict:
+        value = get_args(annotation)[-1]
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return value, "<name>"
+    return None, ""
+
+
+def _default_text(info: Any) -> str:
+    if info.default_factory is not None:
+        return repr(info.default_factory())
+    if info.default is PydanticUndefined:
+        return "(required)"
+    return repr(info.default)
+
+
+def _type_text(annotation: Any) -> str:
+    if get_origin(annotation) in (Union, types.UnionType):
+        return " | ".join(_type_text(arg) for arg in get_args(annotation))
+    if get_origin(annotation) is Literal:
+        return " | ".join(str(arg) for arg in get_args(annotation))
+    if get_origin(annotation) in (list, dict):
+        return str(annotation)
+    return getattr(annotation, "__name__", str(annotation)).replace("NoneType", "null")
+
+
+def iter_keys(model: type[BaseModel] = GraderConfig, prefix: str = "") -> Iterator[tuple[str, str, str, str]]:
+    """Every leaf key of a model, depth first in declaration order.
+
+    Args:
+        model: the model to walk (default: the whole grader.yml).
+        prefix: the dotted path of `model` ("" for the root).
+
+    Yields:
+        (dotted key, type, default, description); collections appear as `<name>` / `<part>`.
+    """
+    for name, info in model.model_fields.items():
+        dotted = f"{prefix}{name}"
+        inner, step = _model_of(info.annotation)
+        if inner is None:
+            yield dotted, _type_text(info.annotation), _default_text(info), info.description or ""
+            continue
+        if step:
+            step = "<part>" if inner is PartConfig else step
+            yield from iter_keys(inner, f"{dotted}.{step}.")
+        else:
+            yield from iter_keys(inner, f"{dotted}.")
+
+
+def describe() -> str:
+    """Render every key with its type, default and description (for `python -m autograder config`).
+
+    Returns:
+        Human-readable text, two lines per key, read from the models.
+    """
+    lines = [f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()]
+    lines.append("(A part's points must equal the sum of its checks' points; a check id belongs to one part.)")
+    return "\n".join(lines)
