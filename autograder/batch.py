@@ -268,7 +268,7 @@ class BatchRun:
 
 
 def grade_batch(submissions: Sequence[Submission], config: GraderConfig, parts: list[str] | None,
-                out_dir: Path, executor: "Executor | None" = None,
+                out_dir: Path, executor: Executor | None = None,
                 grade_function: GradeFunction | None = None, regrade: bool = False,
                 progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
     """Grade a batch resumably into out_dir: each finished submission is stored (and its reports

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from autograder import batch, config as grader_config
+from autograder import batch
+from autograder import config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable

@@ -32,10 +32,9 @@ from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
 from autograder.checkpoint_file import locate_checkpoint
-from autograder.config import SCHEMA, TRAINING_PART
+from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
 from autograder.training_modes import TRAINING_MODES
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"

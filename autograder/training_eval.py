@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from autograder.config import GraderConfig
-from autograder.reports.i18n import t   # student-facing text, in the configured language
+from autograder.reports.i18n import t  # student-facing text, in the configured language
 from autograder.sandbox import Worker
 from autograder.transplant import candidate_mappings
 from mtkit.batching import pad_pair_batch

@@ -26,8 +26,8 @@ from typing import Any
 import mtkit
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
-from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.reports.i18n import t
+from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.training_eval import NOT_FITTED, load_data, map_onto_reference, memorisation_gap, probe_batch
 from autograder.training_modes import training_mode
 

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from autograder.config import load_config  # noqa: E402
-from autograder.training_eval import load_data, memorisation_gap  # noqa: E402
-from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train  # noqa: E402
-from reference.evaluate import evaluate_model  # noqa: E402
-from reference.train import build_model, reference_recipe_fns  # noqa: E402
+from autograder.config import load_config
+from autograder.training_eval import load_data, memorisation_gap
+from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
+from reference.evaluate import evaluate_model
+from reference.train import build_model, reference_recipe_fns
 
 
 def both_splits(model: Transformer, data, threshold: float) -> dict:

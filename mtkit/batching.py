@@ -10,7 +10,6 @@ import torch
 from mtkit.constants import DEFAULT_MAX_LENGTH, DEFAULT_POOL_SIZE, PAD_IDX
 
 
-
 def _cut_by_count(pool: list[int], batch_size: int) -> list[list[int]]:
     return [pool[start:start + batch_size] for start in range(0, len(pool), batch_size)]
 

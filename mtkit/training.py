@@ -18,8 +18,13 @@ from mtkit.batching import bucket_batches, pad_pair_batch
 from mtkit.constants import PAD_IDX
 
 # Re-exported: the recipe side is part of this module's public API.
-from mtkit.recipe import (  # noqa: F401
-    LR_SCHEDULES, PRECISIONS, Recipe, is_hopeless, lr_factor, recipe_from_profile,
+from mtkit.recipe import (
+    LR_SCHEDULES,
+    PRECISIONS,
+    Recipe,
+    is_hopeless,
+    lr_factor,
+    recipe_from_profile,
     resolve_profile_name,
 )
 

@@ -27,7 +27,10 @@ from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.plots import plot_history  # noqa: E402
 from mtkit.training import (  # noqa: E402
-    default_device, recipe_from_profile, save_checkpoint, seed_everything,
+    default_device,
+    recipe_from_profile,
+    save_checkpoint,
+    seed_everything,
     train,
 )
 from reference.evaluate import (  # noqa: E402

@@ -5,10 +5,27 @@ from __future__ import annotations
 from typing import get_args
 
 from autograder.config.base import ConfigError
-from autograder.config.loading import (DEFAULT_CONFIG_PATH, PROJECT_ROOT, TRAINING_PART, GraderConfig,
-                                       describe, disabled_parts, iter_keys, load_config, validate)
-from autograder.config.sections import (AssignmentConfig, DataConfig, FeedbackConfig, GradingConfig,
-                                        Isolation, Language, PartConfig, WorkerConfig)
+from autograder.config.loading import (
+                                       DEFAULT_CONFIG_PATH,
+                                       PROJECT_ROOT,
+                                       TRAINING_PART,
+                                       GraderConfig,
+                                       describe,
+                                       disabled_parts,
+                                       iter_keys,
+                                       load_config,
+                                       validate,
+)
+from autograder.config.sections import (
+                                       AssignmentConfig,
+                                       DataConfig,
+                                       FeedbackConfig,
+                                       GradingConfig,
+                                       Isolation,
+                                       Language,
+                                       PartConfig,
+                                       WorkerConfig,
+)
 from autograder.config.training import HparamBounds, ProfileConfig, TrainingConfig, TrainingMode
 
 # The allowed values of the CLI flags that override these keys.
@@ -17,9 +34,29 @@ ISOLATION_LEVELS: tuple[str, ...] = get_args(Isolation)
 FEEDBACK_LANGUAGES: tuple[str, ...] = get_args(Language)
 
 __all__ = [
-    "FEEDBACK_LANGUAGES", "ISOLATION_LEVELS", "TRAINING_MODES",
-    "DEFAULT_CONFIG_PATH", "PROJECT_ROOT", "TRAINING_PART", "AssignmentConfig", "ConfigError", "DataConfig",
-    "FeedbackConfig", "GraderConfig", "GradingConfig", "HparamBounds", "Isolation", "Language",
-    "PartConfig", "ProfileConfig", "TrainingConfig", "TrainingMode", "WorkerConfig", "describe",
-    "disabled_parts", "iter_keys", "load_config", "validate",
+                                       "DEFAULT_CONFIG_PATH",
+                                       "FEEDBACK_LANGUAGES",
+                                       "ISOLATION_LEVELS",
+                                       "PROJECT_ROOT",
+                                       "TRAINING_MODES",
+                                       "TRAINING_PART",
+                                       "AssignmentConfig",
+                                       "ConfigError",
+                                       "DataConfig",
+                                       "FeedbackConfig",
+                                       "GraderConfig",
+                                       "GradingConfig",
+                                       "HparamBounds",
+                                       "Isolation",
+                                       "Language",
+                                       "PartConfig",
+                                       "ProfileConfig",
+                                       "TrainingConfig",
+                                       "TrainingMode",
+                                       "WorkerConfig",
+                                       "describe",
+                                       "disabled_parts",
+                                       "iter_keys",
+                                       "load_config",
+                                       "validate",
 ]

@@ -13,8 +13,14 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_core import PydanticUndefined
 
 from autograder.config.base import ConfigError, KeyProblem, Section, describe_error
-from autograder.config.sections import (AssignmentConfig, DataConfig, FeedbackConfig, GradingConfig,
-                                        PartConfig, WorkerConfig)
+from autograder.config.sections import (
+    AssignmentConfig,
+    DataConfig,
+    FeedbackConfig,
+    GradingConfig,
+    PartConfig,
+    WorkerConfig,
+)
 from autograder.config.training import TrainingConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +58,7 @@ class GraderConfig(Section):
         Returns:
             {part: reason}; today only the training part, when training is not enabled.
         """
-        from autograder.reports.i18n import t   # the reason is student-facing text
+        from autograder.reports.i18n import t  # the reason is student-facing text
 
         if not self.training.enabled and TRAINING_PART in self.parts:
             return {TRAINING_PART: t("training.disabled")}

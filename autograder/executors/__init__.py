@@ -26,8 +26,8 @@ class Executor(Protocol):
         """The configuration as this executor's nodes will grade with it (e.g. the training
         profile "auto" resolved for the cluster); the store's inputs digest is taken from it."""
 
-    def run(self, submissions: Sequence["Submission"], config: GraderConfig,
-            parts: list[str] | None, grade_function: "GradeFunction",
+    def run(self, submissions: Sequence[Submission], config: GraderConfig,
+            parts: list[str] | None, grade_function: GradeFunction,
             on_result: ResultCallback) -> None:
         """Grade every submission; call `on_result` once per submission, in completion order."""
 

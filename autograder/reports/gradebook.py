@@ -17,8 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.reports.common import (
-    ConfigParts, PartColumn, find_part, format_points, graded_possible, graded_total, is_skipped,
-    part_columns, part_possible,
+    ConfigParts,
+    PartColumn,
+    find_part,
+    format_points,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_columns,
+    part_possible,
 )
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_ERROR, SubmissionResult

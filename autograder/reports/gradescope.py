@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    ConfigParts, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_columns,
+    ConfigParts,
+    PartColumn,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_columns,
     skip_reason,
 )
 from autograder.reports.i18n import current_language, part_title, t, use_language

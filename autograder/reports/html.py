@@ -9,8 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from autograder.reports.common import (
-    ConfigParts, PartColumn, format_points, format_score, graded_possible, graded_total, is_skipped,
-    part_columns, part_possible, skip_reason,
+    ConfigParts,
+    PartColumn,
+    format_points,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_columns,
+    part_possible,
+    skip_reason,
 )
 from autograder.reports.figures import mask_figure_png, png_data_uri, training_figure_png, training_series
 from autograder.reports.i18n import part_title, t

@@ -10,8 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autograder.reports.common import (
-    ConfigParts, SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
-    part_columns, part_possible, skip_reason,
+    SKIPPED,
+    ConfigParts,
+    PartColumn,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_cell,
+    part_columns,
+    part_possible,
+    skip_reason,
 )
 from autograder.reports.i18n import part_title, t
 from autograder.reports.md_safe import md_code, md_text

@@ -7,8 +7,17 @@ import textwrap
 from collections.abc import Sequence
 
 from autograder.reports.common import (
-    ConfigParts, SKIPPED, PartColumn, format_score, graded_possible, graded_total, is_skipped, part_cell,
-    part_columns, part_possible, skip_reason,
+    SKIPPED,
+    ConfigParts,
+    PartColumn,
+    format_score,
+    graded_possible,
+    graded_total,
+    is_skipped,
+    part_cell,
+    part_columns,
+    part_possible,
+    skip_reason,
 )
 from autograder.results import CheckResult, SubmissionResult
 

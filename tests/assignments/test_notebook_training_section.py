@@ -34,7 +34,7 @@ def solution_hparams() -> dict[str, object]:
 def test_training_section_names_the_graded_mode() -> None:
     section = next(source(c) for c in CELLS if "training-section" in c["metadata"].get("tags", []))
     mode = CONFIG.training.mode
-    assert f"`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
+    assert "`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
 
 
 def test_cpu_setting_is_the_graders_cpu_profile() -> None:

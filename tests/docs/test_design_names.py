@@ -236,7 +236,7 @@ def test_every_cited_name_exists(cited: Cited) -> None:
 ])
 def test_a_name_that_is_gone_fails(span: str) -> None:
     cited = cited_names(f"`{span}` and `autograder.sandbox.Worker`")
-    assert [c.text for c in cited][0] == span
+    assert cited[0].text == span
     with pytest.raises((AssertionError, LookupError)):
         check_cited(cited[0], cited_modules(cited))
 

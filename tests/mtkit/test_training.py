@@ -14,8 +14,15 @@ from mtkit.constants import PAD_IDX
 from mtkit.dataset import prepare_data
 from mtkit.plots import plot_history
 from mtkit.training import (
-    LR_SCHEDULES, PRECISIONS, Recipe, load_checkpoint, lr_factor, recipe_from_profile,
-    save_checkpoint, seed_everything, train,
+    LR_SCHEDULES,
+    PRECISIONS,
+    Recipe,
+    load_checkpoint,
+    lr_factor,
+    recipe_from_profile,
+    save_checkpoint,
+    seed_everything,
+    train,
 )
 from reference.loss import calculate_loss
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention

@@ -15,8 +15,8 @@ from autograder.checks.conftest import GRADER_GLOBALS
 from autograder.checks.probes import PROBE_SOURCE
 from autograder.checks.reference_student import ReferenceStudent
 from autograder.config import load_config
-from autograder.part_kinds import worker_limits
 from autograder.notebook import load_submission
+from autograder.part_kinds import worker_limits
 from autograder.sandbox import StudentError, Worker, WorkerFailure
 
 FIXTURES = ROOT / "tests" / "fixtures" / "integrations"

@@ -10,10 +10,19 @@ import pytest
 from workflow_tools import EXAMPLE_NAMES, ROOT, read_outputs
 
 from autograder.integrations.github import (
-    SUMMARY_LIMIT_BYTES, append_summary, cap_summary, format_output, write_outputs,
+    SUMMARY_LIMIT_BYTES,
+    append_summary,
+    cap_summary,
+    format_output,
+    write_outputs,
 )
 from autograder.reports.reporter_payload import (
-    decode_payload, encode_payload, part_payloads, reporter_env_name, runner_id, runner_payload,
+    decode_payload,
+    encode_payload,
+    part_payloads,
+    reporter_env_name,
+    runner_id,
+    runner_payload,
 )
 from autograder.reports.submission_json import read_submission_json
 

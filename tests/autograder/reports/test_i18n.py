@@ -60,7 +60,7 @@ def test_no_student_message_mentions_the_tas_train_flag() -> None:
 def test_the_configured_language_is_validated() -> None:
     assert load_config().feedback.language == "ko"
     assert load_config(overrides={"feedback.language": "en"}).feedback.language == "en"
-    with pytest.raises(ConfigError, match="feedback.language"):
+    with pytest.raises(ConfigError, match=r"feedback\.language"):
         load_config(overrides={"feedback.language": "fr"})
 
 
