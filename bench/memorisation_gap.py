@@ -27,6 +27,7 @@ from autograder.config import load_config
 from autograder.training_eval import load_data, memorisation_gap
 from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
 from reference.evaluate import evaluate_model
+from reference.model import Transformer
 from reference.train import build_model, reference_recipe_fns
 
 
