@@ -30,6 +30,7 @@ from mtkit.batching import pad_pair_batch
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import PreparedData, prepare_data
 from reference.evaluate import evaluate_model
+from reference.model import Transformer
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 from reference.train import build_model
 
@@ -43,7 +44,7 @@ MAX_NAMED = 3                # parameters named in a "does not fit" message
 class Fit:
     """The reference model carrying the weights, or why the weights do not fit it."""
 
-    model: torch.nn.Module | None
+    model: Transformer | None   # the reference architecture, built by reference.train.build_model
     problem: str = ""        # student-facing, names the parameters (empty when it fits)
     detail: dict[str, Any] | None = None
 

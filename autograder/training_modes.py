@@ -292,7 +292,7 @@ def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any
 
 
 def train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                       timeout_s: float) -> tuple[dict[str, Any], list[dict], dict | None]:
+                       timeout_s: float) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
     Training stops at the first pause whose weights do not fit the reference architecture (no

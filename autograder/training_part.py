@@ -59,7 +59,9 @@ def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length
 
 
 def _reason(error: StudentError | WorkerFailure) -> str:
-    return getattr(error, "reason", None) or f"{error.exc_type}: {error.message}"
+    if isinstance(error, WorkerFailure):
+        return error.reason
+    return f"{error.exc_type}: {error.message}"
 
 
 def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str, Any]) -> TrainingOutcome:

@@ -88,7 +88,8 @@ def decode_payload(encoded: str) -> dict[str, Any]:
     Returns:
         The payload dict.
     """
-    return json.loads(base64.b64decode(encoded).decode("utf-8"))
+    payload: dict[str, Any] = json.loads(base64.b64decode(encoded).decode("utf-8"))
+    return payload
 
 
 def runner_id(name: str) -> str:

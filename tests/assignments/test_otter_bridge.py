@@ -30,7 +30,7 @@ def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> di
                    "points": 0 if c in failing else pts, "message": failing.get(c, ""),
                    "skipped": name not in parts} for c, pts in part.checks.items()]
         records.append({"part": name, "title": part.title, "max_points": part.points,
-                        "points": sum(c["points"] for c in checks if not c["skipped"]), "checks": checks})
+                        "points": sum(float(c["points"]) for c in checks if not c["skipped"]), "checks": checks})
     return {"submission": "submission.ipynb", "status": "graded", "parts": records,
             "load_problems": ["cell 3, line 1: invalid syntax"], "notes": []}
 
@@ -236,10 +236,10 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
     """)
     project = (REPO / "grader.yml").read_text(encoding="utf-8")   # the bridge validates it as the engine does
     (engine / "grader.yml").write_text(project)   # training.mode: recipe
-    assert bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True).result == {}, \
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, \
         "nothing to copy when the grader trains"
     (engine / "grader.yml").write_text(project.replace("  mode: recipe\n", "  mode: checkpoint\n"))   # {stem}.pt first
-    run = bridge.run_engine(submission, [bridge.TRAINING_PART], 30, engine, train=True)
+    run = bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
     (upload / "hw.pt").unlink()

@@ -11,6 +11,7 @@ import os
 import time
 from pathlib import Path
 
+from autograder.config import GraderConfig
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 
 
@@ -19,7 +20,7 @@ def _log_start(path: Path) -> None:
         log.write(f"{os.getpid()} {Path(path).name}\n")   # one short O_APPEND write per grading
 
 
-def _fake(path: Path, config: dict, parts: list[str] | None) -> SubmissionResult:
+def _fake(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
     time.sleep(float(os.environ.get("GRADING_FAKE_SECONDS", "0.4")))
     digest = hashlib.sha256(Path(path).read_bytes()).digest()
     results = []
@@ -34,7 +35,7 @@ def _fake(path: Path, config: dict, parts: list[str] | None) -> SubmissionResult
     return SubmissionResult(Path(path).name, STATUS_GRADED, results)
 
 
-def grade_submission(path: Path, config: dict, parts: list[str] | None = None) -> SubmissionResult:
+def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None = None) -> SubmissionResult:
     """Log the start, then grade (really or fakely, see the module docstring)."""
     _log_start(path)
     if os.environ.get("GRADING_ENGINE") == "real":

@@ -10,7 +10,7 @@ import pytest
 
 from autograder import batch
 from autograder.batch import Submission, SubmissionPathError, expand_paths, grade_all
-from autograder.config import load_config
+from autograder.config import GraderConfig, load_config
 from autograder.reports.files import SUBMISSION_FILE_KINDS, check_stems
 from autograder.results import STATUS_ERROR, STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 
@@ -26,7 +26,7 @@ def touch(path: Path) -> Path:
 
 # Fake engines: module-level so that worker processes can unpickle them by name.
 
-def fake_grade(path: Path, config: dict, parts: list[str] | None) -> SubmissionResult:
+def fake_grade(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
     """Full marks on every selected part; the file's text decides special behaviour."""
     text = Path(path).read_text(encoding="utf-8")
     if "raise" in text:
@@ -46,7 +46,7 @@ def fake_grade(path: Path, config: dict, parts: list[str] | None) -> SubmissionR
                             notes=[f"parts={parts}"])
 
 
-def returns_a_dict(path: Path, config: dict, parts: list[str] | None) -> dict:
+def returns_a_dict(path: Path, config: GraderConfig, parts: list[str] | None) -> dict:
     return {"score": 1}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.config import load_config
+from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
 from autograder.reports.i18n import t
 from autograder.reports.submission_json import submission_json
@@ -19,12 +19,12 @@ UNIT_PARTS = ["look_ahead_mask", "decoder_layer", "decoder", "transformer_forwar
 
 
 @pytest.fixture(scope="module")
-def config() -> dict:
+def config() -> GraderConfig:
     return load_config()
 
 
 @pytest.fixture(scope="module")
-def graded(config: dict) -> dict[str, SubmissionResult]:
+def graded(config: GraderConfig) -> dict[str, SubmissionResult]:
     names = ["correct_original_format", "buggy_original_format", "template_untouched"]
     return {name: grade_submission(EXAMPLES / f"{name}.ipynb", config) for name in names}
 

@@ -30,7 +30,7 @@ def test_only_the_checkpoint_mode_takes_a_file_beside_the_notebook_and_skips_the
 
 
 def test_each_part_of_grader_yml_has_one_kind_and_unit_parts_are_graded_first() -> None:
-    parts = load_config()["parts"]
+    parts = load_config().parts
     kinds = {name: part_kind(name) for name in parts}
     assert isinstance(kinds[TRAINING_PART], TrainingPart)
     assert all(isinstance(kind, UnitParts) for name, kind in kinds.items() if name != TRAINING_PART)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.config import load_config
+from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
 from autograder.results import SubmissionResult
 from autograder.training_eval import load_data
@@ -28,7 +28,7 @@ def _part(result: SubmissionResult) -> tuple[float, str, dict]:
     return part.points, part.checks[0].message, result.extras.get("training", {})
 
 
-def _reference_checkpoint(config: dict, path: Path, seed: int, sizes: dict = TINY_SIZES) -> Transformer:
+def _reference_checkpoint(config: GraderConfig, path: Path, seed: int, sizes: dict = TINY_SIZES) -> Transformer:
     """A reference-architecture model with seeded random weights, saved as a checkpoint at `path`."""
     data = load_data(config)
     torch.manual_seed(seed)
@@ -128,7 +128,7 @@ def test_the_cli_flag_selects_the_mode() -> None:
     from autograder.cli import build_parser, config_overrides
     args = build_parser().parse_args(["grade", "x.ipynb", "--training-mode", "checkpoint"])
     assert config_overrides(args)["training.mode"] == "checkpoint"
-    assert load_config(overrides=config_overrides(args))["training"]["mode"] == "checkpoint"
+    assert load_config(overrides=config_overrides(args)).training.mode == "checkpoint"
 
 
 @pytest.mark.slow

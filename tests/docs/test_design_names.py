@@ -205,7 +205,9 @@ def cited_modules(names: list[Cited]) -> list[ModuleType]:
     modules: dict[str, ModuleType] = {}
     for cited in names:
         if cited.kind == "name":
-            module, _ = _import_prefix(NAME.fullmatch(cited.text).group("name"))
+            match = NAME.fullmatch(cited.text)
+            assert match is not None, cited.text   # cited_names only yields names NAME matches
+            module, _ = _import_prefix(match.group("name"))
             modules[module.__name__] = module
     return list(modules.values())
 
