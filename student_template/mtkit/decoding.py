@@ -84,8 +84,10 @@ def greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else _model_device(model)
+    projection = _LastPositionProjection.unknown()   # found on the first step, then kept for every batch
     return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _translate_batch(
-        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
+        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx,
+        projection))
 
 
 def decode_in_length_order(model: nn.Module, src_seqs: Sequence[Sequence[int]], batch_size: int,
@@ -129,6 +131,7 @@ def _translate_batch(
     sos_idx: int,
     eos_idx: int,
     pad_idx: int,
+    projection: _LastPositionProjection,
 ) -> list[list[int]]:
     n = len(srcs)
     src_len = max(1, max(len(s) for s in srcs))
@@ -141,7 +144,6 @@ def _translate_batch(
     gen[:, 0] = sos_idx
     rows = torch.arange(n, device=device)  # batch rows still decoding
     act_src, act_enc = src, enc
-    projection: _LastPositionProjection | None = None
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
@@ -154,9 +156,9 @@ def _translate_batch(
         def run_decoder() -> Tensor:
             return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
 
-        if projection is None:  # first step: full logits, and find the output layer for the next ones
+        if not projection.searched:  # first step of the call: full logits, and find the output layer
             owner = model.decoder if isinstance(model.decoder, nn.Module) else model
-            projection, logits = _LastPositionProjection.find(owner, run_decoder)
+            logits = projection.find(owner, run_decoder)
             nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
         else:
             nxt = projection.next_tokens(run_decoder, cur - 1)
@@ -179,19 +181,28 @@ class _LastPositionProjection:
     step), so the logits read are unchanged; any other decoder is run in full.
     """
 
-    def __init__(self, layer: nn.Linear | None) -> None:
+    def __init__(self, layer: nn.Linear | None, searched: bool) -> None:
         self.layer = layer
+        self.searched = searched
 
     @classmethod
-    def find(cls, owner: nn.Module, run: Callable[[], Tensor]) -> tuple[_LastPositionProjection, Tensor]:
-        """Run the decoder once with hooks on the Linear layers of `owner`.
+    def unknown(cls) -> _LastPositionProjection:
+        """A helper whose layer is still to be found by `find` (on the first decoding step)."""
+        return cls(None, searched=False)
+
+    def find(self, owner: nn.Module, run: Callable[[], Tensor]) -> Tensor:
+        """Run the decoder once with hooks on the Linear layers of `owner`; keep the output layer.
+
+        The layer found (None when no single Linear produces the decoder's output) is kept for
+        every later step of the same `greedy_translate` call, in every batch: the model does not
+        change during a call, and `next_tokens` still checks each result's shape.
 
         Args:
             owner: the model's decoder (or the model, when its decoder is not a module).
             run: calls it on this step's inputs.
 
         Returns:
-            The helper (layer None when no single Linear produces the decoder's output) and the logits.
+            The full logits (b, L, V) of this step.
         """
         outputs: dict[nn.Module, list[Tensor]] = {}
         layers = [m for m in owner.modules() if isinstance(m, nn.Linear)]
@@ -203,7 +214,8 @@ class _LastPositionProjection:
             for handle in handles:
                 handle.remove()
         found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
-        return cls(found[0] if len(found) == 1 else None), logits
+        self.layer, self.searched = (found[0] if len(found) == 1 else None), True
+        return logits
 
     def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:
         """Argmax token at `position` of every row: (b,)."""
