@@ -144,9 +144,26 @@ def _translate_batch(
     gen[:, 0] = sos_idx
     rows = torch.arange(n, device=device)  # batch rows still decoding
     act_src, act_enc = src, enc
+    owner = model.decoder if isinstance(model.decoder, nn.Module) else model
+    with _EncodingProjections(owner) as projections:
+        return _decode_steps(model, gen, rows, act_src, act_enc, src_len, src_mask_fn, tgt_mask_fn,
+                             max_new_tokens, device, eos_idx, pad_idx, projection, projections, owner)
+
+
+def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, act_enc: Tensor,
+                  src_len: int, src_mask_fn: MaskFn, tgt_mask_fn: MaskFn, max_new_tokens: int,
+                  device: torch.device, eos_idx: int, pad_idx: int, projection: _LastPositionProjection,
+                  projections: _EncodingProjections, owner: nn.Module) -> list[list[int]]:
+    """The greedy steps of one batch (see `_translate_batch`); returns its id lists."""
+    enc_view, view_of, view_length = act_enc, None, 0
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
+        if view_of is not act_enc or view_length != length:
+            # One view object while neither the length nor the rows change, so that the decoder's
+            # projections of it can be reused (`_EncodingProjections`).
+            enc_view, view_of, view_length = act_enc[:, :length], act_enc, length
+            projections.encoding = enc_view
         s = act_src[:, :length]
         dec = torch.full((rows.numel(), length), pad_idx, dtype=torch.long, device=device)
         dec[:, :cur] = gen[rows, :cur]
@@ -154,10 +171,9 @@ def _translate_batch(
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
         def run_decoder() -> Tensor:
-            return model.decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # (b, L, V)
+            return model.decoder(dec, enc_view, src_mask, tgt_mask)  # (b, L, V)
 
         if not projection.searched:  # first step of the call: full logits, and find the output layer
-            owner = model.decoder if isinstance(model.decoder, nn.Module) else model
             logits = projection.find(owner, run_decoder)
             nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
         else:
@@ -169,6 +185,54 @@ def _translate_batch(
         if not bool(alive.all()):  # drop finished rows from the batch
             rows, act_src, act_enc = rows[alive], act_src[alive], act_enc[alive]
     return [_cut(row, eos_idx) for row in gen[:, 1:].tolist()]
+
+
+class _EncodingProjections:
+    """Reuses the decoder's nn.Linear projections of the source encoding from step to step.
+
+    The encoder-decoder attention projects the source encoding to keys and values at every step,
+    although the encoding (rows and length) is the same for most consecutive steps. While this
+    context is active, each nn.Linear of the decoder that is called on exactly the tensor object
+    in `encoding` computes its output once for that object and afterwards returns a copy of it (a
+    copy: the caller may change its result in place). Any other input runs the layer as usual, so
+    the logits are those of the plain call. A layer whose `forward` cannot be wrapped is left alone.
+    """
+
+    def __init__(self, owner: nn.Module) -> None:
+        self.layers = [m for m in owner.modules() if type(m) is nn.Linear]
+        self.encoding: Tensor | None = None
+        self._key: Tensor | None = None
+        self._cache: dict[int, Tensor] = {}
+        self._wrapped: list[nn.Linear] = []
+
+    def _wrap(self, layer: nn.Linear) -> None:
+        plain = layer.forward
+
+        def forward(x: Tensor) -> Tensor:
+            if x is not self.encoding:
+                return plain(x)
+            if self._key is not x:   # a new encoding view: forget the old projections
+                self._key, self._cache = x, {}
+            cached = self._cache.get(id(layer))
+            if cached is None:
+                cached = self._cache[id(layer)] = plain(x)
+            return cached.clone()
+
+        try:
+            layer.forward = forward
+        except (AttributeError, TypeError):  # e.g. a scripted module
+            return
+        self._wrapped.append(layer)
+
+    def __enter__(self) -> _EncodingProjections:
+        for layer in self.layers:
+            self._wrap(layer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for layer in self._wrapped:
+            layer.__dict__.pop("forward", None)
+        self._wrapped, self._cache, self._key, self.encoding = [], {}, None, None
 
 
 class _LastPositionProjection:
