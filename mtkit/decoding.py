@@ -57,9 +57,10 @@ def greedy_translate(
 
     Honesty: no target is ever passed in. The decoder input is `<sos>` followed by the model's own
     previous argmax tokens, padded; `tgt_mask_fn` is applied to exactly that tensor. Each batch is
-    encoded once, padded to L_max = max(longest source, max_new_tokens); step t uses the first
-    L = max(longest source, t + 1) positions of that source, its encoding and its mask (for a model
-    with a correct padding mask, the extra padding changes nothing). Rows that have emitted
+    encoded once padded to its longest source S; step t uses the first L = max(S, t + 1) positions
+    of the source, its encoding and its mask. Rows still decoding when L first exceeds S are
+    encoded once more, padded to L_max = max(S, max_new_tokens), and sliced from then on (for a
+    model with a correct padding mask, the extra padding changes nothing). Rows that have emitted
     `<eos>` are dropped from the batch; decoding stops when all have, or after max_new_tokens.
 
     Args:
@@ -137,7 +138,10 @@ def _translate_batch(
     src_len = max(1, max(len(s) for s in srcs))
     full_len = max(src_len, max_new_tokens)
     src = _pad(srcs, full_len, pad_idx).to(device)  # (n, L_max)
-    enc = model.encoder(src, src_mask_fn(src, pad_idx).to(device))  # (n, L_max, d), once
+    # Encoded at the batch's own source length S (padding to L_max would be most of the encoder's
+    # work); the rows still decoding once the decoder input outgrows S are encoded again at L_max.
+    short = src[:, :src_len]
+    enc = model.encoder(short, src_mask_fn(short, pad_idx).to(device))  # (n, S, d)
 
     # gen[:, 0] = <sos>; gen[:, t + 1] = token generated at step t. Pad beyond what exists.
     gen = torch.full((n, max_new_tokens + 1), pad_idx, dtype=torch.long, device=device)
@@ -159,6 +163,8 @@ def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, 
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
+        if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
+            act_enc = model.encoder(act_src, src_mask_fn(act_src, pad_idx).to(device))
         if view_of is not act_enc or view_length != length:
             # One view object while neither the length nor the rows change, so that the decoder's
             # projections of it can be reused (`_EncodingProjections`).
