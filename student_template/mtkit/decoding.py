@@ -57,9 +57,10 @@ def greedy_translate(
 
     Honesty: no target is ever passed in. The decoder input is `<sos>` followed by the model's own
     previous argmax tokens, padded; `tgt_mask_fn` is applied to exactly that tensor. Each batch is
-    encoded once, padded to L_max = max(longest source, max_new_tokens); step t uses the first
-    L = max(longest source, t + 1) positions of that source, its encoding and its mask (for a model
-    with a correct padding mask, the extra padding changes nothing). Rows that have emitted
+    encoded once padded to its longest source S; step t uses the first L = max(S, t + 1) positions
+    of the source, its encoding and its mask. Rows still decoding when L first exceeds S are
+    encoded once more, padded to L_max = max(S, max_new_tokens), and sliced from then on (for a
+    model with a correct padding mask, the extra padding changes nothing). Rows that have emitted
     `<eos>` are dropped from the batch; decoding stops when all have, or after max_new_tokens.
 
     Args:
@@ -84,8 +85,10 @@ def greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else _model_device(model)
+    projection = _LastPositionProjection.unknown()   # found on the first step, then kept for every batch
     return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _translate_batch(
-        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
+        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx,
+        projection))
 
 
 def decode_in_length_order(model: nn.Module, src_seqs: Sequence[Sequence[int]], batch_size: int,
@@ -129,37 +132,55 @@ def _translate_batch(
     sos_idx: int,
     eos_idx: int,
     pad_idx: int,
+    projection: _LastPositionProjection,
 ) -> list[list[int]]:
     n = len(srcs)
     src_len = max(1, max(len(s) for s in srcs))
     full_len = max(src_len, max_new_tokens)
     src = _pad(srcs, full_len, pad_idx).to(device)  # (n, L_max)
-    # The student's model: its encoder and decoder are whatever it defined, typed here as callables.
-    encoder = cast("Callable[..., Tensor]", model.encoder)
-    decoder = cast("Callable[..., Tensor]", model.decoder)
-    enc = encoder(src, src_mask_fn(src, pad_idx).to(device))  # (n, L_max, d), once
+    # Encoded at the batch's own source length S (padding to L_max would be most of the encoder's
+    # work); the rows still decoding once the decoder input outgrows S are encoded again at L_max.
+    short = src[:, :src_len]
+    enc = model.encoder(short, src_mask_fn(short, pad_idx).to(device))  # (n, S, d)
 
     # gen[:, 0] = <sos>; gen[:, t + 1] = token generated at step t. Pad beyond what exists.
     gen = torch.full((n, max_new_tokens + 1), pad_idx, dtype=torch.long, device=device)
     gen[:, 0] = sos_idx
     rows = torch.arange(n, device=device)  # batch rows still decoding
     act_src, act_enc = src, enc
-    projection: _LastPositionProjection | None = None
+    owner = model.decoder if isinstance(model.decoder, nn.Module) else model
+    with _EncodingProjections(owner) as projections:
+        return _decode_steps(model, gen, rows, act_src, act_enc, src_len, src_mask_fn, tgt_mask_fn,
+                             max_new_tokens, device, eos_idx, pad_idx, projection, projections, owner)
+
+
+def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, act_enc: Tensor,
+                  src_len: int, src_mask_fn: MaskFn, tgt_mask_fn: MaskFn, max_new_tokens: int,
+                  device: torch.device, eos_idx: int, pad_idx: int, projection: _LastPositionProjection,
+                  projections: _EncodingProjections, owner: nn.Module) -> list[list[int]]:
+    """The greedy steps of one batch (see `_translate_batch`); returns its id lists."""
+    enc_view, view_of, view_length = act_enc, None, 0
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
+        if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
+            act_enc = model.encoder(act_src, src_mask_fn(act_src, pad_idx).to(device))
+        if view_of is not act_enc or view_length != length:
+            # One view object while neither the length nor the rows change, so that the decoder's
+            # projections of it can be reused (`_EncodingProjections`).
+            enc_view, view_of, view_length = act_enc[:, :length], act_enc, length
+            projections.encoding = enc_view
         s = act_src[:, :length]
         dec = torch.full((rows.numel(), length), pad_idx, dtype=torch.long, device=device)
         dec[:, :cur] = gen[rows, :cur]
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
-        def run_decoder() -> Tensor:  # called only within this step, so it sees this step's tensors
-            return decoder(dec, act_enc[:, :length], src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
+        def run_decoder() -> Tensor:
+            return model.decoder(dec, enc_view, src_mask, tgt_mask)  # (b, L, V)
 
-        if projection is None:  # first step: full logits, and find the output layer for the next ones
-            owner = decoder if isinstance(decoder, nn.Module) else model
-            projection, logits = _LastPositionProjection.find(owner, run_decoder)
+        if not projection.searched:  # first step of the call: full logits, and find the output layer
+            logits = projection.find(owner, run_decoder)
             nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
         else:
             nxt = projection.next_tokens(run_decoder, cur - 1)
@@ -172,6 +193,54 @@ def _translate_batch(
     return [_cut(row, eos_idx) for row in gen[:, 1:].tolist()]
 
 
+class _EncodingProjections:
+    """Reuses the decoder's nn.Linear projections of the source encoding from step to step.
+
+    The encoder-decoder attention projects the source encoding to keys and values at every step,
+    although the encoding (rows and length) is the same for most consecutive steps. While this
+    context is active, each nn.Linear of the decoder that is called on exactly the tensor object
+    in `encoding` computes its output once for that object and afterwards returns a copy of it (a
+    copy: the caller may change its result in place). Any other input runs the layer as usual, so
+    the logits are those of the plain call. A layer whose `forward` cannot be wrapped is left alone.
+    """
+
+    def __init__(self, owner: nn.Module) -> None:
+        self.layers = [m for m in owner.modules() if type(m) is nn.Linear]
+        self.encoding: Tensor | None = None
+        self._key: Tensor | None = None
+        self._cache: dict[int, Tensor] = {}
+        self._wrapped: list[nn.Linear] = []
+
+    def _wrap(self, layer: nn.Linear) -> None:
+        plain = layer.forward
+
+        def forward(x: Tensor) -> Tensor:
+            if x is not self.encoding:
+                return plain(x)
+            if self._key is not x:   # a new encoding view: forget the old projections
+                self._key, self._cache = x, {}
+            cached = self._cache.get(id(layer))
+            if cached is None:
+                cached = self._cache[id(layer)] = plain(x)
+            return cached.clone()
+
+        try:
+            layer.forward = forward
+        except (AttributeError, TypeError):  # e.g. a scripted module
+            return
+        self._wrapped.append(layer)
+
+    def __enter__(self) -> _EncodingProjections:
+        for layer in self.layers:
+            self._wrap(layer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for layer in self._wrapped:
+            layer.__dict__.pop("forward", None)
+        self._wrapped, self._cache, self._key, self.encoding = [], {}, None, None
+
+
 class _LastPositionProjection:
     """Computes the decoder's output layer for the one position greedy decoding reads.
 
@@ -182,19 +251,28 @@ class _LastPositionProjection:
     step), so the logits read are unchanged; any other decoder is run in full.
     """
 
-    def __init__(self, layer: nn.Linear | None) -> None:
+    def __init__(self, layer: nn.Linear | None, searched: bool) -> None:
         self.layer = layer
+        self.searched = searched
 
     @classmethod
-    def find(cls, owner: nn.Module, run: Callable[[], Tensor]) -> tuple[_LastPositionProjection, Tensor]:
-        """Run the decoder once with hooks on the Linear layers of `owner`.
+    def unknown(cls) -> _LastPositionProjection:
+        """A helper whose layer is still to be found by `find` (on the first decoding step)."""
+        return cls(None, searched=False)
+
+    def find(self, owner: nn.Module, run: Callable[[], Tensor]) -> Tensor:
+        """Run the decoder once with hooks on the Linear layers of `owner`; keep the output layer.
+
+        The layer found (None when no single Linear produces the decoder's output) is kept for
+        every later step of the same `greedy_translate` call, in every batch: the model does not
+        change during a call, and `next_tokens` still checks each result's shape.
 
         Args:
             owner: the model's decoder (or the model, when its decoder is not a module).
             run: calls it on this step's inputs.
 
         Returns:
-            The helper (layer None when no single Linear produces the decoder's output) and the logits.
+            The full logits (b, L, V) of this step.
         """
         outputs: dict[nn.Module, list[Tensor]] = {}
         layers = [m for m in owner.modules() if isinstance(m, nn.Linear)]
@@ -206,8 +284,8 @@ class _LastPositionProjection:
             for handle in handles:
                 handle.remove()
         found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
-        layer = found[0] if len(found) == 1 else None
-        return cls(layer if isinstance(layer, nn.Linear) else None), logits
+        self.layer, self.searched = (found[0] if len(found) == 1 else None), True
+        return logits
 
     def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:
         """Argmax token at `position` of every row: (b,)."""

@@ -176,3 +176,26 @@ def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
     assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}   # first step finds the layer
     assert min(full.out_lengths) == 9   # the decoder's output is not the Linear's: every step in full
+
+
+def test_output_layer_is_found_once_per_call_and_kept_for_every_batch():
+    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
+    fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
+    kwargs = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD, batch_size=1)
+    assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
+    # Four batches: only the very first step of the call computes the logits of every position.
+    assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}
+    assert min(full.out_lengths) >= 3   # the shortest source (<sos> w <eos>) sets the least length
+
+
+def test_encoded_at_the_source_length_then_once_more_at_full_length_past_it():
+    class NeverStops(CopyModel):
+        def decoder(self, dec, enc, src_mask, trg_mask):
+            super().decoder(dec, enc, src_mask, trg_mask)   # records the call, checks the lengths
+            return nn.functional.one_hot(torch.full(dec.shape, 7), V).float() + self.dummy
+
+    model = NeverStops()
+    assert _translate(model, _srcs()[:2], max_new_tokens=8) == [[7] * 8, [7] * 8]
+    assert [c["len"] for c in model.calls if c["kind"] == "enc"] == [5, 8]
+    # Steps 1-5 run at the source length 5, steps 6-8 at the decoder input's own length.
+    assert [c["dec"].size(1) for c in model.calls if c["kind"] == "dec"] == [5] * 5 + [6, 7, 8]
