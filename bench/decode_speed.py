@@ -7,8 +7,10 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP
 
 import argparse
+import functools
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -53,15 +55,15 @@ def main() -> None:
     split = data.splits["validation"]
     itos = data.vocabs[data.tgt_language].itos
     timings, cpu_times, outputs = {}, {}, {}
-    runs = {}
+    runs: dict[str, Callable[[], list[list[int]]]] = {}
     if not args.skip_fast:
         runs["fast (reference.fast_decode)"] = lambda: fast_greedy_translate(
             model, split.src, max_new_tokens=data.max_length)
     for batch_size in (int(size) for size in args.batch_size.split(",")):
-        runs[f"generic (mtkit.decoding), batch {batch_size}"] = lambda size=batch_size: greedy_translate(
-            model, split.src, src_mask_fn=create_padding_mask_for_attention,
+        runs[f"generic (mtkit.decoding), batch {batch_size}"] = functools.partial(
+            greedy_translate, model, split.src, src_mask_fn=create_padding_mask_for_attention,
             tgt_mask_fn=create_look_ahead_mask_for_attention, max_new_tokens=data.max_length,
-            batch_size=size, pad_idx=PAD_IDX)
+            batch_size=batch_size, pad_idx=PAD_IDX)
     for name, decode in runs.items():
         start, cpu_start = time.perf_counter(), time.process_time()
         outputs[name] = decode()

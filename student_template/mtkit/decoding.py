@@ -141,7 +141,9 @@ def _translate_batch(
     # Encoded at the batch's own source length S (padding to L_max would be most of the encoder's
     # work); the rows still decoding once the decoder input outgrows S are encoded again at L_max.
     short = src[:, :src_len]
-    enc = model.encoder(short, src_mask_fn(short, pad_idx).to(device))  # (n, S, d)
+    # The student's model: its encoder is whatever it defined, typed here as a callable.
+    encoder = cast("Callable[..., Tensor]", model.encoder)
+    enc = encoder(short, src_mask_fn(short, pad_idx).to(device))  # (n, S, d)
 
     # gen[:, 0] = <sos>; gen[:, t + 1] = token generated at step t. Pad beyond what exists.
     gen = torch.full((n, max_new_tokens + 1), pad_idx, dtype=torch.long, device=device)
@@ -164,7 +166,7 @@ def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, 
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
         if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
-            act_enc = model.encoder(act_src, src_mask_fn(act_src, pad_idx).to(device))
+            act_enc = cast("Callable[..., Tensor]", model.encoder)(act_src, src_mask_fn(act_src, pad_idx).to(device))
         if view_of is not act_enc or view_length != length:
             # One view object while neither the length nor the rows change, so that the decoder's
             # projections of it can be reused (`_EncodingProjections`).
@@ -176,8 +178,9 @@ def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, 
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
-        def run_decoder() -> Tensor:
-            return model.decoder(dec, enc_view, src_mask, tgt_mask)  # (b, L, V)
+        def run_decoder() -> Tensor:  # called only within this step, so it sees this step's tensors
+            decoder = cast("Callable[..., Tensor]", model.decoder)
+            return decoder(dec, enc_view, src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
 
         if not projection.searched:  # first step of the call: full logits, and find the output layer
             logits = projection.find(owner, run_decoder)
@@ -225,7 +228,7 @@ class _EncodingProjections:
             return cached.clone()
 
         try:
-            layer.forward = forward
+            layer.forward = forward  # type: ignore[method-assign,assignment]  # an instance-level wrapper
         except (AttributeError, TypeError):  # e.g. a scripted module
             return
         self._wrapped.append(layer)
@@ -284,7 +287,8 @@ class _LastPositionProjection:
             for handle in handles:
                 handle.remove()
         found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
-        self.layer, self.searched = (found[0] if len(found) == 1 else None), True
+        layer = found[0] if len(found) == 1 else None
+        self.layer, self.searched = (layer if isinstance(layer, nn.Linear) else None), True
         return logits
 
     def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:

@@ -181,7 +181,8 @@ def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
 def test_output_layer_is_found_once_per_call_and_kept_for_every_batch():
     sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
-    kwargs = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD, batch_size=1)
+    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD,
+                                  batch_size=1)
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
     # Four batches: only the very first step of the call computes the logits of every position.
     assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}
