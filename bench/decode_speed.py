@@ -75,7 +75,7 @@ def main() -> None:
     first = next(iter(outputs.values()))
     for name, ids in outputs.items():
         bleu = corpus_bleu([ids_to_tokens(row, itos) for row in ids], split.tgt_tokens)
-        same = sum(a == b for a, b in zip(first, ids))
+        same = sum(a == b for a, b in zip(first, ids, strict=True))
         print(f"  {name:40s}: {timings[name]:7.1f} s wall, {cpu_times[name]:7.1f} s CPU, mean output "
               f"length {sum(map(len, ids)) / len(ids):.1f}, BLEU {bleu:.4f}, identical to the first "
               f"run for {same}/{len(ids)} sentences")

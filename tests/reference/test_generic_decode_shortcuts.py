@@ -51,7 +51,7 @@ def plain_greedy(model: Transformer, srcs: list[list[int]], batch_size: int) -> 
                 if not bool(alive.any()):
                     break
                 rows, act_src, act_enc = rows[alive], act_src[alive], act_enc[alive]
-            for i, row in zip(idx, gen[:, 1:].tolist()):
+            for i, row in zip(idx, gen[:, 1:].tolist(), strict=True):
                 results[i] = row[: row.index(EOS)] if EOS in row else row
     return results
 
