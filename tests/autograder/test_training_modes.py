@@ -127,7 +127,7 @@ def test_the_cli_flag_selects_the_mode() -> None:
     from autograder.cli import build_parser, config_overrides
     args = build_parser().parse_args(["grade", "x.ipynb", "--training-mode", "checkpoint"])
     assert config_overrides(args)["training.mode"] == "checkpoint"
-    assert load_config(overrides=config_overrides(args))["training"]["mode"] == "checkpoint"
+    assert load_config(overrides=config_overrides(args)).training.mode == "checkpoint"
 
 
 @pytest.mark.slow
