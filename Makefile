@@ -17,6 +17,9 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock
 	$(PY) -m pip install --quiet -r requirements.lock
 	# The development tools (ruff, mypy, pre-commit): `make lint`.
 	$(PY) -m pip install --quiet -r requirements-dev.lock
+	# The project itself, editable (no copies: the sandbox hides the checkout from student code), so
+	# that `autograder` is importable from any folder, e.g. by the bare `otter run` command's plugin.
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
 setup: $(VENV)/.installed
