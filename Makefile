@@ -27,8 +27,9 @@ setup: $(VENV)/.installed
 grade-examples: setup
 	$(PY) -m autograder grade examples/*.ipynb --out grading-output
 
+# PYTEST_ARGS: extra pytest options (CI passes --durations to log where the time goes).
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-slow: setup
 	$(PY) -m pytest -m slow

@@ -363,12 +363,16 @@ def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any
 
 class _PatientKernelStart:
     """While Otter executes its (blank) notebook: give its kernel a start-up timeout that holds on a
-    loaded machine (nbclient's 60 s does not), by swapping in a subclass Otter imports at call time."""
+    loaded machine (nbclient's 60 s does not), by swapping in a subclass Otter imports at call time.
+    Entered from `before_grading`: Otter's grade_notebook imports the class before it calls
+    `before_execution`, so a swap made there comes too late."""
 
     def __init__(self) -> None:
         self.original: Any = None
 
     def __enter__(self) -> None:
+        if self.original is not None:   # already swapped: the original must stay what we restore
+            return
         from nbconvert import preprocessors
         from traitlets import Integer
 
@@ -407,11 +411,11 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         folder (see autograder/integrations/otter_upload.py) and note Otter's autograder folder."""
         folder = getattr(config, "autograder_dir", None)
         self.autograder_dir = Path(os.path.abspath(folder)) if folder else None
+        self.kernel_start.__enter__()
         self._take_upload()
 
     def before_execution(self, submission: Any) -> Any:
         """Keep student code out of Otter's kernel: execute an empty notebook instead."""
-        self.kernel_start.__enter__()
         return blank_submission(submission)
 
     def after_grading(self, results: GradingResults) -> None:

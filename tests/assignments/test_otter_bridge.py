@@ -262,3 +262,25 @@ def test_otters_kernel_gets_a_start_up_timeout_for_a_loaded_machine() -> None:
     finally:
         patience.__exit__()
     assert preprocessors.ExecutePreprocessor(config=Config()).startup_timeout == 60, "restored after grading"
+
+
+def test_the_patient_kernel_start_is_in_place_when_otter_imports_its_executor(tmp_path: Path) -> None:
+    # Otter's run: before_grading, then grade_notebook imports ExecutePreprocessor, then calls
+    # before_execution, builds the executor, and after grading calls after_grading.
+    from nbconvert import preprocessors
+    from traitlets.config import Config
+
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    submission = root / "submission" / "hw.ipynb"
+    submission.write_text("{}")
+    plugin = bridge.EnginePlugin(str(submission), {}, {"train": False})
+    plugin.before_grading(AutograderConfig({"autograder_dir": str(root)}))
+    try:
+        imported = preprocessors.ExecutePreprocessor   # as Otter's grade_notebook does, before the next call
+        plugin.before_execution(nbformat.v4.new_notebook())
+        plugin.before_execution(nbformat.v4.new_notebook())   # entering twice keeps the real original
+        assert imported(config=Config()).startup_timeout == bridge.KERNEL_START_TIMEOUT_S
+    finally:
+        plugin.kernel_start.__exit__()
+    assert preprocessors.ExecutePreprocessor(config=Config()).startup_timeout == 60, "restored after grading"

@@ -13,6 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 from assignments.transformer_mt import build
+from autograder.otter_bridge import KERNEL_START_TIMEOUT_S
 
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 HEAVY_TAG, TRAINING_TAG = "otter_ignore", "training-section"
@@ -59,8 +60,9 @@ def execute(path: Path, extra: list[str], env: dict[str, str]) -> tuple[list[nbf
     """
     notebook = nbformat.read(path, as_version=4)
     notebook.cells = runnable_cells(notebook) + [nbformat.v4.new_code_cell(source) for source in extra]
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    # nbclient's default 60 s kernel start-up fails on a loaded 2-core machine; use the Otter path's limit.
+    client = NotebookClient(notebook, timeout=300, startup_timeout=KERNEL_START_TIMEOUT_S, kernel_name="python3",
+                            allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
     with mock.patch.dict(os.environ, env):
         client.execute()
     errors = [cell for cell in notebook.cells if any(o.output_type == "error" for o in cell.get("outputs", []))]

@@ -155,9 +155,10 @@ def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, cap
 
 
 def test_python_dash_m_entry_point():
+    # The timeouts only guard against a hang: starting Python and importing torch takes long on a loaded machine.
     ok = subprocess.run([sys.executable, "-m", "autograder", "validate-config", FIXTURE_CONFIG],
-                        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+                        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert (ok.returncode, ok.stderr) == (0, "")
     usage = subprocess.run([sys.executable, "-m", "autograder", "grade"], cwd=REPO_ROOT,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=300)
     assert usage.returncode == 2 and "PATH" in usage.stderr
