@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # torch's exact pin, written once: in requirements.lock.
 TORCH_PIN := $(shell grep -E '^torch==' requirements.lock)
 
-.PHONY: setup grade-examples test test-slow lint train-cpu bench gradescope-zip student-bundle
+.PHONY: setup grade-examples test test-slow test-e2e lint train-cpu bench gradescope-zip student-bundle
 
 $(VENV)/.installed: requirements.lock requirements-dev.lock
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: setup
 
 test-slow: setup
 	$(PY) -m pytest -m slow
+
+# The end-to-end gradings (soundness corpus, `otter run`): minutes each, outside the default suite.
+test-e2e: setup
+	$(PY) -m pytest -m e2e
 
 # Lint, format check and type check, as .ci/run runs them.
 lint: setup

@@ -29,7 +29,7 @@ TIMINGS: dict[str, float] = {}
 # A loaded 2-core machine (CI beside other jobs) makes every step several times slower: the limits are
 # set for that, not for a quiet machine. The fixture grades each case once per session.
 SUBPROCESS_TIMEOUT_S = 1200
-pytestmark = pytest.mark.timeout(2400)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2400)]
 
 
 def run_cli(notebooks: dict[str, Path], out: Path, env: dict[str, str]) -> dict[str, dict]:

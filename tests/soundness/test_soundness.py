@@ -12,7 +12,7 @@ CASES = load_cases()
 # Grading the corpus once (two notebooks at a time) takes minutes; it happens in the session
 # fixture `corpus_run` (conftest.py). The limit is a hang guard: every request inside has its own
 # timeout, and on a loaded 2-core machine the whole run took over 20 minutes.
-pytestmark = pytest.mark.timeout(3600)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
 
 def _of(kind: str) -> list[Case]:
