@@ -14,8 +14,10 @@ SPECIAL_LABELS = {0: "<unk>", 1: "<sos>", 2: "<eos>", 3: "<pad>"}
 
 # Two target sentences of one batch, padded to a common length: the first ends in one pad, the
 # second in three, so that a picture shows the causal triangle and the blocked padding columns.
-EXAMPLE_WORDS = [["<sos>", "a", "dog", "runs", "<eos>", "<pad>"],
-                 ["<sos>", "hello", "<eos>", "<pad>", "<pad>", "<pad>"]]
+EXAMPLE_WORDS = [
+    ["<sos>", "a", "dog", "runs", "<eos>", "<pad>"],
+    ["<sos>", "hello", "<eos>", "<pad>", "<pad>", "<pad>"],
+]
 
 
 def example_batch() -> tuple[torch.Tensor, list[list[str]]]:
@@ -61,13 +63,16 @@ def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str 
     if tuple(grid.shape) == (rows, 1, length, length):
         grid = grid[:, 0]
     if tuple(grid.shape) != (rows, length, length):
-        return None, (f"returned a tensor of shape {tuple(value.shape)}; expected "
-                      f"{(rows, 1, length, length)} for a batch of shape {(rows, length)}")
+        return None, (
+            f"returned a tensor of shape {tuple(value.shape)}; expected "
+            f"{(rows, 1, length, length)} for a batch of shape {(rows, length)}"
+        )
     return grid != 0, None
 
 
-def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor,
-             pad_idx: int = PAD_IDX) -> list[str]:
+def describe(
+    mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, pad_idx: int = PAD_IDX
+) -> list[str]:
     """Plain-language findings about a mask compared with the correct one.
 
     Args:
@@ -98,9 +103,20 @@ def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor,
 
 def _result(batch: torch.Tensor, labels: list[list[str]], **fields: Any) -> dict[str, Any]:
     expected = expected_mask(batch)
-    return {"function": FUNCTION, "pad_idx": PAD_IDX, "tokens": batch.tolist(), "labels": labels,
-            "expected": expected.int().tolist(), "mask": None, "shape": None, "dtype": None,
-            "error": None, "matches": False, "findings": [], **fields}
+    return {
+        "function": FUNCTION,
+        "pad_idx": PAD_IDX,
+        "tokens": batch.tolist(),
+        "labels": labels,
+        "expected": expected.int().tolist(),
+        "mask": None,
+        "shape": None,
+        "dtype": None,
+        "error": None,
+        "matches": False,
+        "findings": [],
+        **fields,
+    }
 
 
 def collect_mask_picture(worker: Any) -> dict[str, Any]:
@@ -130,6 +146,12 @@ def collect_mask_picture(worker: Any) -> dict[str, Any]:
     if grid is None:
         return _result(batch, labels, shape=shape, dtype=dtype, error=f"{FUNCTION} {problem}")
     expected = expected_mask(batch)
-    return _result(batch, labels, shape=shape, dtype=dtype, mask=grid.int().tolist(),
-                   matches=bool(torch.equal(grid, expected)),
-                   findings=describe(grid, expected, batch))
+    return _result(
+        batch,
+        labels,
+        shape=shape,
+        dtype=dtype,
+        mask=grid.int().tolist(),
+        matches=bool(torch.equal(grid, expected)),
+        findings=describe(grid, expected, batch),
+    )

@@ -35,8 +35,8 @@ class Submission:
     """One file to grade, with the unique names its reports use."""
 
     path: Path
-    label: str   # SubmissionResult.submission and the gradebook's `file`: the name, or a path
-    stem: str    # file-system-safe stem of `<stem>.json`, `<stem>.results.json`, `<stem>.md`
+    label: str  # SubmissionResult.submission and the gradebook's `file`: the name, or a path
+    stem: str  # file-system-safe stem of `<stem>.json`, `<stem>.results.json`, `<stem>.md`
 
 
 def _folder_files(folder: Path, recursive: bool) -> list[tuple[Path, str]]:
@@ -66,8 +66,10 @@ def _unique(preferred: list[str], fallback: list[str], reserved: frozenset[str] 
     folded = [name.casefold() for name in preferred]
     counts = Counter(folded)
     reserved_folded = {name.casefold() for name in reserved}
-    chosen = [alt if counts[key] > 1 or key in reserved_folded else name
-              for name, key, alt in zip(preferred, folded, fallback, strict=True)]
+    chosen = [
+        alt if counts[key] > 1 or key in reserved_folded else name
+        for name, key, alt in zip(preferred, folded, fallback, strict=True)
+    ]
     taken = set(reserved_folded)
     unique = []
     for name in chosen:
@@ -104,14 +106,16 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
     Raises:
         SubmissionPathError: a path does not exist, or a folder holds no submission.
     """
-    found: list[tuple[Path, str, str]] = []   # (path, label, path as given)
+    found: list[tuple[Path, str, str]] = []  # (path, label, path as given)
     for given in map(Path, paths):
         if given.is_dir():
             files = _folder_files(given, recursive)
             if not files:
                 kinds = " or ".join(f"*{suffix}" for suffix in SUBMISSION_SUFFIXES)
-                raise SubmissionPathError(f"{given}: folder holds no {kinds} files"
-                                          + ("" if recursive else " (use --recursive for subfolders)"))
+                raise SubmissionPathError(
+                    f"{given}: folder holds no {kinds} files"
+                    + ("" if recursive else " (use --recursive for subfolders)")
+                )
             found.extend((path, label, path.as_posix()) for path, label in files)
         elif given.is_file():
             found.append((given, given.name, given.as_posix()))
@@ -124,10 +128,15 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
             seen.add(path.resolve())
             unique_found.append((path, label, as_given))
     labels = _unique([label for _, label, _ in unique_found], [g for _, _, g in unique_found])
-    stems = _unique([_safe_stem(str(Path(label).with_suffix(""))) for label in labels],
-                    [_safe_stem(label) for label in labels], RESERVED_STEMS)
-    return [Submission(path, label, stem)
-            for (path, _, _), label, stem in zip(unique_found, labels, stems, strict=True)]
+    stems = _unique(
+        [_safe_stem(str(Path(label).with_suffix(""))) for label in labels],
+        [_safe_stem(label) for label in labels],
+        RESERVED_STEMS,
+    )
+    return [
+        Submission(path, label, stem)
+        for (path, _, _), label, stem in zip(unique_found, labels, stems, strict=True)
+    ]
 
 
 def load_grade_function() -> GradeFunction:
@@ -153,8 +162,13 @@ def _skip_reason(part: str, config: GraderConfig, parts: Sequence[str] | None) -
     return config.disabled_parts().get(part, "")
 
 
-def grader_error_result(label: str, config: GraderConfig, parts: Sequence[str] | None,
-                        error: BaseException | str, traceback_text: str = "") -> SubmissionResult:
+def grader_error_result(
+    label: str,
+    config: GraderConfig,
+    parts: Sequence[str] | None,
+    error: BaseException | str,
+    traceback_text: str = "",
+) -> SubmissionResult:
     """The result recorded when grading a submission failed: status "grader-error", zero points
     for every part that was to be graded (other parts skipped), the error in `notes` and the
     traceback in `extras["traceback"]` (for staff; reports do not show it).
@@ -172,19 +186,27 @@ def grader_error_result(label: str, config: GraderConfig, parts: Sequence[str] |
     results = []
     for name, part in config.parts.items():
         reason = _skip_reason(name, config, parts)
-        checks = [CheckResult(check_id, name, points, passed=False, points=0, message=reason,
-                              skipped=True)
-                  for check_id, points in part.checks.items()] if reason else []
+        checks = (
+            [
+                CheckResult(check_id, name, points, passed=False, points=0, message=reason, skipped=True)
+                for check_id, points in part.checks.items()
+            ]
+            if reason
+            else []
+        )
         results.append(PartResult(name, part.title, part.points, 0, checks))
     described = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    note = (f"The autograder failed on this submission ({described}), so it was not graded; "
-            "the course staff have the details.")
+    note = (
+        f"The autograder failed on this submission ({described}), so it was not graded; "
+        "the course staff have the details."
+    )
     extras = {"traceback": traceback_text} if traceback_text else {}
     return SubmissionResult(label, STATUS_ERROR, results, notes=[note], extras=extras)
 
 
-def grade_one(grade_function: GradeFunction, submission: Submission, config: GraderConfig,
-              parts: list[str] | None) -> SubmissionResult:
+def grade_one(
+    grade_function: GradeFunction, submission: Submission, config: GraderConfig, parts: list[str] | None
+) -> SubmissionResult:
     """Grade one submission; any failure becomes a "grader-error" result (never raises).
 
     Args:
@@ -200,21 +222,24 @@ def grade_one(grade_function: GradeFunction, submission: Submission, config: Gra
     try:
         result = grade_function(submission.path, config, parts)
         if not isinstance(result, SubmissionResult):
-            raise TypeError(f"grade_submission returned {type(result).__name__}, "
-                            "not a SubmissionResult")
+            raise TypeError(f"grade_submission returned {type(result).__name__}, not a SubmissionResult")
     except (Exception, SystemExit) as error:  # one failing submission must not stop the batch
-        result = grader_error_result(submission.label, config, parts, error,
-                                     traceback.format_exc())
+        result = grader_error_result(submission.label, config, parts, error, traceback.format_exc())
     result.submission = submission.label
     result.grading_seconds = time.perf_counter() - start
     return result
 
 
-def grade_all(submissions: Sequence[Submission], config: GraderConfig,
-              parts: list[str] | None = None, jobs: int = 1,
-              grade_function: GradeFunction | None = None,
-              progress: bool = False, executor: Executor | None = None,
-              on_result: ResultCallback | None = None) -> list[SubmissionResult]:
+def grade_all(
+    submissions: Sequence[Submission],
+    config: GraderConfig,
+    parts: list[str] | None = None,
+    jobs: int = 1,
+    grade_function: GradeFunction | None = None,
+    progress: bool = False,
+    executor: Executor | None = None,
+    on_result: ResultCallback | None = None,
+) -> list[SubmissionResult]:
     """Grade submissions on an executor (default: the local one, `jobs` worker processes).
 
     Every submission gets a result: an exception (or a dying worker process) becomes a
@@ -243,8 +268,15 @@ def grade_all(submissions: Sequence[Submission], config: GraderConfig,
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
-    with tqdm(total=len(submissions), file=sys.stderr, disable=not progress, unit="submission",
-              desc="Grading", dynamic_ncols=True) as bar:
+    with tqdm(
+        total=len(submissions),
+        file=sys.stderr,
+        disable=not progress,
+        unit="submission",
+        desc="Grading",
+        dynamic_ncols=True,
+    ) as bar:
+
         def finished(index: int, result: SubmissionResult) -> None:
             results[index] = result
             if on_result is not None:
@@ -253,7 +285,7 @@ def grade_all(submissions: Sequence[Submission], config: GraderConfig,
 
         executor.run(list(submissions), config, parts, grade_function, finished)
     missing = [s.label for i, s in enumerate(submissions) if i not in results]
-    if missing:   # an executor bug: say so rather than return a short list
+    if missing:  # an executor bug: say so rather than return a short list
         raise RuntimeError(f"the executor returned no result for {', '.join(missing)}")
     return [results[index] for index in range(len(submissions))]
 
@@ -263,14 +295,22 @@ class BatchRun:
     """What `grade_batch` did: every result in input order, and which were graded now."""
 
     results: list[SubmissionResult]
-    graded: list[str]    # labels graded in this run
-    reused: list[str]    # labels whose stored result was still current
+    graded: list[str]  # labels graded in this run
+    reused: list[str]  # labels whose stored result was still current
 
 
-def grade_batch(submissions: Sequence[Submission], config: GraderConfig, parts: list[str] | None,
-                out_dir: Path, executor: Executor | None = None,
-                grade_function: GradeFunction | None = None, regrade: bool = False,
-                progress: bool = False, html: bool = False, reporter: bool = False) -> BatchRun:
+def grade_batch(
+    submissions: Sequence[Submission],
+    config: GraderConfig,
+    parts: list[str] | None,
+    out_dir: Path,
+    executor: Executor | None = None,
+    grade_function: GradeFunction | None = None,
+    regrade: bool = False,
+    progress: bool = False,
+    html: bool = False,
+    reporter: bool = False,
+) -> BatchRun:
     """Grade a batch resumably into out_dir: each finished submission is stored (and its reports
     written) at once; a submission whose stored result matches its content and the grading inputs
     is not graded again; the batch reports are rebuilt from the store at the end.
@@ -301,11 +341,15 @@ def grade_batch(submissions: Sequence[Submission], config: GraderConfig, parts: 
     )
 
     store = ResultsStore(out_dir)
-    remove_scratch(out_dir)   # left by a batch killed while it wrote a report
+    remove_scratch(out_dir)  # left by a batch killed while it wrote a report
     inputs = inputs_digest(config, parts)
     digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
-    store.start_batch(config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()}
-                               for s in submissions])
+    store.start_batch(
+        config,
+        parts,
+        inputs,
+        [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions],
+    )
     results: dict[int, SubmissionResult] = {}
     for index, submission in enumerate(submissions):
         record = None if regrade else store.load(submission.stem)
@@ -317,19 +361,32 @@ def grade_batch(submissions: Sequence[Submission], config: GraderConfig, parts: 
     def store_result(position: int, result: SubmissionResult) -> None:
         index = todo[position]
         submission = submissions[index]
-        store.save(StoredResult(submission.stem, submission.label, submission.path.as_posix(),
-                                digests[index], inputs, result))
+        store.save(
+            StoredResult(
+                submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result
+            )
+        )
         publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
         results[index] = result
 
     if todo:
-        grade_all([submissions[index] for index in todo], config, parts,
-                  jobs=config.grading.jobs, grade_function=grade_function, progress=progress,
-                  executor=executor, on_result=store_result)
+        grade_all(
+            [submissions[index] for index in todo],
+            config,
+            parts,
+            jobs=config.grading.jobs,
+            grade_function=grade_function,
+            progress=progress,
+            executor=executor,
+            on_result=store_result,
+        )
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
-    return BatchRun(ordered, [submissions[i].label for i in todo],
-                    [s.label for i, s in enumerate(submissions) if i not in todo])
+    return BatchRun(
+        ordered,
+        [submissions[i].label for i in todo],
+        [s.label for i, s in enumerate(submissions) if i not in todo],
+    )
 
 
 def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:

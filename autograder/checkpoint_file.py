@@ -15,10 +15,18 @@ from pathlib import Path
 
 # grader.yml's default training.checkpoint_names (also used by the submission collector, which
 # runs without the grader's dependencies).
-DEFAULT_NAMES = ("{stem}.pt", "{stem}.pth", "{stem}.safetensors", "checkpoint.pt", "checkpoint.pth",
-                 "checkpoint.safetensors")
-SAVE_HINT = ("Save the trained model with torch.save(model.state_dict(), 'checkpoint.pt') and submit "
-             "that file together with the notebook.")
+DEFAULT_NAMES = (
+    "{stem}.pt",
+    "{stem}.pth",
+    "{stem}.safetensors",
+    "checkpoint.pt",
+    "checkpoint.pth",
+    "checkpoint.safetensors",
+)
+SAVE_HINT = (
+    "Save the trained model with torch.save(model.state_dict(), 'checkpoint.pt') and submit "
+    "that file together with the notebook."
+)
 
 
 class CheckpointRefused(Exception):
@@ -52,8 +60,9 @@ def candidate_names(submission: Path, patterns: list[str]) -> list[tuple[str, st
         nobody in particular).
     """
     folder = submission.parent
-    alone = not any(p.suffix == submission.suffix and p.name != submission.name
-                    for p in folder.iterdir() if p.is_file())
+    alone = not any(
+        p.suffix == submission.suffix and p.name != submission.name for p in folder.iterdir() if p.is_file()
+    )
     names: list[tuple[str, str]] = []
     for pattern in patterns:
         if "{stem}" in pattern or alone:
@@ -93,13 +102,15 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
         data = _read_regular_file(found[0], found[0].name, max_mb)
         return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
     looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
-    raise CheckpointRefused(f"No checkpoint was found next to `{submission.name}` (looked for {looked_for}). "
-                            + SAVE_HINT)
+    raise CheckpointRefused(
+        f"No checkpoint was found next to `{submission.name}` (looked for {looked_for}). " + SAVE_HINT
+    )
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    not_a_file = CheckpointRefused(f"`{name}` is a link or not a regular file; submit the checkpoint "
-                                   "file itself.")
+    not_a_file = CheckpointRefused(
+        f"`{name}` is a link or not a regular file; submit the checkpoint file itself."
+    )
     try:
         # O_NOFOLLOW: the name itself must not be a link (checked on the open file, no race).
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
@@ -109,16 +120,19 @@ def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
     if not stat.S_ISREG(status.st_mode):
         os.close(fd)
         raise not_a_file
-    if status.st_nlink > 1:   # a hard link made in the student's folder to a file the grader can read
+    if status.st_nlink > 1:  # a hard link made in the student's folder to a file the grader can read
         os.close(fd)
-        raise CheckpointRefused(f"`{name}` is a hard link to another file; submit a copy of the checkpoint "
-                                "file itself.")
-    with os.fdopen(fd, "rb") as handle:   # closes fd on every path below
+        raise CheckpointRefused(
+            f"`{name}` is a hard link to another file; submit a copy of the checkpoint file itself."
+        )
+    with os.fdopen(fd, "rb") as handle:  # closes fd on every path below
         if status.st_size > max_mb * 1e6:
-            raise CheckpointRefused(f"`{name}` is {status.st_size / 1e6:.1f} MB, more than the {max_mb:g} MB "
-                                    "this course accepts. Save only the model's state_dict (no optimizer "
-                                    "state).")
+            raise CheckpointRefused(
+                f"`{name}` is {status.st_size / 1e6:.1f} MB, more than the {max_mb:g} MB "
+                "this course accepts. Save only the model's state_dict (no optimizer "
+                "state)."
+            )
         data = handle.read(int(max_mb * 1e6) + 1)
-    if len(data) > max_mb * 1e6:   # it grew after fstat
+    if len(data) > max_mb * 1e6:  # it grew after fstat
         raise CheckpointRefused(f"`{name}` is more than the {max_mb:g} MB this course accepts.")
     return data

@@ -16,9 +16,9 @@ from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
 
-EXIT_OK = 0        # grading completed, whatever the scores
-EXIT_CRASH = 1     # the grader itself failed before producing results
-EXIT_USAGE = 2     # bad arguments or configuration
+EXIT_OK = 0  # grading completed, whatever the scores
+EXIT_CRASH = 1  # the grader itself failed before producing results
+EXIT_USAGE = 2  # bad arguments or configuration
 
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
@@ -40,71 +40,117 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         A parser with the subcommands grade, config and validate-config.
     """
-    parser = argparse.ArgumentParser(prog="python -m autograder",
-                                     description="Grade Transformer (German-English) submissions.")
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description="Grade Transformer (German-English) submissions."
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    grade = commands.add_parser("grade", help="grade notebooks/scripts and write reports",
-                                description="Grade submissions; flags override grader.yml keys.")
-    grade.add_argument("paths", nargs="+", metavar="PATH",
-                       help="a .ipynb/.py file, or a folder of them")
-    grade.add_argument("--config", type=Path, default=None, metavar="FILE",
-                       help="grader.yml to use (default: the project's)")
+    grade = commands.add_parser(
+        "grade",
+        help="grade notebooks/scripts and write reports",
+        description="Grade submissions; flags override grader.yml keys.",
+    )
+    grade.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
+    grade.add_argument(
+        "--config", type=Path, default=None, metavar="FILE", help="grader.yml to use (default: the project's)"
+    )
     grade.add_argument("--out", metavar="DIR", help="report folder (grading.out_dir)")
-    grade.add_argument("--jobs", type=int, metavar="N",
-                       help="submissions graded in parallel (grading.jobs)")
+    grade.add_argument("--jobs", type=int, metavar="N", help="submissions graded in parallel (grading.jobs)")
     grade.add_argument("--parts", metavar="P1,P2", help="grade only these parts (default: all)")
-    grade.add_argument("--train", action=argparse.BooleanOptionalAction, default=None,
-                       help="grade the training part (training.enabled)")
+    grade.add_argument(
+        "--train",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="grade the training part (training.enabled)",
+    )
     grade.add_argument("--profile", metavar="NAME", help="training profile (training.profile)")
-    grade.add_argument("--training-mode", choices=TRAINING_MODES,
-                       help="recipe: the grader trains with the profile; student_hparams: with the "
-                            "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
-                            "beside the notebook (training.mode)")
-    grade.add_argument("--language", choices=FEEDBACK_LANGUAGES,
-                       help="language of the student-facing messages and reports (feedback.language)")
-    grade.add_argument("--timeout", type=float, metavar="S",
-                       help="seconds per worker request (worker.timeout_s)")
+    grade.add_argument(
+        "--training-mode",
+        choices=TRAINING_MODES,
+        help="recipe: the grader trains with the profile; student_hparams: with the "
+        "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
+        "beside the notebook (training.mode)",
+    )
+    grade.add_argument(
+        "--language",
+        choices=FEEDBACK_LANGUAGES,
+        help="language of the student-facing messages and reports (feedback.language)",
+    )
+    grade.add_argument(
+        "--timeout", type=float, metavar="S", help="seconds per worker request (worker.timeout_s)"
+    )
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
-    grade.add_argument("--isolation", choices=ISOLATION_LEVELS,
-                       help="how student code is jailed: auto (a jail, else refuse), namespace (root), "
-                            "userns (no root), weak (audit hook allowed when no jail can be made) "
-                            "(worker.isolation)")
-    grade.add_argument("--recursive", "-r", action="store_true",
-                       help="also look for submissions in subfolders of folders")
-    grade.add_argument("--json", action="store_true",
-                       help="print the results as a JSON list instead of the table")
-    grade.add_argument("--quiet", "-q", action="store_true",
-                       help="print neither the table nor the progress bar")
-    grade.add_argument("--html", action="store_true",
-                       help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)")
-    grade.add_argument("--reporter-payload", action="store_true",
-                       help="also write <stem>.reporter.json (per-part autograding-reporter payloads)")
-    grade.add_argument("--regrade", action="store_true",
-                       help="grade every submission again, even those whose stored result in --out "
-                            "is current (same file content, grader.yml, checks, reference, engine)")
-    grade.add_argument("--executor", choices=EXECUTORS, default="local",
-                       help="local: a process pool of --jobs workers on this machine (default); "
-                            "ray: one Ray task per submission (docs/SCALE.md)")
-    grade.add_argument("--ray-address", metavar="ADDR", default=None,
-                       help="with --executor ray: 'auto' (the cluster this machine belongs to), "
-                            "ray://HOST:10001, or none to start a local Ray")
-    grade.add_argument("--ray-gpu-resource", metavar="NAME", default="GPU",
-                       help="with --executor ray: the resource a gpu-profile training task asks one "
-                            "unit of (default GPU, i.e. num_gpus=1)")
-    report = commands.add_parser("report", help="rebuild the gradebook, summary and reports of a "
-                                 "report folder from its stored results",
-                                 description="Rebuild the reports of OUT_DIR from the results stored "
-                                             "there so far (also while a batch is still grading).")
+    grade.add_argument(
+        "--isolation",
+        choices=ISOLATION_LEVELS,
+        help="how student code is jailed: auto (a jail, else refuse), namespace (root), "
+        "userns (no root), weak (audit hook allowed when no jail can be made) "
+        "(worker.isolation)",
+    )
+    grade.add_argument(
+        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
+    )
+    grade.add_argument(
+        "--json", action="store_true", help="print the results as a JSON list instead of the table"
+    )
+    grade.add_argument(
+        "--quiet", "-q", action="store_true", help="print neither the table nor the progress bar"
+    )
+    grade.add_argument(
+        "--html",
+        action="store_true",
+        help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)",
+    )
+    grade.add_argument(
+        "--reporter-payload",
+        action="store_true",
+        help="also write <stem>.reporter.json (per-part autograding-reporter payloads)",
+    )
+    grade.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every submission again, even those whose stored result in --out "
+        "is current (same file content, grader.yml, checks, reference, engine)",
+    )
+    grade.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: a process pool of --jobs workers on this machine (default); "
+        "ray: one Ray task per submission (docs/SCALE.md)",
+    )
+    grade.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        default=None,
+        help="with --executor ray: 'auto' (the cluster this machine belongs to), "
+        "ray://HOST:10001, or none to start a local Ray",
+    )
+    grade.add_argument(
+        "--ray-gpu-resource",
+        metavar="NAME",
+        default="GPU",
+        help="with --executor ray: the resource a gpu-profile training task asks one "
+        "unit of (default GPU, i.e. num_gpus=1)",
+    )
+    report = commands.add_parser(
+        "report",
+        help="rebuild the gradebook, summary and reports of a report folder from its stored results",
+        description="Rebuild the reports of OUT_DIR from the results stored "
+        "there so far (also while a batch is still grading).",
+    )
     report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
     report.add_argument("--html", action="store_true", help="also write the HTML feedback")
-    report.add_argument("--reporter-payload", action="store_true",
-                        help="also write the reporter payloads")
-    commands.add_parser("public-checks", add_help=False,
-                        help="run the public Otter checks on a notebook, as the student workflow does")
+    report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
+    commands.add_parser(
+        "public-checks",
+        add_help=False,
+        help="run the public Otter checks on a notebook, as the student workflow does",
+    )
     commands.add_parser("config", help="describe every grader.yml key and its default")
     validate = commands.add_parser("validate-config", help="check a grader.yml")
-    validate.add_argument("file", nargs="?", type=Path, default=None,
-                          help="the file (default: the project's grader.yml)")
+    validate.add_argument(
+        "file", nargs="?", type=Path, default=None, help="the file (default: the project's grader.yml)"
+    )
     return parser
 
 
@@ -117,8 +163,11 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}.
     """
-    return {key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items()
-            if getattr(args, flag) is not None}
+    return {
+        key: getattr(args, flag)
+        for flag, key in FLAG_TO_CONFIG_KEY.items()
+        if getattr(args, flag) is not None
+    }
 
 
 def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
@@ -147,7 +196,7 @@ def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
 
 
 def _command_grade(args: argparse.Namespace) -> int:
-    try:   # the models check every range (grading.jobs >= 1, worker.timeout_s > 0, ...)
+    try:  # the models check every range (grading.jobs >= 1, worker.timeout_s > 0, ...)
         config = grader_config.load_config(args.config, config_overrides(args))
         parts = parse_parts(args.parts, config)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
@@ -157,8 +206,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     try:
         grade_function = batch.load_grade_function()
     except ImportError as error:
-        print(f"error: cannot load the grading engine (autograder.engine): {error}",
-              file=sys.stderr)
+        print(f"error: cannot load the grading engine (autograder.engine): {error}", file=sys.stderr)
         return EXIT_CRASH
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
@@ -167,21 +215,38 @@ def _command_grade(args: argparse.Namespace) -> int:
     except IsolationUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    show_progress = not args.quiet and (len(submissions) > 1
-                                        or any(Path(path).is_dir() for path in args.paths))
+    show_progress = not args.quiet and (
+        len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
+    )
     try:
-        executor = make_executor(args.executor, jobs=config.grading.jobs,
-                                 ray_address=args.ray_address, ray_gpu_resource=args.ray_gpu_resource)
+        executor = make_executor(
+            args.executor,
+            jobs=config.grading.jobs,
+            ray_address=args.ray_address,
+            ray_gpu_resource=args.ray_gpu_resource,
+        )
         config = executor.prepare(config)
     except ImportError as error:
-        print(f"error: --executor {args.executor} needs its package ({error}); "
-              'install it with: pip install ".[ray]"', file=sys.stderr)
+        print(
+            f"error: --executor {args.executor} needs its package ({error}); "
+            'install it with: pip install ".[ray]"',
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     out_dir = Path(config.grading.out_dir)
     try:
-        run = batch.grade_batch(submissions, config, parts, out_dir, executor=executor,
-                                grade_function=grade_function, regrade=args.regrade,
-                                progress=show_progress, html=args.html, reporter=args.reporter_payload)
+        run = batch.grade_batch(
+            submissions,
+            config,
+            parts,
+            out_dir,
+            executor=executor,
+            grade_function=grade_function,
+            regrade=args.regrade,
+            progress=show_progress,
+            html=args.html,
+            reporter=args.reporter_payload,
+        )
     except OSError as error:
         print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
         return EXIT_CRASH
@@ -195,22 +260,27 @@ def _command_grade(args: argparse.Namespace) -> int:
         sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
         reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
-        print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}",
-              file=sys.stderr)
+        print(
+            f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr
+        )
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
     try:
-        reported, missing = batch.rebuild_reports(args.out_dir, html=args.html,
-                                                  reporter=args.reporter_payload)
+        reported, missing = batch.rebuild_reports(
+            args.out_dir, html=args.html, reporter=args.reporter_payload
+        )
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
     if missing:
-        print(f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command "
-              "again to grade them", file=sys.stderr)
+        print(
+            f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command "
+            "again to grade them",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -223,8 +293,7 @@ def _command_validate(path: Path | None) -> int:
         return EXIT_USAGE
     points = sum(part.points for part in config.parts.values())
     training = f"enabled, mode {config.training.mode}" if config.training.enabled else "disabled"
-    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, "
-          f"training {training})")
+    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, training {training})")
     return EXIT_OK
 
 
@@ -239,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configuration errors, 1 when the grader crashed before producing results.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["public-checks"]:   # its own parser: the student workflow's exact runner
+    if argv[:1] == ["public-checks"]:  # its own parser: the student workflow's exact runner
         from autograder.integrations.public_checks import main as public_checks
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")

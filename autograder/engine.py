@@ -39,12 +39,15 @@ def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, 
     cause = next((v for v in part_verdicts if v is not None and v.blocking), None)
     if cause is None:
         return verdicts
-    return {**verdicts, **{c: Verdict(False, cause.message, verdicts[c].internal_error, True)
-                           for c in check_ids}}
+    return {
+        **verdicts,
+        **{c: Verdict(False, cause.message, verdicts[c].internal_error, True) for c in check_ids},
+    }
 
 
-def _score(config: GraderConfig, selected: list[str], verdicts: dict[str, Verdict],
-           skipped: dict[str, str]) -> list[PartResult]:
+def _score(
+    config: GraderConfig, selected: list[str], verdicts: dict[str, Verdict], skipped: dict[str, str]
+) -> list[PartResult]:
     results = []
     for name, part in config.parts.items():
         verdicts = _one_cause(verdicts, list(part.checks))
@@ -54,11 +57,20 @@ def _score(config: GraderConfig, selected: list[str], verdicts: dict[str, Verdic
                 reason = skipped.get(name, t("engine.not_selected"))
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
                 continue
-            verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
-            checks.append(CheckResult(check_id, name, max_points, verdict.passed,
-                                      max_points if verdict.passed else 0.0, verdict.message))
-        results.append(PartResult(name, part.title, part.points,
-                                  sum(c.points for c in checks), checks))
+            verdict = verdicts.get(check_id) or Verdict(
+                False, t("engine.no_verdict"), internal_error="no verdict"
+            )
+            checks.append(
+                CheckResult(
+                    check_id,
+                    name,
+                    max_points,
+                    verdict.passed,
+                    max_points if verdict.passed else 0.0,
+                    verdict.message,
+                )
+            )
+        results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
     return results
 
 
@@ -88,8 +100,9 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
         reason = problems[0] if problems else t("engine.no_code")
         message = t("engine.nothing_graded", reason=reason)
         verdicts = {c: Verdict(False, message) for p in selected for c in config.parts[p].checks}
-        result = SubmissionResult(path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped),
-                                  load_problems=problems)
+        result = SubmissionResult(
+            path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped), load_problems=problems
+        )
         result.grading_seconds = time.monotonic() - started
         return result
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
@@ -97,14 +110,20 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     verdicts = {}
     extras: dict[str, Any] = {}
     isolation = ""
-    for kind in PART_KINDS.values():   # each kind grades its selected, enabled parts
+    for kind in PART_KINDS.values():  # each kind grades its selected, enabled parts
         outcome = kind.grade(submission, [p for p in selected if p not in skipped and part_kind(p) is kind])
         verdicts.update(outcome.verdicts)
         extras.update(outcome.extras)
         problems += outcome.problems
         isolation = outcome.isolation if outcome.isolation is not None else isolation
-    result = SubmissionResult(path.name, STATUS_GRADED, _score(config, selected, verdicts, skipped),
-                              load_problems=problems, extras=extras, isolation=isolation)
+    result = SubmissionResult(
+        path.name,
+        STATUS_GRADED,
+        _score(config, selected, verdicts, skipped),
+        load_problems=problems,
+        extras=extras,
+        isolation=isolation,
+    )
     if result.isolation == "weak":
         result.notes.append(t("engine.weak_isolation"))
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}

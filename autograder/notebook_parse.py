@@ -15,10 +15,10 @@ from autograder.notebook_rules import bound_names, drop_reason
 PYTHON_BODY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun"})
 
 _MAGIC_LINE = re.compile(
-    r"^\s*(?:[!%]"                      # !shell, %line_magic, %%cell_magic
-    r"|[\w.,\s]+=\s*[!%]"               # files = !ls, out = %sx ...
-    r"|\?"                              # ?object
-    r"|[\w.]+\?{1,2}\s*$)"              # object? / object??
+    r"^\s*(?:[!%]"  # !shell, %line_magic, %%cell_magic
+    r"|[\w.,\s]+=\s*[!%]"  # files = !ls, out = %sx ...
+    r"|\?"  # ?object
+    r"|[\w.]+\?{1,2}\s*$)"  # object? / object??
 )
 _TOKENIZER_CONFUSERS = re.compile(r"[\"'()\[\]{}\\]")
 _CHUNK_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
@@ -93,14 +93,19 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
     index, budget = 0, _MERGE_BUDGET_LINES
     while index < len(chunks):
         end = index + 1
-        parsed = _parse(lines[chunks[index][0]:chunks[end - 1][1]])
+        parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]])
         first_error = parsed.error
         # A chunk cut short by our naive split (open bracket, multi-line string) may need the next.
-        while (parsed.error is not None and _looks_incomplete(parsed.error, chunks[end - 1][1] - chunks[index][0])
-               and end < len(chunks) and end - index < _MAX_MERGED_CHUNKS and budget > 0):
+        while (
+            parsed.error is not None
+            and _looks_incomplete(parsed.error, chunks[end - 1][1] - chunks[index][0])
+            and end < len(chunks)
+            and end - index < _MAX_MERGED_CHUNKS
+            and budget > 0
+        ):
             end += 1
             budget -= chunks[end - 1][1] - chunks[index][0]
-            parsed = _parse(lines[chunks[index][0]:chunks[end - 1][1]])
+            parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]])
         if parsed.tree is not None:
             offset = chunks[index][0]
             _collect(parsed, offset, known_names, provided_names, result)
@@ -132,8 +137,11 @@ def _strip_ipython_syntax(lines: list[str]) -> list[str] | None:
     handled: set[int] = set()
     while True:
         starts, unknown_from = _logical_line_starts(lines)
-        targets = [i for i, line in enumerate(lines) if i not in handled and _MAGIC_LINE.match(line)
-                   and (i + 1 in starts or i + 1 >= unknown_from)]
+        targets = [
+            i
+            for i, line in enumerate(lines)
+            if i not in handled and _MAGIC_LINE.match(line) and (i + 1 in starts or i + 1 >= unknown_from)
+        ]
         if not targets:
             return lines
         for target in targets:
@@ -201,8 +209,12 @@ def _parse(lines: list[str]) -> _Parsed:
             at = len(lines) if _at_end_of_text(error, lines) else max(lineno - 1, header)
             lines.insert(at, indent + "pass")
             origin.insert(at, origin[at - 1])
-            repairs.append(ParseFailure(origin[header - 1], f"{failure.message} `{_snippet(lines, header)}`; "
-                                        "the empty block was loaded as `pass`"))
+            repairs.append(
+                ParseFailure(
+                    origin[header - 1],
+                    f"{failure.message} `{_snippet(lines, header)}`; the empty block was loaded as `pass`",
+                )
+            )
     return _Parsed(None, lines, origin, repairs, ParseFailure(None, "too many empty blocks"))
 
 
@@ -230,7 +242,9 @@ def _looks_incomplete(error: ParseFailure, line_count: int) -> bool:
 
 
 def _shift(failure: ParseFailure, offset: int) -> ParseFailure:
-    return ParseFailure(None if failure.line is None else failure.line + offset, failure.message, failure.names)
+    return ParseFailure(
+        None if failure.line is None else failure.line + offset, failure.message, failure.names
+    )
 
 
 def _top_level_chunks(lines: list[str]) -> list[tuple[int, int]]:
@@ -270,7 +284,9 @@ def _guess_defined_names(lines: list[str]) -> list[str]:
     return names
 
 
-def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult) -> None:
+def _collect(
+    parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult
+) -> None:
     """Sort a parsed chunk's top-level statements into kept and dropped."""
     body = parsed.tree.body if parsed.tree is not None else []  # callers pass parsed chunks only
     for node in body:
@@ -290,10 +306,15 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
         if compile_error is not None:  # e.g. `break` outside a loop: ast.parse accepts it, Python does not
             error_row = min(max(compile_error.lineno or start_line, 1), len(parsed.origin))
             error_line = parsed.origin[error_row - 1] + offset
-            result.failures.append(ParseFailure(
-                error_line, f"SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)} at "
-                f"`{_snippet(parsed.lines, error_row)}`; the statement at line {line} "
-                "was not loaded", defines))
+            result.failures.append(
+                ParseFailure(
+                    error_line,
+                    f"SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)} at "
+                    f"`{_snippet(parsed.lines, error_row)}`; the statement at line {line} "
+                    "was not loaded",
+                    defines,
+                )
+            )
         elif reason is None:
             result.kept.append(ParsedStatement(line, code, defines))
             known.update(defines)
@@ -314,7 +335,7 @@ def _compile_error(node: ast.stmt) -> SyntaxError | None:
 
 def _segment(lines: list[str], start_line: int, start_col: int, end_line: int, end_col: int) -> str:
     """Source between two ast positions (columns are UTF-8 byte offsets)."""
-    picked = [line.encode() for line in lines[start_line - 1:end_line]]
+    picked = [line.encode() for line in lines[start_line - 1 : end_line]]
     picked[-1] = picked[-1][:end_col]
     picked[0] = picked[0][start_col:]
     return b"\n".join(picked).decode()

@@ -40,11 +40,12 @@ from autograder.training_modes import TRAINING_MODES
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
-KERNEL_START_TIMEOUT_S = 600   # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
+KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
 BUNDLED_DATA = "data/multi30k"
 OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
-TRAINING_OFF_REASON = ("The training run is not graded by this autograder (its Otter plugin "
-                       "option `train` is off).")
+TRAINING_OFF_REASON = (
+    "The training run is not graded by this autograder (its Otter plugin option `train` is off)."
+)
 
 
 @dataclass(frozen=True)
@@ -52,11 +53,11 @@ class BridgeOptions:
     """The plugin's settings (the plugin entry's mapping in otter_config.json)."""
 
     questions: dict[str, str] = field(default_factory=dict)  # part -> Otter question name
-    timeout_s: float = DEFAULT_TIMEOUT_S                     # per part, unless in `timeouts`
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per part, unless in `timeouts`
     timeouts: dict[str, float] = field(default_factory=dict)
-    train: bool | None = None      # grade the training part; None: grader.yml's training.enabled
-    profile: str | None = None     # training profile passed to the engine
-    combined: bool = True          # unit parts in one process first (falls back to one each)
+    train: bool | None = None  # grade the training part; None: grader.yml's training.enabled
+    profile: str | None = None  # training profile passed to the engine
+    combined: bool = True  # unit parts in one process first (falls back to one each)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> BridgeOptions:
@@ -65,7 +66,9 @@ class BridgeOptions:
         config = dict(config or {})
         unknown = sorted(set(config) - OPTION_KEYS)
         if unknown:
-            raise ValueError(f"{PLUGIN_NAME}: unknown option {unknown[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})")
+            raise ValueError(
+                f"{PLUGIN_NAME}: unknown option {unknown[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})"
+            )
         questions = {str(k): str(v) for k, v in (config.get("questions") or {}).items()}
         timeouts = {str(k): float(v) for k, v in (config.get("timeouts") or {}).items()}
         timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
@@ -75,8 +78,14 @@ class BridgeOptions:
         if train is not None and not isinstance(train, bool):
             raise ValueError(f"{PLUGIN_NAME}: `train` must be true, false or null")
         profile = config.get("profile")
-        return cls(questions, timeout_s, timeouts, train, None if profile is None else str(profile),
-                   bool(config.get("combined", True)))
+        return cls(
+            questions,
+            timeout_s,
+            timeouts,
+            train,
+            None if profile is None else str(profile),
+            bool(config.get("combined", True)),
+        )
 
     def timeout_for(self, part: str) -> float:
         """Seconds the engine may take for one part."""
@@ -93,10 +102,10 @@ class EngineRun:
     """One `python -m autograder grade` process: the parts asked for and what came back."""
 
     parts: list[str]
-    result: dict[str, Any] | None   # the engine's SubmissionResult JSON, or None
-    failure: str = ""               # why there is no result (student-facing)
+    result: dict[str, Any] | None  # the engine's SubmissionResult JSON, or None
+    failure: str = ""  # why there is no result (student-facing)
     seconds: float = 0.0
-    log_tail: str = ""              # end of the engine's stdout/stderr (for staff)
+    log_tail: str = ""  # end of the engine's stdout/stderr (for staff)
 
 
 Runner = Callable[..., EngineRun]
@@ -124,9 +133,15 @@ def find_engine_root(autograder_dir: str | Path | None) -> Path:
     if autograder_dir:
         candidates.insert(0, Path(os.path.abspath(autograder_dir)) / "source")
     for root in candidates:
-        if not root.is_symlink() and _is_real_file(root / "grader.yml") and _is_real_file(root / "autograder" / "cli.py"):
+        if (
+            not root.is_symlink()
+            and _is_real_file(root / "grader.yml")
+            and _is_real_file(root / "autograder" / "cli.py")
+        ):
             return root
-    raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
+    raise FileNotFoundError(
+        f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}"
+    )
 
 
 def engine_config(engine_root: Path) -> GraderConfig:
@@ -150,17 +165,24 @@ def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
     training = engine_config(engine_root).training
-    mode = TRAINING_MODES.get(training.mode)   # an unknown one: the engine refuses it
+    mode = TRAINING_MODES.get(training.mode)  # an unknown one: the engine refuses it
     if mode is None or not mode.submits_checkpoint:
         return
     found = locate_checkpoint(submission, list(training.checkpoint_names))
-    if found is not None and os.lstat(found[0]).st_nlink == 1:   # a copy must not launder a hard link
+    if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)
 
 
-def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_root: Path, *,
-               train: bool = False, profile: str | None = None) -> EngineRun:
+def run_engine(
+    submission: Path,
+    parts: Sequence[str],
+    timeout_s: float,
+    engine_root: Path,
+    *,
+    train: bool = False,
+    profile: str | None = None,
+) -> EngineRun:
     """Grade some parts of one submission with `python -m autograder grade` in a child process.
 
     Args:
@@ -177,37 +199,67 @@ def run_engine(submission: Path, parts: Sequence[str], timeout_s: float, engine_
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
-        write_new(copy, read_beneath(submission.parent, submission.name))   # no link followed
+        write_new(copy, read_beneath(submission.parent, submission.name))  # no link followed
         if train and TRAINING_PART in parts:
             _copy_checkpoint(submission, copy, engine_root)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
-        command = [sys.executable, "-m", "autograder", "grade", str(copy), "--out", str(out), "--quiet",
-                   "--parts", ",".join(parts), "--train" if train else "--no-train"]
+        command = [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(copy),
+            "--out",
+            str(out),
+            "--quiet",
+            "--parts",
+            ",".join(parts),
+            "--train" if train else "--no-train",
+        ]
         if profile:
             command += ["--profile", profile]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")])),
+        }
         if not env.get("MULTI30K_DIR") and (engine_root / BUNDLED_DATA).is_dir():  # build.py --data
             env["MULTI30K_DIR"] = str(engine_root / BUNDLED_DATA)
         with open(log_path, "wb") as log:
-            process = subprocess.Popen(command, cwd=engine_root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=engine_root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             try:
                 code = process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 code = None
-        seconds, tail = time.monotonic() - started, log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+        seconds, tail = (
+            time.monotonic() - started,
+            log_path.read_text(encoding="utf-8", errors="replace")[-4000:],
+        )
         result_path = out / "submission.json"
         if code is None:
-            failure = (f"Grading took longer than {timeout_s:g} s and was stopped, so this part scores 0. "
-                       "Look for code that never finishes or is extremely slow (an endless loop, or "
-                       "work at import time).")
+            failure = (
+                f"Grading took longer than {timeout_s:g} s and was stopped, so this part scores 0. "
+                "Look for code that never finishes or is extremely slow (an endless loop, or "
+                "work at import time)."
+            )
         elif code != 0 or not result_path.is_file():
-            failure = (f"The grader failed on this part (exit code {code}) and could not grade it; "
-                       "the course staff can see the details in the autograder log.")
+            failure = (
+                f"The grader failed on this part (exit code {code}) and could not grade it; "
+                "the course staff can see the details in the autograder log."
+            )
         else:
-            return EngineRun(list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail)
+            return EngineRun(
+                list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail
+            )
     return EngineRun(list(parts), None, failure, seconds, tail)
 
 
@@ -216,8 +268,18 @@ def _is_skipped(part: Mapping[str, Any]) -> bool:
 
 
 def _failed_part(name: str, part: PartConfig, message: str) -> dict[str, Any]:
-    checks = [{"check_id": check, "part": name, "max_points": points, "passed": False, "points": 0,
-               "message": message, "skipped": False} for check, points in part.checks.items()]
+    checks = [
+        {
+            "check_id": check,
+            "part": name,
+            "max_points": points,
+            "passed": False,
+            "points": 0,
+            "message": message,
+            "skipped": False,
+        }
+        for check, points in part.checks.items()
+    ]
     return {"part": name, "title": part.title, "max_points": part.points, "points": 0, "checks": checks}
 
 
@@ -228,8 +290,9 @@ def _skipped_part(name: str, part: PartConfig, reason: str) -> dict[str, Any]:
     return record
 
 
-def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
-                runner: Runner | None = None) -> tuple[dict[str, Any], list[EngineRun]]:
+def grade_parts(
+    submission: Path, engine_root: Path, options: BridgeOptions, runner: Runner | None = None
+) -> tuple[dict[str, Any], list[EngineRun]]:
     """Grade every part of grader.yml with the engine, isolating parts whose run fails.
 
     Args:
@@ -253,16 +316,31 @@ def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
         runs.append(run)
         by_name = {p["part"]: p for p in (run.result or {}).get("parts", [])}
         for name in run.parts:
-            graded[name] = by_name.get(name) or _failed_part(name, config_parts[name], run.failure or
-                                                              "The grader returned no result for this part.")
+            graded[name] = by_name.get(name) or _failed_part(
+                name, config_parts[name], run.failure or "The grader returned no result for this part."
+            )
 
     def run_alone(name: str) -> None:
-        take(runner(submission, [name], options.timeout_for(name), engine_root,
-                    train=name == TRAINING_PART, profile=options.profile))
+        take(
+            runner(
+                submission,
+                [name],
+                options.timeout_for(name),
+                engine_root,
+                train=name == TRAINING_PART,
+                profile=options.profile,
+            )
+        )
 
     if options.combined and len(unit) > 1:
-        first = runner(submission, unit, sum(options.timeout_for(n) for n in unit), engine_root,
-                       train=False, profile=options.profile)
+        first = runner(
+            submission,
+            unit,
+            sum(options.timeout_for(n) for n in unit),
+            engine_root,
+            train=False,
+            profile=options.profile,
+        )
         if first.result is not None:
             take(first)
         else:
@@ -276,12 +354,18 @@ def grade_parts(submission: Path, engine_root: Path, options: BridgeOptions,
         if train:
             run_alone(TRAINING_PART)
         else:
-            graded[TRAINING_PART] = _skipped_part(TRAINING_PART, config_parts[TRAINING_PART], TRAINING_OFF_REASON)
+            graded[TRAINING_PART] = _skipped_part(
+                TRAINING_PART, config_parts[TRAINING_PART], TRAINING_OFF_REASON
+            )
     return _merge(submission.name, config_parts, graded, runs), runs
 
 
-def _merge(label: str, config_parts: Mapping[str, PartConfig], graded: Mapping[str, dict[str, Any]],
-           runs: Sequence[EngineRun]) -> dict[str, Any]:
+def _merge(
+    label: str,
+    config_parts: Mapping[str, PartConfig],
+    graded: Mapping[str, dict[str, Any]],
+    runs: Sequence[EngineRun],
+) -> dict[str, Any]:
     results = [r.result for r in runs if r.result is not None]
     parts = [graded[name] for name in config_parts]
     counted = [p for p in parts if not _is_skipped(p)]
@@ -299,12 +383,24 @@ def _merge(label: str, config_parts: Mapping[str, PartConfig], graded: Mapping[s
 
 def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
     """One graded part as an Otter test file: one test case per hidden check, with its message."""
-    checks = part["checks"] or [{"check_id": part["part"], "max_points": part["max_points"], "passed": False,
-                                 "message": "This part was not graded; see the notes above."}]
+    checks = part["checks"] or [
+        {
+            "check_id": part["part"],
+            "max_points": part["max_points"],
+            "passed": False,
+            "message": "This part was not graded; see the notes above.",
+        }
+    ]
     cases, outcomes = [], []
     for check in checks:
-        case = TestCase(name=f"{part['title']}: {check['check_id']}", body="", hidden=False,
-                        points=check["max_points"], success_message=None, failure_message=None)
+        case = TestCase(
+            name=f"{part['title']}: {check['check_id']}",
+            body="",
+            hidden=False,
+            points=check["max_points"],
+            success_message=None,
+            failure_message=None,
+        )
         cases.append(case)
         message = "passed" if check["passed"] else (check.get("message") or "This check failed.")
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=bool(check["passed"])))
@@ -318,19 +414,24 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
 def summary_text(merged: Mapping[str, Any], assignment: str = "") -> str:
     """The top-level output shown to the student (score, skipped parts, loading problems, notes)."""
     lines = [assignment] if assignment else []
-    lines.append(f"Score: {merged['points']:g}/{merged['max_points']:g} (graded by the course's grading "
-                 "engine; status: " + merged["status"] + ")")
+    lines.append(
+        f"Score: {merged['points']:g}/{merged['max_points']:g} (graded by the course's grading "
+        "engine; status: " + merged["status"] + ")"
+    )
     skipped = [f"{p['title']}: {p['checks'][0]['message']}" for p in merged["parts"] if _is_skipped(p)]
-    for heading, entries in (("Not graded in this run (not counted in the score):", skipped),
-                             ("Problems loading your submission:", merged["load_problems"]),
-                             ("Notes:", merged["notes"])):
+    for heading, entries in (
+        ("Not graded in this run (not counted in the score):", skipped),
+        ("Problems loading your submission:", merged["load_problems"]),
+        ("Notes:", merged["notes"]),
+    ):
         if entries:
             lines += ["", heading, *(f"  - {entry}" for entry in entries)]
     return "\n".join(lines)
 
 
-def fill_otter_results(results: GradingResults, merged: Mapping[str, Any], options: BridgeOptions,
-                       assignment: str = "") -> None:
+def fill_otter_results(
+    results: GradingResults, merged: Mapping[str, Any], options: BridgeOptions, assignment: str = ""
+) -> None:
     """Replace Otter's test results by the engine's parts (skipped parts are left out)."""
     results.clear_results()
     for part in merged["parts"]:
@@ -345,16 +446,22 @@ def blank_submission(submission: Any) -> Any:
     """What Otter's kernel executes instead of the submission: nothing (an empty notebook/script)."""
     if isinstance(submission, str):
         return ""
-    note = nbformat.v4.new_markdown_cell("Graded by the course's engine; Otter does not execute this notebook.")
-    return nbformat.v4.new_notebook(cells=[note], metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    note = nbformat.v4.new_markdown_cell(
+        "Graded by the course's engine; Otter does not execute this notebook."
+    )
+    return nbformat.v4.new_notebook(
+        cells=[note],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
 
 
 def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any]:
     """The merged result for an upload without a readable notebook: every part 0, with why."""
     config_parts = load_parts(engine_root)
-    message = ("No notebook (.ipynb) or script could be read from the upload; submit the assignment's "
-               "notebook file itself (not a link).")
+    message = (
+        "No notebook (.ipynb) or script could be read from the upload; submit the assignment's "
+        "notebook file itself (not a link)."
+    )
     graded = {name: _failed_part(name, part, message) for name, part in config_parts.items()}
     merged = _merge("(no notebook)", config_parts, graded, [])
     merged.update(status="unreadable", load_problems=[message, *reasons])
@@ -371,20 +478,24 @@ class _PatientKernelStart:
         self.original: Any = None
 
     def __enter__(self) -> None:
-        if self.original is not None:   # already swapped: the original must stay what we restore
+        if self.original is not None:  # already swapped: the original must stay what we restore
             return
         from nbconvert import preprocessors
         from traitlets import Integer
 
         self.original = preprocessors.ExecutePreprocessor
-        patient = type("PatientExecutePreprocessor", (self.original,),
-                       {"startup_timeout": Integer(KERNEL_START_TIMEOUT_S).tag(config=True)})
+        patient = type(
+            "PatientExecutePreprocessor",
+            (self.original,),
+            {"startup_timeout": Integer(KERNEL_START_TIMEOUT_S).tag(config=True)},
+        )
         # Swapping the class in nbconvert's module is the point: Otter looks it up at call time.
         preprocessors.ExecutePreprocessor = patient  # type: ignore[misc, assignment]
 
     def __exit__(self, *exc: object) -> None:
         if self.original is not None:
             from nbconvert import preprocessors
+
             preprocessors.ExecutePreprocessor = self.original  # type: ignore[misc]
             self.original = None
 
@@ -402,8 +513,9 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
 
     def _take_upload(self) -> Quarantine:
         if self.upload is None:
-            self.upload = quarantine_for_plugin(Path(self.submission_path or "submission.ipynb").absolute(),
-                                                self.autograder_dir)
+            self.upload = quarantine_for_plugin(
+                Path(self.submission_path or "submission.ipynb").absolute(), self.autograder_dir
+            )
         return self.upload
 
     def before_grading(self, config: Any) -> None:
@@ -435,16 +547,24 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()
-            results.set_output("The autograder failed before grading this submission; the course staff "
-                               "can see the details in the autograder log.")
+            results.set_output(
+                "The autograder failed before grading this submission; the course staff "
+                "can see the details in the autograder log."
+            )
             self.report = "engine bridge failed; traceback above"
             return
         fill_otter_results(results, merged, self.options, assignment)
         # The engine's result stands: whatever happened to Otter's own (blank) execution is moot.
         results._catastrophic_error = None  # noqa: SLF001 (Otter has no public setter)
-        results.set_plugin_data(PLUGIN_NAME, {"engine_result": merged,
-                                              "runs": [{"parts": r.parts, "seconds": round(r.seconds, 2),
-                                                        "failure": r.failure} for r in runs]})
+        results.set_plugin_data(
+            PLUGIN_NAME,
+            {
+                "engine_result": merged,
+                "runs": [
+                    {"parts": r.parts, "seconds": round(r.seconds, 2), "failure": r.failure} for r in runs
+                ],
+            },
+        )
         self.report = self._report(merged, runs, time.monotonic() - started)
 
     def generate_report(self) -> str:
@@ -453,8 +573,13 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
 
     @staticmethod
     def _report(merged: Mapping[str, Any], runs: Sequence[EngineRun], seconds: float) -> str:
-        lines = [f"{p['part']}: " + ("skipped" if _is_skipped(p) else f"{p['points']:g}/{p['max_points']:g}")
-                 for p in merged["parts"]]
-        lines += [f"engine run [{','.join(r.parts)}]: {r.seconds:.1f} s, " + ("ok" if r.result is not None else
-                  f"FAILED: {r.failure}\n  log tail:\n{r.log_tail}") for r in runs]
+        lines = [
+            f"{p['part']}: " + ("skipped" if _is_skipped(p) else f"{p['points']:g}/{p['max_points']:g}")
+            for p in merged["parts"]
+        ]
+        lines += [
+            f"engine run [{','.join(r.parts)}]: {r.seconds:.1f} s, "
+            + ("ok" if r.result is not None else f"FAILED: {r.failure}\n  log tail:\n{r.log_tail}")
+            for r in runs
+        ]
         return "\n".join([*lines, f"total engine time: {seconds:.1f} s"])

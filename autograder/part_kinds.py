@@ -29,10 +29,10 @@ class LoadedForGrading:
     """The submission as every kind grades it."""
 
     path: Path
-    statements: list[tuple[str, int, str]]     # (label, line, code), as the worker takes them
-    why_missing: Callable[[str], str | None]   # LoadedSubmission.why_missing ("not defined" messages)
+    statements: list[tuple[str, int, str]]  # (label, line, code), as the worker takes them
+    why_missing: Callable[[str], str | None]  # LoadedSubmission.why_missing ("not defined" messages)
     config: GraderConfig
-    started: float                             # time.monotonic() when grading began
+    started: float  # time.monotonic() when grading began
 
 
 @dataclass
@@ -84,14 +84,22 @@ def worker_limits(config: GraderConfig) -> Limits:
         The limits for every worker of this grading.
     """
     worker = config.worker
-    return Limits(timeout_s=worker.timeout_s, startup_timeout_s=worker.startup_timeout_s,
-                  memory_mb=worker.memory_mb, output_bytes=worker.output_bytes,
-                  threads=worker.threads, isolation=worker.isolation, reply_mb=worker.reply_mb)
+    return Limits(
+        timeout_s=worker.timeout_s,
+        startup_timeout_s=worker.startup_timeout_s,
+        memory_mb=worker.memory_mb,
+        output_bytes=worker.output_bytes,
+        threads=worker.threads,
+        isolation=worker.isolation,
+        reply_mb=worker.reply_mb,
+    )
 
 
 def _load_error(error: dict[str, Any]) -> str:
     """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
-    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
+    where = ", ".join(
+        str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x
+    )
     text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
     return t("engine.statement_skipped", where=where, text=text) if where else text
 
@@ -113,12 +121,19 @@ class UnitParts(PartKind):
         budget_s = config.grading.submission_budget_s
         deadline = submission.started + budget_s if budget_s > 0 else None
         # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
-        with Worker(submission.statements, worker_limits(config), dict(GRADER_GLOBALS),
-                    helpers_source=PROBE_SOURCE, extra_paths=[MTKIT_DIR], deadline=deadline) as worker:
+        with Worker(
+            submission.statements,
+            worker_limits(config),
+            dict(GRADER_GLOBALS),
+            helpers_source=PROBE_SOURCE,
+            extra_paths=[MTKIT_DIR],
+            deadline=deadline,
+        ) as worker:
             report = worker.load_report()
             outcome = KindOutcome(problems=[_load_error(e) for e in report.get("errors", [])])
-            context = CheckContext(student=worker, seed=config.grading.seed,
-                                   why_missing=submission.why_missing)
+            context = CheckContext(
+                student=worker, seed=config.grading.seed, why_missing=submission.why_missing
+            )
             outcome.verdicts = run_checks(context, check_ids, budget_s)
             # The student's own mask, drawn in the feedback report (never raises).
             mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in parts else None
@@ -140,11 +155,14 @@ class TrainingPart(PartKind):
         outcome = KindOutcome()
         config = submission.config
         for part in parts:
-            trained = run_training_part(submission.statements, config, dict(GRADER_GLOBALS),
-                                        submission=submission.path)
+            trained = run_training_part(
+                submission.statements, config, dict(GRADER_GLOBALS), submission=submission.path
+            )
             outcome.extras["training"] = trained.details
             for check_id in config.parts[part].checks:
-                outcome.verdicts[check_id] = Verdict(trained.passed, "" if trained.passed else trained.message)
+                outcome.verdicts[check_id] = Verdict(
+                    trained.passed, "" if trained.passed else trained.message
+                )
             if trained.passed:
                 outcome.extras["training"]["message"] = trained.message
         return outcome

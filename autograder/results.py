@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Submission status values (the gradebook's `status` column).
-STATUS_GRADED = "graded"            # every selected part was graded (whatever the score)
-STATUS_UNREADABLE = "unreadable"    # the file is not a Python notebook/script we can read
-STATUS_ERROR = "grader-error"       # the grader itself failed; the row exists so nothing is lost
+STATUS_GRADED = "graded"  # every selected part was graded (whatever the score)
+STATUS_UNREADABLE = "unreadable"  # the file is not a Python notebook/script we can read
+STATUS_ERROR = "grader-error"  # the grader itself failed; the row exists so nothing is lost
 
 
 @dataclass
@@ -20,7 +20,7 @@ class CheckResult:
     max_points: float
     passed: bool
     points: float
-    message: str = ""      # student-facing: what was observed and where to look
+    message: str = ""  # student-facing: what was observed and where to look
     skipped: bool = False  # not run (e.g. part not selected, training disabled)
 
 
@@ -49,12 +49,12 @@ class PartResult:
 class SubmissionResult:
     """Everything reported about one submission."""
 
-    submission: str                       # file name as given (reports key on it)
+    submission: str  # file name as given (reports key on it)
     status: str
     parts: list[PartResult]
-    load_problems: list[str] = field(default_factory=list)   # syntax errors etc., with cell/line
-    notes: list[str] = field(default_factory=list)           # grader notes for the student
-    extras: dict[str, Any] = field(default_factory=dict)     # e.g. training curve, BLEU details
+    load_problems: list[str] = field(default_factory=list)  # syntax errors etc., with cell/line
+    notes: list[str] = field(default_factory=list)  # grader notes for the student
+    extras: dict[str, Any] = field(default_factory=dict)  # e.g. training curve, BLEU details
     grading_seconds: float = 0.0
     # How the student code was confined: "namespace" (root jail), "userns" (jail without root),
     # "weak" (audit hook only, best effort), "" (no code ran).
@@ -93,14 +93,21 @@ class SubmissionResult:
         """
         parts = [
             PartResult(
-                part=p["part"], title=p["title"], max_points=p["max_points"], points=p["points"],
+                part=p["part"],
+                title=p["title"],
+                max_points=p["max_points"],
+                points=p["points"],
                 checks=[CheckResult(**c) for c in p["checks"]],
             )
             for p in data["parts"]
         ]
         return cls(
-            submission=data["submission"], status=data["status"], parts=parts,
-            load_problems=list(data.get("load_problems", [])), notes=list(data.get("notes", [])),
-            extras=dict(data.get("extras", {})), grading_seconds=data.get("grading_seconds", 0.0),
+            submission=data["submission"],
+            status=data["status"],
+            parts=parts,
+            load_problems=list(data.get("load_problems", [])),
+            notes=list(data.get("notes", [])),
+            extras=dict(data.get("extras", {})),
+            grading_seconds=data.get("grading_seconds", 0.0),
             isolation=str(data.get("isolation", "")),
         )

@@ -21,7 +21,7 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
 from autograder.training_modes import training_mode
 
-STORE_DIR = ".grading"          # inside the report folder
+STORE_DIR = ".grading"  # inside the report folder
 RECORD_FORMAT = 1
 # The engine's own files: the hidden checks live in autograder/checks, the trusted solution in
 # reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
@@ -64,9 +64,12 @@ def engine_digest() -> str:
     Returns:
         The hex digest (computed once per process).
     """
-    files = sorted(path.relative_to(PROJECT_ROOT).as_posix()
-                   for package in ENGINE_PACKAGES for path in (PROJECT_ROOT / package).rglob("*")
-                   if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+    files = sorted(
+        path.relative_to(PROJECT_ROOT).as_posix()
+        for package in ENGINE_PACKAGES
+        for path in (PROJECT_ROOT / package).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
     return _sha256_files(PROJECT_ROOT, files)
 
 
@@ -83,8 +86,11 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
         The hex digest.
     """
     trimmed = config.model_dump(mode="json", exclude=RUN_ONLY_KEYS)
-    described = {"config": trimmed, "parts": None if parts is None else sorted(parts),
-                 "engine": engine_digest()}
+    described = {
+        "config": trimmed,
+        "parts": None if parts is None else sorted(parts),
+        "engine": engine_digest(),
+    }
     return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
 
 
@@ -101,8 +107,11 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
         The existing candidate files, in checkpoint_names order.
     """
     training = config.training
-    if (not training_mode(training.mode).submits_checkpoint or TRAINING_PART in config.disabled_parts()
-            or (parts is not None and TRAINING_PART not in parts)):
+    if (
+        not training_mode(training.mode).submits_checkpoint
+        or TRAINING_PART in config.disabled_parts()
+        or (parts is not None and TRAINING_PART not in parts)
+    ):
         return []
     names = [name.format(stem=path.stem) for name in training.checkpoint_names]
     return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
@@ -138,8 +147,11 @@ class StoredResult:
     def is_current(self, submission_sha256: str, inputs_sha256: str) -> bool:
         """True when the record answers for this content under these inputs; a grader error
         never does (it is graded again)."""
-        return (self.submission_sha256 == submission_sha256 and self.inputs_sha256 == inputs_sha256
-                and self.result.status != STATUS_ERROR)
+        return (
+            self.submission_sha256 == submission_sha256
+            and self.inputs_sha256 == inputs_sha256
+            and self.result.status != STATUS_ERROR
+        )
 
 
 class ResultsStore:
@@ -154,8 +166,13 @@ class ResultsStore:
     def _ensure(self) -> None:
         self.results.mkdir(parents=True, exist_ok=True)
 
-    def start_batch(self, config: GraderConfig, parts: Sequence[str] | None, inputs_sha256: str,
-                    entries: Sequence[dict[str, str]]) -> None:
+    def start_batch(
+        self,
+        config: GraderConfig,
+        parts: Sequence[str] | None,
+        inputs_sha256: str,
+        entries: Sequence[dict[str, str]],
+    ) -> None:
         """Record the configuration and the batch (its inputs digest; stems, labels, sources in
         order) of this run, for `autograder report`.
 
@@ -167,10 +184,15 @@ class ResultsStore:
         """
         self._ensure()
         # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
-        atomic_write_text(self.folder / "config.json",
-                          json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        batch = {"parts": None if parts is None else list(parts), "inputs_sha256": inputs_sha256,
-                 "submissions": list(entries)}
+        atomic_write_text(
+            self.folder / "config.json",
+            json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False),
+        )
+        batch = {
+            "parts": None if parts is None else list(parts),
+            "inputs_sha256": inputs_sha256,
+            "submissions": list(entries),
+        }
         atomic_write_text(self.folder / "batch.json", dumps_stable(batch))
 
     def config(self) -> GraderConfig:
@@ -189,8 +211,14 @@ class ResultsStore:
             data = json.loads((self.results / f"{stem}.json").read_text(encoding="utf-8"))
             if data.get("format") != RECORD_FORMAT:
                 return None
-            return StoredResult(data["stem"], data["label"], data["source"], data["submission_sha256"],
-                                data["inputs_sha256"], SubmissionResult.from_json(data["result"]))
+            return StoredResult(
+                data["stem"],
+                data["label"],
+                data["source"],
+                data["submission_sha256"],
+                data["inputs_sha256"],
+                SubmissionResult.from_json(data["result"]),
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -201,14 +229,29 @@ class ResultsStore:
             record: the finished grading.
         """
         self._ensure()
-        data = {"format": RECORD_FORMAT, "stem": record.stem, "label": record.label,
-                "source": record.source, "submission_sha256": record.submission_sha256,
-                "inputs_sha256": record.inputs_sha256, "stored_at": time.time(),
-                "result": record.result.to_json()}
+        data = {
+            "format": RECORD_FORMAT,
+            "stem": record.stem,
+            "label": record.label,
+            "source": record.source,
+            "submission_sha256": record.submission_sha256,
+            "inputs_sha256": record.inputs_sha256,
+            "stored_at": time.time(),
+            "result": record.result.to_json(),
+        }
         atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
-        line = json.dumps({"event": "stored", "stem": record.stem, "status": record.result.status,
-                           "points": record.result.points}) + "\n"
-        with open(self.folder / "events.log", "a", encoding="utf-8") as log:   # O_APPEND: one write
+        line = (
+            json.dumps(
+                {
+                    "event": "stored",
+                    "stem": record.stem,
+                    "status": record.result.status,
+                    "points": record.result.points,
+                }
+            )
+            + "\n"
+        )
+        with open(self.folder / "events.log", "a", encoding="utf-8") as log:  # O_APPEND: one write
             log.write(line)
 
 
@@ -225,9 +268,15 @@ def remove_scratch(out_dir: Path) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def publish_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
-                    out_dir: Path, html: bool = False, reporter: bool = False,
-                    batch_files: bool = True) -> None:
+def publish_reports(
+    results: Sequence[SubmissionResult],
+    stems: Sequence[str],
+    config: GraderConfig,
+    out_dir: Path,
+    html: bool = False,
+    reporter: bool = False,
+    batch_files: bool = True,
+) -> None:
     """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:
     rendered in a scratch folder inside out_dir, then moved into place with os.replace.
 

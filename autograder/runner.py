@@ -15,14 +15,15 @@ from autograder.checks.support import CheckContext, CheckFailed
 
 CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 
+
 @dataclass
 class Verdict:
     """The outcome of one check."""
 
     passed: bool
     message: str = ""
-    internal_error: str = ""   # grader-side failure (never shown as the student's fault)
-    blocking: bool = False     # the student's code could not run at all (see CheckFailed)
+    internal_error: str = ""  # grader-side failure (never shown as the student's fault)
+    blocking: bool = False  # the student's code could not run at all (see CheckFailed)
 
 
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
@@ -44,8 +45,11 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
         where = f" ({error.where})" if getattr(error, "where", "") else ""
-        return Verdict(False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where),
-                       blocking=True)
+        return Verdict(
+            False,
+            t("engine.raised", exc_type=error.exc_type, message=error.message, where=where),
+            blocking=True,
+        )
     if isinstance(error, WorkerFailure):
         return Verdict(False, t("engine.not_finished", reason=error.reason), blocking=True)
     return Verdict(False, t("engine.internal_error"), internal_error=f"{type(error).__name__}: {error}")
@@ -101,8 +105,9 @@ class _ContextPlugin:
                 self.stopped_parts[_part_of(item)] = self.verdicts[check_id].message
 
 
-def run_checks(context: CheckContext, check_ids: list[str] | None = None,
-               budget_s: float = 0.0) -> dict[str, Verdict]:
+def run_checks(
+    context: CheckContext, check_ids: list[str] | None = None, budget_s: float = 0.0
+) -> dict[str, Verdict]:
     """Run the hidden suite (or some of its checks) and return a verdict per check id.
 
     Args:
@@ -116,9 +121,23 @@ def run_checks(context: CheckContext, check_ids: list[str] | None = None,
     if check_ids is not None and not check_ids:
         return {}
     plugin = _ContextPlugin(context, check_ids, budget_s)
-    args = [str(CHECKS_DIR), "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--rootdir", str(CHECKS_DIR), "-o", "addopts=", "-o", "python_files=test_*.py",
-            "--no-header", "-p", "no:timeout"]
+    args = [
+        str(CHECKS_DIR),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--rootdir",
+        str(CHECKS_DIR),
+        "-o",
+        "addopts=",
+        "-o",
+        "python_files=test_*.py",
+        "--no-header",
+        "-p",
+        "no:timeout",
+    ]
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[_PluginName(plugin)])

@@ -16,11 +16,20 @@ if TYPE_CHECKING:
     from autograder.config import HparamBounds
 
 # The template's hyperparameter cell, in its order. `epochs` is the profile's max_epochs.
-CELL_NAMES = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
-              "learning_rate", "epochs")
+CELL_NAMES = (
+    "embedding_dim",
+    "feed_forward_dim",
+    "num_layers",
+    "num_heads",
+    "batch_size",
+    "drop_prob",
+    "learning_rate",
+    "epochs",
+)
 MODEL_NAMES = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "drop_prob")
-INTEGER_NAMES = frozenset({"embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size",
-                           "epochs"})
+INTEGER_NAMES = frozenset(
+    {"embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "epochs"}
+)
 PROFILE_KEY = {"epochs": "max_epochs"}
 FROM_NOTEBOOK, FROM_PROFILE = "your notebook", "the grader's profile"
 DESCRIBE = "mtkit.worker_hparams:describe_values"
@@ -45,8 +54,11 @@ class CellSettings:
         return "; ".join(groups)
 
 
-def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = None,
-              ) -> dict[str, dict[str, Any]]:
+def read_cell(
+    worker: Worker,
+    names: tuple[str, ...],
+    timeout_s: float | None = None,
+) -> dict[str, dict[str, Any]]:
     """The values the notebook binds to `names` (the last binding wins, as in the notebook).
 
     Args:
@@ -67,12 +79,16 @@ def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = 
         item = reply.get(name) if isinstance(reply, dict) else None
         item = item if isinstance(item, dict) else {}
         kind, value = item.get("kind"), item.get("value")
-        plausible = ((kind == "int" and type(value) is int)
-                     or (kind == "float" and type(value) in (int, float)))
+        plausible = (kind == "int" and type(value) is int) or (
+            kind == "float" and type(value) in (int, float)
+        )
         raw_text = item.get("text")
         text = raw_text if isinstance(raw_text, str) else "?"
-        described[name] = ({"kind": kind, "value": value, "text": text[:60]} if plausible
-                           else {"kind": "other", "value": None, "text": text[:60]})
+        described[name] = (
+            {"kind": kind, "value": value, "text": text[:60]}
+            if plausible
+            else {"kind": "other", "value": None, "text": text[:60]}
+        )
     return described
 
 
@@ -87,8 +103,12 @@ def _out_of_bounds(name: str, item: dict[str, Any], bounds: tuple[float, float])
     return None
 
 
-def apply_cell(profile: dict[str, Any], described: dict[str, dict[str, Any]],
-               bounds: HparamBounds, names: tuple[str, ...]) -> CellSettings:
+def apply_cell(
+    profile: dict[str, Any],
+    described: dict[str, dict[str, Any]],
+    bounds: HparamBounds,
+    names: tuple[str, ...],
+) -> CellSettings:
     """Put the notebook's values in place of the profile's, after checking them.
 
     Args:
@@ -118,11 +138,15 @@ def apply_cell(profile: dict[str, Any], described: dict[str, dict[str, Any]],
         hparams[key] = value
         settings.values[name], settings.sources[name] = value, FROM_NOTEBOOK
     if not problems and hparams["embedding_dim"] % hparams["num_heads"]:
-        problems.append(f"`num_heads = {hparams['num_heads']}` must divide "
-                        f"`embedding_dim = {hparams['embedding_dim']}`")
+        problems.append(
+            f"`num_heads = {hparams['num_heads']}` must divide `embedding_dim = {hparams['embedding_dim']}`"
+        )
     if problems:
-        settings.problem = ("Your hyperparameter cell cannot be used: " + "; ".join(problems)
-                            + ". Change it and submit again.")
+        settings.problem = (
+            "Your hyperparameter cell cannot be used: "
+            + "; ".join(problems)
+            + ". Change it and submit again."
+        )
     return settings
 
 
@@ -138,5 +162,5 @@ def student_recipe(settings: CellSettings) -> dict[str, Any]:
     """
     hparams = dict(settings.hparams)
     if hparams["lr_schedule"] in ("linear", "cosine") and settings.sources.get("epochs") == FROM_NOTEBOOK:
-        hparams["lr_decay_steps"] = 0   # 0 = decay over the whole run (max_epochs)
+        hparams["lr_decay_steps"] = 0  # 0 = decay over the whole run (max_epochs)
     return hparams

@@ -30,22 +30,22 @@ from mtkit.batching import pad_pair_batch
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import PreparedData, prepare_data
 from reference.evaluate import evaluate_model
-from reference.model import Transformer
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from reference.model import Transformer
 from reference.train import build_model
 
 BY_REFERENCE = "reference architecture with the submission's weights"
 NOT_FITTED = "not scored: the weights do not fit the reference architecture"
-TEST_SPLIT = "test"          # mtkit's name for test_2016_flickr (1,000 pairs)
-MAX_NAMED = 3                # parameters named in a "does not fit" message
+TEST_SPLIT = "test"  # mtkit's name for test_2016_flickr (1,000 pairs)
+MAX_NAMED = 3  # parameters named in a "does not fit" message
 
 
 @dataclass
 class Fit:
     """The reference model carrying the weights, or why the weights do not fit it."""
 
-    model: Transformer | None   # the reference architecture, built by reference.train.build_model
-    problem: str = ""        # student-facing, names the parameters (empty when it fits)
+    model: Transformer | None  # the reference architecture, built by reference.train.build_model
+    problem: str = ""  # student-facing, names the parameters (empty when it fits)
     detail: dict[str, Any] | None = None
 
 
@@ -59,23 +59,33 @@ def load_data(config: GraderConfig) -> PreparedData:
         The prepared splits and vocabularies.
     """
     data = config.data
-    return prepare_data(local_dir=data.local_dir, tokenizer=data.tokenizer,
-                        max_length=data.max_length, cache_dir=data.cache_dir)
+    return prepare_data(
+        local_dir=data.local_dir,
+        tokenizer=data.tokenizer,
+        max_length=data.max_length,
+        cache_dir=data.cache_dir,
+    )
 
 
 def probe_batch(data: PreparedData, count: int = 8) -> list[Tensor]:
     """A few training pairs with the reference masks: [src (B, S), tgt (B, T), src mask, tgt mask]."""
     train = data.splits["train"]
     src, tgt = pad_pair_batch(train.src[:count], train.tgt[:count], PAD_IDX)
-    return [src, tgt, create_padding_mask_for_attention(src, PAD_IDX),
-            create_look_ahead_mask_for_attention(tgt, PAD_IDX)]
+    return [
+        src,
+        tgt,
+        create_padding_mask_for_attention(src, PAD_IDX),
+        create_look_ahead_mask_for_attention(tgt, PAD_IDX),
+    ]
 
 
 def _shape(shape: Any) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
 
 
-def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]) -> dict[str, Any]:
+def describe_unfitted(
+    reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]
+) -> dict[str, Any]:
     """Which parameters keep two parameter lists from corresponding, by shape.
 
     Args:
@@ -119,8 +129,11 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
     Returns:
         A Fit: the reference model carrying the student's weights, or the reason none fits.
     """
-    state = {name.removeprefix("model."): tensor for name, tensor in worker.state(session).items()
-             if name.startswith("model.")}
+    state = {
+        name.removeprefix("model."): tensor
+        for name, tensor in worker.state(session).items()
+        if name.startswith("model.")
+    }
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     model = build_model(hparams, vocab_sizes, data.max_length).eval()
     reference_params = [(n, list(p.shape)) for n, p in model.named_parameters()]
@@ -132,8 +145,16 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
             parts.append(t("training.unfit.reference_only", names=_named(unfitted["reference_only"])))
         if unfitted["student_only"]:
             parts.append(t("training.unfit.student_only", names=_named(unfitted["student_only"])))
-        return Fit(None, t("training.unfit.shapes", details="; ".join(parts),
-                           ref_count=len(reference_params), stu_count=len(student_params)), unfitted)
+        return Fit(
+            None,
+            t(
+                "training.unfit.shapes",
+                details="; ".join(parts),
+                ref_count=len(reference_params),
+                stu_count=len(student_params),
+            ),
+            unfitted,
+        )
     batch = probe_batch(data)
     student_logits = worker.run(session, "logits", batch, mode="eval")
     closest, expected_shape = None, None
@@ -148,13 +169,22 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
             return Fit(model)
         difference = float((logits - student_logits).abs().max())
         closest = difference if closest is None else min(closest, difference)
-    if closest is None and expected_shape is not None:   # not even the output's shape matches
-        got = (tuple(student_logits.shape) if isinstance(student_logits, Tensor)
-               else type(student_logits).__name__)
-        return Fit(None, t("training.unfit.logits_shape", got=got, expected=expected_shape),
-                   {"student_output": str(got), "expected_shape": list(expected_shape)})
-    return Fit(None, t("training.unfit.logits", difference=f"{closest:.3g}" if closest is not None else "?"),
-               {"max_logit_difference": closest})
+    if closest is None and expected_shape is not None:  # not even the output's shape matches
+        got = (
+            tuple(student_logits.shape)
+            if isinstance(student_logits, Tensor)
+            else type(student_logits).__name__
+        )
+        return Fit(
+            None,
+            t("training.unfit.logits_shape", got=got, expected=expected_shape),
+            {"student_output": str(got), "expected_shape": list(expected_shape)},
+        )
+    return Fit(
+        None,
+        t("training.unfit.logits", difference=f"{closest:.3g}" if closest is not None else "?"),
+        {"max_logit_difference": closest},
+    )
 
 
 def memorisation_gap(validation_bleu: float, test_bleu: float, threshold: float) -> dict[str, Any]:
@@ -172,12 +202,18 @@ def memorisation_gap(validation_bleu: float, test_bleu: float, threshold: float)
         {"validation_bleu", "test_bleu", "gap", "threshold", "flagged"}.
     """
     gap = float(validation_bleu) - float(test_bleu)
-    return {"validation_bleu": round(float(validation_bleu), 4), "test_bleu": round(float(test_bleu), 4),
-            "gap": round(gap, 4), "threshold": float(threshold), "flagged": gap > float(threshold)}
+    return {
+        "validation_bleu": round(float(validation_bleu), 4),
+        "test_bleu": round(float(test_bleu), 4),
+        "gap": round(gap, 4),
+        "threshold": float(threshold),
+        "flagged": gap > float(threshold),
+    }
 
 
-def evaluate_weights(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData, *,
-                     with_test: bool = False) -> dict[str, Any]:
+def evaluate_weights(
+    worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData, *, with_test: bool = False
+) -> dict[str, Any]:
     """BLEU of the session's current weights, decoded by the trusted side only.
 
     The original notebook's teacher-forced figure rides along, labelled as not graded.
@@ -195,9 +231,16 @@ def evaluate_weights(worker: Worker, session: int, hparams: dict[str, Any], data
     """
     fit = map_onto_reference(worker, session, hparams, data)
     if fit.model is None:
-        return {"bleu": 0.0, "sacrebleu": 0.0, "n_sentences": len(data.splits["validation"]),
-                "split": "validation", "examples": [], "evaluated_by": NOT_FITTED,
-                "not_fitted": fit.problem, "not_fitted_detail": fit.detail or {}}
+        return {
+            "bleu": 0.0,
+            "sacrebleu": 0.0,
+            "n_sentences": len(data.splits["validation"]),
+            "split": "validation",
+            "examples": [],
+            "evaluated_by": NOT_FITTED,
+            "not_fitted": fit.problem,
+            "not_fitted_detail": fit.detail or {},
+        }
     result = evaluate_model(fit.model, data, teacher_forced=True)
     result["evaluated_by"] = BY_REFERENCE
     if with_test:

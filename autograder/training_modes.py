@@ -42,9 +42,9 @@ class TrainingMode(ABC):
     """
 
     name: ClassVar[str]
-    needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")   # notebook names required
-    submits_checkpoint: ClassVar[bool] = False   # a file beside the notebook belongs to the submission
-    failure_key: ClassVar[str] = "training.failed.training"   # message when evaluate fails
+    needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")  # notebook names required
+    submits_checkpoint: ClassVar[bool] = False  # a file beside the notebook belongs to the submission
+    failure_key: ClassVar[str] = "training.failed.training"  # message when evaluate fails
 
     def find_checkpoint(self, submission: Path, training: TrainingConfig) -> SubmittedCheckpoint | None:
         """The submitted weights this mode loads (raises `CheckpointRefused` when unusable).
@@ -96,7 +96,9 @@ class TrainingMode(ABC):
         return {k: hparams[k] for k in sorted(hparams)}
 
     @abstractmethod
-    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+    def method(
+        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
+    ) -> str:
         """How the weights were made, for the student.
 
         Args:
@@ -109,8 +111,15 @@ class TrainingMode(ABC):
         """
 
     @abstractmethod
-    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
+    def start_session(
+        self,
+        worker: Worker,
+        hparams: dict[str, Any],
+        model_args: list[Any],
+        data: PreparedData,
+        config: GraderConfig,
+        checkpoint: SubmittedCheckpoint | None,
+    ) -> int:
         """Build the student's model in the worker (a `ModelSession` with `logits` and `translate`).
 
         Args:
@@ -126,8 +135,15 @@ class TrainingMode(ABC):
         """
 
     @abstractmethod
-    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(
+        self,
+        worker: Worker,
+        session: int,
+        hparams: dict[str, Any],
+        data: PreparedData,
+        budget_s: float,
+        details: dict[str, Any],
+    ) -> dict[str, Any]:
         """Produce the final weights and score them on the trusted side.
 
         Args:
@@ -159,11 +175,20 @@ class RecipeMode(TrainingMode):
 
     name = "recipe"
 
-    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+    def method(
+        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
+    ) -> str:
         return t("training.method.recipe", profile=profile_name)
 
-    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
+    def start_session(
+        self,
+        worker: Worker,
+        hparams: dict[str, Any],
+        model_args: list[Any],
+        data: PreparedData,
+        config: GraderConfig,
+        checkpoint: SubmittedCheckpoint | None,
+    ) -> int:
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
         from mtkit.training import recipe_from_profile
@@ -173,13 +198,36 @@ class RecipeMode(TrainingMode):
         recipe = recipe_from_profile(hparams, seed=seed, target_bleu=config.training.threshold_bleu)
         src_flat, src_len = flatten(data.splits["train"].src)
         tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
-        return worker.new(TRAINING_SESSION, [
-            *[Global(name) for name in MODEL_FUNCTIONS], Global("calculate_loss"), model_args, dict(vars(recipe)),
-            float(hparams["label_smoothing"]), src_flat, src_len, tgt_flat, tgt_len, threads, PAD_IDX], seed=seed)
+        return worker.new(
+            TRAINING_SESSION,
+            [
+                *[Global(name) for name in MODEL_FUNCTIONS],
+                Global("calculate_loss"),
+                model_args,
+                dict(vars(recipe)),
+                float(hparams["label_smoothing"]),
+                src_flat,
+                src_len,
+                tgt_flat,
+                tgt_len,
+                threads,
+                PAD_IDX,
+            ],
+            seed=seed,
+        )
 
-    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
-        evaluation, curve, summary = train_and_evaluate(worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60)
+    def evaluate(
+        self,
+        worker: Worker,
+        session: int,
+        hparams: dict[str, Any],
+        data: PreparedData,
+        budget_s: float,
+        details: dict[str, Any],
+    ) -> dict[str, Any]:
+        evaluation, curve, summary = train_and_evaluate(
+            worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60
+        )
         details["bleu_curve"] = curve
         if summary is not None:
             details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
@@ -202,7 +250,9 @@ class StudentHparamsMode(RecipeMode):
 
         return student_recipe(settings)
 
-    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
+    def method(
+        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
+    ) -> str:
         return t("training.method.student_hparams", settings=settings.summary(), profile=profile_name)
 
 
@@ -223,28 +273,58 @@ class CheckpointMode(TrainingMode):
         return read_settings(worker, MODEL_NAMES, profile, config)
 
     def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
-        return None   # a checkpoint only uses the model sizes (hyperparameters)
+        return None  # a checkpoint only uses the model sizes (hyperparameters)
 
-    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
-        assert checkpoint is not None   # find_checkpoint returned it
-        return t("training.method.checkpoint", name=checkpoint.name, size_mb=checkpoint.size_mb,
-                 settings=settings.summary())
+    def method(
+        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
+    ) -> str:
+        assert checkpoint is not None  # find_checkpoint returned it
+        return t(
+            "training.method.checkpoint",
+            name=checkpoint.name,
+            size_mb=checkpoint.size_mb,
+            settings=settings.summary(),
+        )
 
-    def start_session(self, worker: Worker, hparams: dict[str, Any], model_args: list[Any], data: PreparedData,
-                      config: GraderConfig, checkpoint: SubmittedCheckpoint | None) -> int:
+    def start_session(
+        self,
+        worker: Worker,
+        hparams: dict[str, Any],
+        model_args: list[Any],
+        data: PreparedData,
+        config: GraderConfig,
+        checkpoint: SubmittedCheckpoint | None,
+    ) -> int:
         import torch
 
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
 
-        assert checkpoint is not None   # find_checkpoint returned it
+        assert checkpoint is not None  # find_checkpoint returned it
         seed, threads = config.grading.seed, config.training.threads
-        data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)   # (N,) the file
-        return worker.new(CHECKPOINT_SESSION, [*[Global(name) for name in MODEL_FUNCTIONS], model_args, data_bytes,
-                                               checkpoint.name, threads, PAD_IDX], seed=seed)
+        data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)  # (N,) the file
+        return worker.new(
+            CHECKPOINT_SESSION,
+            [
+                *[Global(name) for name in MODEL_FUNCTIONS],
+                model_args,
+                data_bytes,
+                checkpoint.name,
+                threads,
+                PAD_IDX,
+            ],
+            seed=seed,
+        )
 
-    def evaluate(self, worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                 budget_s: float, details: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(
+        self,
+        worker: Worker,
+        session: int,
+        hparams: dict[str, Any],
+        data: PreparedData,
+        budget_s: float,
+        details: dict[str, Any],
+    ) -> dict[str, Any]:
         from autograder.training_eval import evaluate_weights
 
         return evaluate_weights(worker, session, hparams, data, with_test=True)
@@ -256,8 +336,9 @@ class CheckpointMode(TrainingMode):
         return None
 
 
-TRAINING_MODES: dict[str, TrainingMode] = {mode.name: mode for mode in (RecipeMode(), StudentHparamsMode(),
-                                                                         CheckpointMode())}
+TRAINING_MODES: dict[str, TrainingMode] = {
+    mode.name: mode for mode in (RecipeMode(), StudentHparamsMode(), CheckpointMode())
+}
 
 
 def training_mode(name: str) -> TrainingMode:
@@ -272,8 +353,9 @@ def training_mode(name: str) -> TrainingMode:
     return TRAINING_MODES[name]
 
 
-def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any],
-                  config: GraderConfig) -> CellSettings:
+def read_settings(
+    worker: Worker, names: tuple[str, ...], profile: dict[str, Any], config: GraderConfig
+) -> CellSettings:
     """The notebook's hyperparameter cell (`names`), checked against training.hparam_bounds.
 
     Args:
@@ -291,8 +373,9 @@ def read_settings(worker: Worker, names: tuple[str, ...], profile: dict[str, Any
     return apply_cell(profile, described, config.training.hparam_bounds, names)
 
 
-def train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData,
-                       timeout_s: float) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
+def train_and_evaluate(
+    worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData, timeout_s: float
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
     Training stops at the first pause whose weights do not fit the reference architecture (no
@@ -322,6 +405,6 @@ def train_and_evaluate(worker: Worker, session: int, hparams: dict[str, Any], da
             return measured, curve, None
         worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")
     final = evaluate_weights(worker, session, hparams, data, with_test=True)
-    if not (curve and curve[-1]["step"] == event["step"]):   # else the last pause measured these weights
+    if not (curve and curve[-1]["step"] == event["step"]):  # else the last pause measured these weights
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
     return final, curve, event

@@ -31,7 +31,7 @@ from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.training_eval import NOT_FITTED, load_data, map_onto_reference, memorisation_gap, probe_batch
 from autograder.training_modes import training_mode
 
-MTKIT_DIR = Path(mtkit.__file__).resolve().parent   # copied into the training worker's sandbox
+MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
 
 
 @dataclass
@@ -46,16 +46,28 @@ class TrainingOutcome:
 def training_limits(config: GraderConfig, budget_s: float) -> Limits:
     """Limits of the training worker: the profile's time budget, more memory and threads."""
     worker, training = config.worker, config.training
-    return Limits(timeout_s=budget_s, startup_timeout_s=worker.startup_timeout_s,
-                  memory_mb=training.memory_mb, output_bytes=worker.output_bytes,
-                  threads=training.threads, isolation=worker.isolation,
-                  # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
-                  reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64))
+    return Limits(
+        timeout_s=budget_s,
+        startup_timeout_s=worker.startup_timeout_s,
+        memory_mb=training.memory_mb,
+        output_bytes=worker.output_bytes,
+        threads=training.threads,
+        isolation=worker.isolation,
+        # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
+        reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64),
+    )
 
 
 def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length: int) -> list[Any]:
-    return [dict(vocab_sizes), max_length, int(hparams["embedding_dim"]), int(hparams["feed_forward_dim"]),
-            int(hparams["num_heads"]), int(hparams["num_layers"]), float(hparams["drop_prob"])]
+    return [
+        dict(vocab_sizes),
+        max_length,
+        int(hparams["embedding_dim"]),
+        int(hparams["feed_forward_dim"]),
+        int(hparams["num_heads"]),
+        int(hparams["num_layers"]),
+        float(hparams["drop_prob"]),
+    ]
 
 
 def _reason(error: StudentError | WorkerFailure) -> str:
@@ -72,22 +84,39 @@ def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str
     if details["evaluated_by"] == NOT_FITTED:
         return TrainingOutcome(False, t("training.not_fitted", reason=evaluation["not_fitted"]), details)
     bleu = float(evaluation["bleu"])
-    verdict = t("training.verdict", bleu=bleu, n=evaluation["n_sentences"], sacrebleu=evaluation["sacrebleu"],
-                threshold=threshold)
+    verdict = t(
+        "training.verdict",
+        bleu=bleu,
+        n=evaluation["n_sentences"],
+        sacrebleu=evaluation["sacrebleu"],
+        threshold=threshold,
+    )
     if "test" in evaluation:
         check = memorisation_gap(bleu, evaluation["test"]["bleu"], config.training.memorisation_gap)
         details["memorisation"] = check
-        if check["flagged"] and bleu >= threshold:   # below the bar there are no points to hold
-            return TrainingOutcome(False, t("training.memorised", validation=check["validation_bleu"],
-                                            test=check["test_bleu"], gap=check["gap"],
-                                            threshold=check["threshold"]), details)
+        if check["flagged"] and bleu >= threshold:  # below the bar there are no points to hold
+            return TrainingOutcome(
+                False,
+                t(
+                    "training.memorised",
+                    validation=check["validation_bleu"],
+                    test=check["test_bleu"],
+                    gap=check["gap"],
+                    threshold=check["threshold"],
+                ),
+                details,
+            )
     if bleu >= threshold:
         return TrainingOutcome(True, verdict, details)
     return TrainingOutcome(False, f"{verdict} {t('training.low_bleu_hint.' + details['mode'])}", details)
 
 
-def run_training_part(statements: list[tuple[str, int, str]], config: GraderConfig,
-                      grader_globals: dict[str, Any], submission: Path | None = None) -> TrainingOutcome:
+def run_training_part(
+    statements: list[tuple[str, int, str]],
+    config: GraderConfig,
+    grader_globals: dict[str, Any],
+    submission: Path | None = None,
+) -> TrainingOutcome:
     """Train (or load) the submission's model as training.mode says and grade the BLEU it reaches.
 
     Args:
@@ -104,15 +133,21 @@ def run_training_part(statements: list[tuple[str, int, str]], config: GraderConf
     mode = training_mode(training.mode)
     profile_name = training.profile_name()
     profile = training.profile_hparams(profile_name)
-    details: dict[str, Any] = {"mode": mode.name, "profile_name": profile_name,
-                               "threshold_bleu": training.threshold_bleu}
+    details: dict[str, Any] = {
+        "mode": mode.name,
+        "profile_name": profile_name,
+        "threshold_bleu": training.threshold_bleu,
+    }
     try:
         checkpoint = mode.find_checkpoint(Path(submission or "."), training)
     except CheckpointRefused as refused:
         return TrainingOutcome(False, t("training.not_graded", reason=refused), details)
     if checkpoint is not None:
-        details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data),
-                                 "sha256": checkpoint.sha256}
+        details["checkpoint"] = {
+            "file": checkpoint.name,
+            "bytes": len(checkpoint.data),
+            "sha256": checkpoint.sha256,
+        }
     data = load_data(config)
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     budget = float(profile["time_budget_s"])
@@ -124,10 +159,13 @@ def run_training_part(statements: list[tuple[str, int, str]], config: GraderConf
         try:
             settings = mode.settings(worker, profile, config)
         except (StudentError, WorkerFailure) as error:
-            return TrainingOutcome(False, t("training.skipped.cell_unreadable", reason=_reason(error)), details)
+            return TrainingOutcome(
+                False, t("training.skipped.cell_unreadable", reason=_reason(error)), details
+            )
         if settings.values:
-            details["hyperparameters"] = {n: {"value": settings.values[n], "source": settings.sources[n]}
-                                          for n in settings.values}
+            details["hyperparameters"] = {
+                n: {"value": settings.values[n], "source": settings.sources[n]} for n in settings.values
+            }
         if settings.problem:
             return TrainingOutcome(False, t("training.skipped.problem", problem=settings.problem), details)
         hparams = mode.hparams(settings)
@@ -136,8 +174,9 @@ def run_training_part(statements: list[tuple[str, int, str]], config: GraderConf
             details["profile"] = shown
         details["method"] = mode.method(profile_name, settings, checkpoint)
         try:
-            session = mode.start_session(worker, hparams, _model_args(hparams, vocab_sizes, data.max_length),
-                                         data, config, checkpoint)
+            session = mode.start_session(
+                worker, hparams, _model_args(hparams, vocab_sizes, data.max_length), data, config, checkpoint
+            )
             worker.run(session, "logits", probe_batch(data, 4), mode="eval")
         except (StudentError, WorkerFailure) as error:
             refusal = mode.refusal(error)
@@ -156,4 +195,3 @@ def run_training_part(statements: list[tuple[str, int, str]], config: GraderConf
             return TrainingOutcome(False, t(mode.failure_key, reason=_reason(error)), details)
     details["wall_s"] = round(time.monotonic() - started, 1)
     return _verdict(evaluation, config, details)
-

@@ -6,8 +6,8 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
-ParamList = Sequence[tuple[str, Sequence[int]]]   # named_parameters() order: (name, shape)
-Mapping = dict[str, str]                          # reference name -> student name
+ParamList = Sequence[tuple[str, Sequence[int]]]  # named_parameters() order: (name, shape)
+Mapping = dict[str, str]  # reference name -> student name
 
 # Upper bound on the extra pairings tried after the cheap ones (each costs a forward pass).
 MAX_CANDIDATES = 48
@@ -25,8 +25,10 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     """
     ref_total = sum(_numel(s) for _, s in reference)
     stu_total = sum(_numel(s) for _, s in student)
-    return (f"your module has {len(student)} parameter tensors ({stu_total:,} numbers), "
-            f"the expected one has {len(reference)} ({ref_total:,} numbers)")
+    return (
+        f"your module has {len(student)} parameter tensors ({stu_total:,} numbers), "
+        f"the expected one has {len(reference)} ({ref_total:,} numbers)"
+    )
 
 
 def _numel(shape: Sequence[int]) -> int:

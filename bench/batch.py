@@ -37,9 +37,13 @@ def timed(label: str, run) -> dict:
     load_before, start = os.getloadavg()[0], time.perf_counter()
     results = run()
     wall = time.perf_counter() - start
-    row = {"run": label, "wall_s": round(wall, 1), "load_before": round(load_before, 2),
-           "load_after": round(os.getloadavg()[0], 2)}
-    if isinstance(results, list) and results:   # a batch's results (start-ups return other things)
+    row = {
+        "run": label,
+        "wall_s": round(wall, 1),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+    if isinstance(results, list) and results:  # a batch's results (start-ups return other things)
         row["scores"] = {r.submission: r.points for r in results}
         row["s_per_notebook"] = round(wall / len(results), 2)
     print(json.dumps({k: v for k, v in row.items() if k != "scores"}), flush=True)
@@ -61,8 +65,11 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="local workers = local Ray CPUs (default 2)")
     parser.add_argument("--parts", default=None, help="comma-separated parts (default: every unit part)")
     parser.add_argument("--skip-cluster", action="store_true", help="leave out the simulated two-node run")
-    parser.add_argument("--no-bracket", action="store_true",
-                        help="run the local executor once (before Ray) instead of before and after it")
+    parser.add_argument(
+        "--no-bracket",
+        action="store_true",
+        help="run the local executor once (before Ray) instead of before and after it",
+    )
     args = parser.parse_args()
     parts = args.parts.split(",") if args.parts else None
     config = load_config()
@@ -76,34 +83,63 @@ def main() -> int:
         submissions = make_batch(Path(scratch) / "subs", args.count)
         local = LocalExecutor(args.jobs)
         rows.append(timed("local executor", lambda: grade_all(submissions, config, parts, executor=local)))
-        rows.append(timed("local Ray start-up", lambda: ray.init(num_cpus=args.jobs, include_dashboard=False,
-                                                                   log_to_driver=False)))
+        rows.append(
+            timed(
+                "local Ray start-up",
+                lambda: ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False),
+            )
+        )
         executor = RayExecutor()
-        rows.append(timed("local Ray", lambda: grade_all(submissions, executor.prepare(config), parts,
-                                                          executor=executor)))
+        rows.append(
+            timed(
+                "local Ray",
+                lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor),
+            )
+        )
         ray.shutdown()
         if not args.no_bracket:
-            rows.append(timed("local executor, again", lambda: grade_all(submissions, config, parts,
-                                                                         executor=local)))
+            rows.append(
+                timed("local executor, again", lambda: grade_all(submissions, config, parts, executor=local))
+            )
         if not args.skip_cluster:
-            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})   # head: no grading
-            rows.append(timed("two-node cluster start-up", lambda: [
-                cluster.add_node(num_cpus=max(1, args.jobs // 2)) for _ in range(2)]
-                and cluster.wait_for_nodes()))
+            cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # head: no grading
+            rows.append(
+                timed(
+                    "two-node cluster start-up",
+                    lambda: (
+                        [cluster.add_node(num_cpus=max(1, args.jobs // 2)) for _ in range(2)]
+                        and cluster.wait_for_nodes()
+                    ),
+                )
+            )
             executor = RayExecutor(cluster.address)
-            rows.append(timed("simulated two-node cluster", lambda: grade_all(
-                submissions, executor.prepare(config), parts, executor=executor)))
+            rows.append(
+                timed(
+                    "simulated two-node cluster",
+                    lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor),
+                )
+            )
             ray.shutdown()
             cluster.shutdown()
     local_rows = [row for row in rows if row["run"].startswith("local executor")]
     ray_row = next(row for row in rows if row["run"] == "local Ray")
     local_wall = sum(row["wall_s"] for row in local_rows) / len(local_rows)
     same = all(row["scores"] == local_rows[0]["scores"] for row in rows if "scores" in row)
-    print(json.dumps({"notebooks": args.count, "jobs": args.jobs, "cpus": os.cpu_count(),
-                      "ray_over_local": round(ray_row["wall_s"] / local_wall, 3),
-                      "ray_over_each_local_run": [round(ray_row["wall_s"] / row["wall_s"], 3)
-                                                  for row in local_rows],
-                      "same_scores": same}), flush=True)
+    print(
+        json.dumps(
+            {
+                "notebooks": args.count,
+                "jobs": args.jobs,
+                "cpus": os.cpu_count(),
+                "ray_over_local": round(ray_row["wall_s"] / local_wall, 3),
+                "ray_over_each_local_run": [
+                    round(ray_row["wall_s"] / row["wall_s"], 3) for row in local_rows
+                ],
+                "same_scores": same,
+            }
+        ),
+        flush=True,
+    )
     return 0 if same else 1
 
 

@@ -78,20 +78,30 @@ def default_data_dir() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-dir", default=default_data_dir(), help="raw Multi30k folder (env MULTI30K_DIR)")
+    parser.add_argument(
+        "--data-dir", default=default_data_dir(), help="raw Multi30k folder (env MULTI30K_DIR)"
+    )
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--pool-size", type=int, default=6400)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model-sample", type=int, default=1000,
-                        help="sentences per language timed with a full trained pipeline (then extrapolated)")
+    parser.add_argument(
+        "--model-sample",
+        type=int,
+        default=1000,
+        help="sentences per language timed with a full trained pipeline (then extrapolated)",
+    )
     args = parser.parse_args()
-    print(f"# mtkit data benchmark: {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
-          f"spaCy {spacy.__version__}; single run, timings are noisy on a shared machine")
+    print(
+        f"# mtkit data benchmark: {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
+        f"spaCy {spacy.__version__}; single run, timings are noisy on a shared machine"
+    )
 
     corpus, load_seconds = timed(load_multi30k, args.data_dir)
     sentences = sum(len(pairs) for pairs in corpus.values()) * 2
-    print(f"\n## Corpus: {', '.join(f'{k} {len(v):,}' for k, v in corpus.items())} pairs "
-          f"({sentences:,} sentences), read and verified in {load_seconds:.2f} s")
+    print(
+        f"\n## Corpus: {', '.join(f'{k} {len(v):,}' for k, v in corpus.items())} pairs "
+        f"({sentences:,} sentences), read and verified in {load_seconds:.2f} s"
+    )
 
     # --- Tokenization and full preparation (no cache) -------------------------------------
     # Best of two alternating runs each: one run is too noisy on a shared 2-CPU machine.
@@ -103,8 +113,10 @@ def main() -> None:
         per_sentence_tok = min(per_sentence_tok, tokenize_all(per_sentence_tokenizers(blank_nlp), corpus))
     print("\n## Tokenization of all sentences (both languages, all splits; best of 2)")
     print(f"spacy.blank, Tokenizer.pipe (mtkit):            {blank_tok:6.2f} s")
-    print(f"spacy.blank, nlp(sentence) one by one:          {per_sentence_tok:6.2f} s  "
-          f"(x{per_sentence_tok / blank_tok:.2f} of mtkit)")
+    print(
+        f"spacy.blank, nlp(sentence) one by one:          {per_sentence_tok:6.2f} s  "
+        f"(x{per_sentence_tok / blank_tok:.2f} of mtkit)"
+    )
     models_installed = all(importlib.util.find_spec(SPACY_MODELS[lang]) for lang in LANGS)
     model_estimate = None
     if models_installed:
@@ -112,11 +124,15 @@ def main() -> None:
         sample = {"train": corpus["train"][: args.model_sample]}
         sample_seconds = tokenize_all(per_sentence_tokenizers(full), sample)
         model_estimate = sample_seconds * sentences / (2 * len(sample["train"]))
-        print(f"full trained pipelines, nlp(sentence):          {model_estimate:6.2f} s  "
-              f"(x{model_estimate / blank_tok:.1f}; EXTRAPOLATED from {len(sample['train'])} sentences per language)")
+        print(
+            f"full trained pipelines, nlp(sentence):          {model_estimate:6.2f} s  "
+            f"(x{model_estimate / blank_tok:.1f}; EXTRAPOLATED from {len(sample['train'])} sentences per language)"
+        )
     else:
-        print("full trained pipelines: not installed (de_core_news_sm/en_core_web_sm); baseline below is "
-              "spacy.blank applied sentence by sentence via nlp(sentence)")
+        print(
+            "full trained pipelines: not installed (de_core_news_sm/en_core_web_sm); baseline below is "
+            "spacy.blank applied sentence by sentence via nlp(sentence)"
+        )
 
     prep_blank = prep_base = float("inf")
     for _ in range(2):
@@ -127,12 +143,16 @@ def main() -> None:
     assert baseline_data.vocabs == fresh.vocabs and baseline_data.splits == fresh.splits, "baseline differs"
     print("\n## Data preparation without cache (load, tokenize, vocab, encode; best of 2)")
     print(f"mtkit prepare_data, spacy.blank + pipe:         {prep_blank:6.2f} s")
-    print(f"baseline, spacy.blank nlp(sentence) one by one: {prep_base:6.2f} s  "
-          f"(x{prep_base / prep_blank:.2f} of mtkit; identical result)")
+    print(
+        f"baseline, spacy.blank nlp(sentence) one by one: {prep_base:6.2f} s  "
+        f"(x{prep_base / prep_blank:.2f} of mtkit; identical result)"
+    )
     if model_estimate is not None:
         estimate = prep_blank - blank_tok + model_estimate
-        print(f"baseline, full trained pipelines:               {estimate:6.2f} s  "
-              f"(x{estimate / prep_blank:.1f}; ESTIMATED)")
+        print(
+            f"baseline, full trained pipelines:               {estimate:6.2f} s  "
+            f"(x{estimate / prep_blank:.1f}; ESTIMATED)"
+        )
 
     # --- Cache ----------------------------------------------------------------------------
     with tempfile.TemporaryDirectory(prefix="mtkit-bench-cache-") as cache_dir:
@@ -144,24 +164,37 @@ def main() -> None:
         size_mb = sum(path.stat().st_size for path in Path(cache_dir).iterdir()) / 1e6
     print("\n## prepare_data with the disk cache")
     print(f"cold (prepare + write {size_mb:.1f} MB JSON):          {cold_seconds:6.2f} s")
-    print(f"warm (read corpus + JSON, median of 3):         {warm_seconds:6.2f} s  "
-          f"(x{cold_seconds / warm_seconds:.1f} faster than cold)")
+    print(
+        f"warm (read corpus + JSON, median of 3):         {warm_seconds:6.2f} s  "
+        f"(x{cold_seconds / warm_seconds:.1f} faster than cold)"
+    )
     print(fresh.summary())
 
     # --- Padding --------------------------------------------------------------------------
     train = fresh.splits["train"]
     lengths = train.lengths()
     bs = args.batch_size
-    fixed = padding_stats(random_batches(len(train), bs, args.seed), train.src, train.tgt,
-                          lambda s, t, p: fixed_pad_pair_batch(s, t, p, DEFAULT_MAX_LENGTH))
+    fixed = padding_stats(
+        random_batches(len(train), bs, args.seed),
+        train.src,
+        train.tgt,
+        lambda s, t, p: fixed_pad_pair_batch(s, t, p, DEFAULT_MAX_LENGTH),
+    )
     rand = padding_stats(random_batches(len(train), bs, args.seed), train.src, train.tgt, pad_pair_batch)
-    bucket = padding_stats(bucket_batches(lengths, bs, args.pool_size, args.seed), train.src, train.tgt, pad_pair_batch)
+    bucket = padding_stats(
+        bucket_batches(lengths, bs, args.pool_size, args.seed), train.src, train.tgt, pad_pair_batch
+    )
     print(f"\n## Padding over one train epoch (batch {bs}; src and tgt padded to one common length)")
-    for label, stats in (("padded to 50 (original)", fixed), ("random batches, padded to batch max", rand),
-                         (f"length-bucketed (pools of {args.pool_size}), batch max", bucket)):
-        print(f"{label:50s} target padding {stats['tgt_pad_fraction']:6.1%}, "
-              f"{stats['batches']} batches, "
-              f"padded positions x{stats['positions'] / fixed['positions']:.2f} of baseline")
+    for label, stats in (
+        ("padded to 50 (original)", fixed),
+        ("random batches, padded to batch max", rand),
+        (f"length-bucketed (pools of {args.pool_size}), batch max", bucket),
+    ):
+        print(
+            f"{label:50s} target padding {stats['tgt_pad_fraction']:6.1%}, "
+            f"{stats['batches']} batches, "
+            f"padded positions x{stats['positions'] / fixed['positions']:.2f} of baseline"
+        )
 
 
 if __name__ == "__main__":

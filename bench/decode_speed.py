@@ -33,12 +33,18 @@ from reference.translate import load_translator  # noqa: E402
 def main() -> None:
     """Time the decoders on the full validation split with the same model and compare outputs."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--checkpoint", default=None,
-                        help="trained checkpoint.pt (default: an untrained cpu-profile model, which never "
-                             "emits <eos> early: the worst case, every sentence runs to max_length)")
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        help="trained checkpoint.pt (default: an untrained cpu-profile model, which never "
+        "emits <eos> early: the worst case, every sentence runs to max_length)",
+    )
     parser.add_argument("--profile", default="cpu")
-    parser.add_argument("--batch-size", default="128",
-                        help="generic decoder's batch size; a comma-separated list times each in turn")
+    parser.add_argument(
+        "--batch-size",
+        default="128",
+        help="generic decoder's batch size; a comma-separated list times each in turn",
+    )
     parser.add_argument("--skip-fast", action="store_true", help="time only the generic decoder")
     args = parser.parse_args()
     load_before = os.getloadavg()
@@ -58,27 +64,38 @@ def main() -> None:
     runs: dict[str, Callable[[], list[list[int]]]] = {}
     if not args.skip_fast:
         runs["fast (reference.fast_decode)"] = lambda: fast_greedy_translate(
-            model, split.src, max_new_tokens=data.max_length)
+            model, split.src, max_new_tokens=data.max_length
+        )
     for batch_size in (int(size) for size in args.batch_size.split(",")):
         runs[f"generic (mtkit.decoding), batch {batch_size}"] = functools.partial(
-            greedy_translate, model, split.src, src_mask_fn=create_padding_mask_for_attention,
-            tgt_mask_fn=create_look_ahead_mask_for_attention, max_new_tokens=data.max_length,
-            batch_size=batch_size, pad_idx=PAD_IDX)
+            greedy_translate,
+            model,
+            split.src,
+            src_mask_fn=create_padding_mask_for_attention,
+            tgt_mask_fn=create_look_ahead_mask_for_attention,
+            max_new_tokens=data.max_length,
+            batch_size=batch_size,
+            pad_idx=PAD_IDX,
+        )
     for name, decode in runs.items():
         start, cpu_start = time.perf_counter(), time.process_time()
         outputs[name] = decode()
         timings[name], cpu_times[name] = time.perf_counter() - start, time.process_time() - cpu_start
     load_after = os.getloadavg()
-    print(f"{len(split)} validation sentences, {label}, {torch.get_num_threads()} threads, "
-          f"{os.cpu_count()} CPUs, load average (1/5/15 min) before "
-          f"{'/'.join(f'{x:.1f}' for x in load_before)}, after {'/'.join(f'{x:.1f}' for x in load_after)}")
+    print(
+        f"{len(split)} validation sentences, {label}, {torch.get_num_threads()} threads, "
+        f"{os.cpu_count()} CPUs, load average (1/5/15 min) before "
+        f"{'/'.join(f'{x:.1f}' for x in load_before)}, after {'/'.join(f'{x:.1f}' for x in load_after)}"
+    )
     first = next(iter(outputs.values()))
     for name, ids in outputs.items():
         bleu = corpus_bleu([ids_to_tokens(row, itos) for row in ids], split.tgt_tokens)
         same = sum(a == b for a, b in zip(first, ids, strict=True))
-        print(f"  {name:40s}: {timings[name]:7.1f} s wall, {cpu_times[name]:7.1f} s CPU, mean output "
-              f"length {sum(map(len, ids)) / len(ids):.1f}, BLEU {bleu:.4f}, identical to the first "
-              f"run for {same}/{len(ids)} sentences")
+        print(
+            f"  {name:40s}: {timings[name]:7.1f} s wall, {cpu_times[name]:7.1f} s CPU, mean output "
+            f"length {sum(map(len, ids)) / len(ids):.1f}, BLEU {bleu:.4f}, identical to the first "
+            f"run for {same}/{len(ids)} sentences"
+        )
 
 
 if __name__ == "__main__":

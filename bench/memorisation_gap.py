@@ -36,14 +36,18 @@ def both_splits(model: Transformer, data, threshold: float) -> dict:
     start = time.perf_counter()
     validation = evaluate_model(model, data, "validation", n_examples=0)
     test = evaluate_model(model, data, "test", n_examples=0)
-    return {**memorisation_gap(validation["bleu"], test["bleu"], threshold),
-            "decode_s": {"validation": validation["decode_s"], "test": test["decode_s"]},
-            "wall_s": round(time.perf_counter() - start, 1)}
+    return {
+        **memorisation_gap(validation["bleu"], test["bleu"], threshold),
+        "decode_s": {"validation": validation["decode_s"], "test": test["decode_s"]},
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
 
 
 def main() -> int:
     """Print one JSON line per evaluated model."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     ckpt = sub.add_parser("checkpoint", help="score a saved reference checkpoint")
     ckpt.add_argument("path", type=Path)
@@ -52,8 +56,13 @@ def main() -> int:
     run.add_argument("--steps", type=int, default=300)
     run.add_argument("--every", type=int, default=100, help="score both splits every N steps")
     run.add_argument("--profile", default="cpu")
-    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override a profile key, e.g. --set embedding_dim=128 (repeatable)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a profile key, e.g. --set embedding_dim=128 (repeatable)",
+    )
     args = parser.parse_args()
     config = load_config()
     threshold = config.training.memorisation_gap
@@ -63,8 +72,10 @@ def main() -> int:
     if args.command == "checkpoint":
         payload = load_checkpoint(args.path)
         sizes = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
-        hparams = {**config.training.profile_hparams("cpu"),
-                   **{k: v for k, v in payload.get("extra", {}).items() if k in sizes}}
+        hparams = {
+            **config.training.profile_hparams("cpu"),
+            **{k: v for k, v in payload.get("extra", {}).items() if k in sizes},
+        }
         model = build_model(hparams, vocab_sizes, data.max_length)
         model.load_state_dict(payload["model"])
         print(json.dumps({"model": str(args.path), **both_splits(model.eval(), data, threshold)}), flush=True)
@@ -75,21 +86,47 @@ def main() -> int:
         hparams[key] = type(hparams[key])(float(value)) if isinstance(hparams[key], (int, float)) else value
     seed_everything(config.grading.seed)
     model = build_model(hparams, vocab_sizes, data.max_length)
-    recipe = recipe_from_profile(hparams, max_steps=args.steps, max_epochs=10_000, lr_decay_steps=args.steps,
-                                 eval_every_steps=args.every, eval_start_step=args.every, target_bleu=2.0,
-                                 time_budget_s=3600, seed=config.grading.seed)
+    recipe = recipe_from_profile(
+        hparams,
+        max_steps=args.steps,
+        max_epochs=10_000,
+        lr_decay_steps=args.steps,
+        eval_every_steps=args.every,
+        eval_start_step=args.every,
+        target_bleu=2.0,
+        time_budget_s=3600,
+        seed=config.grading.seed,
+    )
     src_mask, tgt_mask, loss = reference_recipe_fns(float(hparams["label_smoothing"]))
     started = time.perf_counter()
 
     def evaluate(trained: torch.nn.Module) -> float:
         assert isinstance(trained, Transformer)  # the model built above
         scored = both_splits(trained, data, threshold)
-        print(json.dumps({"trained_on": args.split, "sizes": {k: hparams[k] for k in ("embedding_dim", "num_layers")},
-                          "train_s": round(time.perf_counter() - started, 1), **scored}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "trained_on": args.split,
+                    "sizes": {k: hparams[k] for k in ("embedding_dim", "num_layers")},
+                    "train_s": round(time.perf_counter() - started, 1),
+                    **scored,
+                }
+            ),
+            flush=True,
+        )
         return scored["validation_bleu"]
 
-    train(model, data.splits[args.split], recipe, src_mask_fn=src_mask, tgt_mask_fn=tgt_mask, loss_fn=loss,
-          evaluate=evaluate, device="cpu", progress=False)
+    train(
+        model,
+        data.splits[args.split],
+        recipe,
+        src_mask_fn=src_mask,
+        tgt_mask_fn=tgt_mask,
+        loss_fn=loss,
+        evaluate=evaluate,
+        device="cpu",
+        progress=False,
+    )
     return 0
 
 

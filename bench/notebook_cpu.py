@@ -48,8 +48,11 @@ print(%(marker)r + " " + _json.dumps({
     "steps_per_epoch": len(list(make_batches(train_split, batch_size, seed=0)))}))
 """
 # First-line fragments that identify the cells whose wall time is reported.
-TIMED_CELLS = {"data preparation": "data = prepare_data(", "training cell": "losses = train(",
-               "section-5 evaluation cell": "bleu, hypotheses = evaluate_bleu(model, valid_split)"}
+TIMED_CELLS = {
+    "data preparation": "data = prepare_data(",
+    "training cell": "losses = train(",
+    "section-5 evaluation cell": "bleu, hypotheses = evaluate_bleu(model, valid_split)",
+}
 
 
 def cell_seconds(cell: nbformat.NotebookNode) -> float | None:
@@ -70,13 +73,25 @@ def run(workdir: Path, env: dict[str, str], save: str) -> tuple[nbformat.Noteboo
     """
     notebook_path = build.run_assign(workdir) / "autograder" / build.MASTER.name
     notebook = nbformat.read(notebook_path, as_version=4)
-    training = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and TIMED_CELLS["training cell"] in c.source)
-    notebook.cells[training + 1:training + 1] = [nbformat.v4.new_code_cell(
-        "_bench_train_cpu = __import__('time').process_time() - _bench_cpu0")]
-    notebook.cells.insert(training, nbformat.v4.new_code_cell("_bench_cpu0 = __import__('time').process_time()"))
+    training = next(
+        i
+        for i, c in enumerate(notebook.cells)
+        if c.cell_type == "code" and TIMED_CELLS["training cell"] in c.source
+    )
+    notebook.cells[training + 1 : training + 1] = [
+        nbformat.v4.new_code_cell("_bench_train_cpu = __import__('time').process_time() - _bench_cpu0")
+    ]
+    notebook.cells.insert(
+        training, nbformat.v4.new_code_cell("_bench_cpu0 = __import__('time').process_time()")
+    )
     notebook.cells.append(nbformat.v4.new_code_cell(REPORT_CELL % {"save": save, "marker": MARKER}))
-    client = NotebookClient(notebook, timeout=3600, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(notebook_path.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=3600,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(notebook_path.parent)}},
+    )
     saved = dict(os.environ)
     os.environ.update(env)
     try:
@@ -87,7 +102,7 @@ def run(workdir: Path, env: dict[str, str], save: str) -> tuple[nbformat.Noteboo
     for output in notebook.cells[-1].get("outputs", []):
         for line in output.get("text", "").splitlines():
             if line.startswith(MARKER + " "):
-                return notebook, json.loads(line[len(MARKER) + 1:])
+                return notebook, json.loads(line[len(MARKER) + 1 :])
     raise SystemExit("the report cell printed nothing")
 
 
@@ -98,8 +113,9 @@ def main() -> int:
         0 when the notebook reached BLEU >= 0.2, else 1.
     """
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="reuse the normal prepared-data cache instead of a cold one")
+    parser.add_argument(
+        "--warm-cache", action="store_true", help="reuse the normal prepared-data cache instead of a cold one"
+    )
     parser.add_argument("--save", default="", help="also save the trained weights (state_dict) to this file")
     args = parser.parse_args()
     if not os.environ.get("MULTI30K_DIR"):
@@ -113,13 +129,18 @@ def main() -> int:
         notebook, report = run(Path(scratch), env, str(Path(args.save).resolve()) if args.save else "")
         total = time.perf_counter() - started
         load_after = os.getloadavg()
-    timed = {name: next((cell_seconds(c) for c in notebook.cells
-                         if c.cell_type == "code" and fragment in c.source), None)
-             for name, fragment in TIMED_CELLS.items()}
+    timed = {
+        name: next(
+            (cell_seconds(c) for c in notebook.cells if c.cell_type == "code" and fragment in c.source), None
+        )
+        for name, fragment in TIMED_CELLS.items()
+    }
     print("=== student notebook, CPU setting ===")
-    print(f"load average (1/5/15 min) before {'/'.join(f'{x:.1f}' for x in load_before)}, after "
-          f"{'/'.join(f'{x:.1f}' for x in load_after)}; {os.cpu_count()} CPUs, kernel torch threads "
-          f"{report['threads']}, device {report['device']} (load above the CPU count means a shared, busy machine)")
+    print(
+        f"load average (1/5/15 min) before {'/'.join(f'{x:.1f}' for x in load_before)}, after "
+        f"{'/'.join(f'{x:.1f}' for x in load_after)}; {os.cpu_count()} CPUs, kernel torch threads "
+        f"{report['threads']}, device {report['device']} (load above the CPU count means a shared, busy machine)"
+    )
     print(f"settings: {json.dumps(report['hparams'])}; {report['steps_per_epoch']} steps per epoch")
     for name, seconds in timed.items():
         print(f"  {name}: {seconds:.1f} s" if seconds is not None else f"  {name}: not found")
@@ -127,13 +148,17 @@ def main() -> int:
         print(f"  step {step:4d}: BLEU {bleu:.4f} at {seconds:.1f} s of training (evaluations included)")
     reached = [(step, seconds) for step, seconds, bleu in report["bleu_log"] if bleu >= 0.2]
     if reached:
-        print(f"time to BLEU >= 0.2: {reached[0][1]:.1f} s of training (step {reached[0][0]}); "
-              f"with data preparation {reached[0][1] + (timed['data preparation'] or 0):.1f} s")
+        print(
+            f"time to BLEU >= 0.2: {reached[0][1]:.1f} s of training (step {reached[0][0]}); "
+            f"with data preparation {reached[0][1] + (timed['data preparation'] or 0):.1f} s"
+        )
     else:
         print("BLEU 0.2 NOT reached")
     print(f"training cell CPU time (kernel process, all threads): {report['train_cpu_s']:.1f} s")
-    print(f"evaluation of the full validation split (evaluate_bleu, timed again after the notebook): "
-          f"{report['eval_s']:.1f} s wall, {report['eval_cpu_s']:.1f} s CPU, BLEU {report['final_bleu']:.4f}")
+    print(
+        f"evaluation of the full validation split (evaluate_bleu, timed again after the notebook): "
+        f"{report['eval_s']:.1f} s wall, {report['eval_cpu_s']:.1f} s CPU, BLEU {report['final_bleu']:.4f}"
+    )
     print(f"whole notebook incl. otter assign and kernel start: {total:.1f} s")
     return 0 if reached else 1
 

@@ -40,7 +40,10 @@ def main() -> None:
     bs = int(hparams["batch_size"])
     variants = {
         # The grader's batching: sorted pools, each batch padded to its own longest sequence.
-        "bucketed": (bucket_batches(lengths, bs, seed=0, max_tokens=hparams["max_tokens"] or None), pad_pair_batch),
+        "bucketed": (
+            bucket_batches(lengths, bs, seed=0, max_tokens=hparams["max_tokens"] or None),
+            pad_pair_batch,
+        ),
         # The original notebook: shuffled batches of batch_size, every sequence padded to max_length.
         "fixed_50": (random_batches(len(lengths), bs, seed=0), fixed_pad_pair_batch),
     }
@@ -49,8 +52,13 @@ def main() -> None:
     for name in variants:
         seed_everything(0)
         model = build_model(hparams, {k: len(v) for k, v in data.vocabs.items()}, data.max_length)
-        state[name] = {"model": model.train(), "opt": make_optimizer(model, float(hparams["learning_rate"])),
-                       "seconds": 0.0, "tokens": 0, "padded": 0}
+        state[name] = {
+            "model": model.train(),
+            "opt": make_optimizer(model, float(hparams["learning_rate"])),
+            "seconds": 0.0,
+            "tokens": 0,
+            "padded": 0,
+        }
     scaler = torch.amp.GradScaler("cpu", enabled=False)
     for step in range(args.warmup + args.steps):
         for name, (batches, pad) in variants.items():
@@ -58,20 +66,35 @@ def main() -> None:
             src, tgt = pad([train_split.src[i] for i in rows], [train_split.tgt[i] for i in rows], PAD_IDX)
             s = state[name]
             start = time.perf_counter()
-            train_step(s["model"], s["opt"], scaler, src, tgt, src_mask_fn, tgt_mask_fn, loss_fn, None,
-                       torch.device("cpu"), float(hparams["clip_grad_norm"]))
+            train_step(
+                s["model"],
+                s["opt"],
+                scaler,
+                src,
+                tgt,
+                src_mask_fn,
+                tgt_mask_fn,
+                loss_fn,
+                None,
+                torch.device("cpu"),
+                float(hparams["clip_grad_norm"]),
+            )
             if step >= args.warmup:
                 s["seconds"] += time.perf_counter() - start
                 s["tokens"] += int((tgt != PAD_IDX).sum())
                 s["padded"] += tgt.numel()
-    print(f"profile {args.profile}: d={hparams['embedding_dim']} ff={hparams['feed_forward_dim']} "
-          f"layers={hparams['num_layers']} heads={hparams['num_heads']} batch={bs} max_tokens={hparams['max_tokens']}, "
-          f"{args.steps} interleaved steps each, {torch.get_num_threads()} threads")
+    print(
+        f"profile {args.profile}: d={hparams['embedding_dim']} ff={hparams['feed_forward_dim']} "
+        f"layers={hparams['num_layers']} heads={hparams['num_heads']} batch={bs} max_tokens={hparams['max_tokens']}, "
+        f"{args.steps} interleaved steps each, {torch.get_num_threads()} threads"
+    )
     rate = {}
     for name, s in state.items():
         rate[name] = s["tokens"] / s["seconds"]
-        print(f"  {name:9s}: {rate[name]:8.0f} target tokens/s, {s['seconds'] / args.steps:.3f} s/step, "
-              f"padding {1 - s['tokens'] / s['padded']:.0%} of target positions")
+        print(
+            f"  {name:9s}: {rate[name]:8.0f} target tokens/s, {s['seconds'] / args.steps:.3f} s/step, "
+            f"padding {1 - s['tokens'] / s['padded']:.0%} of target positions"
+        )
     print(f"  speed-up of bucketing over fixed padding to 50: {rate['bucketed'] / rate['fixed_50']:.2f}x")
 
 

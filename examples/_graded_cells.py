@@ -43,27 +43,33 @@ _MASK_SOLVED = code('''
 MASK_CORRECT = _MASK_SOLVED.replace("TRIANGLE", "tril")
 MASK_BUGGY = _MASK_SOLVED.replace("TRIANGLE", "triu")  # bug (a): each position sees the future, not the past
 
-MASK_TRY = code('''
+MASK_TRY = code("""
     example = torch.tensor([[sos_idx, 7, 12, eos_idx, pad_idx]])
     print(create_look_ahead_mask_for_attention(example, pad_idx))
-''')
-MASK_TRY_OUTPUT_CORRECT = code('''
+""")
+MASK_TRY_OUTPUT_CORRECT = (
+    code("""
     tensor([[[[1, 0, 0, 0, 0],
               [1, 1, 0, 0, 0],
               [1, 1, 1, 0, 0],
               [1, 1, 1, 1, 0],
               [1, 1, 1, 1, 0]]]], dtype=torch.int32)
-''') + "\n"
-MASK_TRY_OUTPUT_BUGGY = code('''
+""")
+    + "\n"
+)
+MASK_TRY_OUTPUT_BUGGY = (
+    code("""
     tensor([[[[1, 1, 1, 1, 0],
               [0, 1, 1, 1, 0],
               [0, 0, 1, 1, 0],
               [0, 0, 0, 1, 0],
               [0, 0, 0, 0, 0]]]], dtype=torch.int32)
-''') + "\n"
+""")
+    + "\n"
+)
 
 # --------------------------------------------------------------------------- part 2: DecoderLayer
-DECODER_LAYER_TEMPLATE = code('''
+DECODER_LAYER_TEMPLATE = code("""
     class DecoderLayer(nn.Module):
         def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
             super(DecoderLayer, self).__init__()
@@ -77,9 +83,9 @@ DECODER_LAYER_TEMPLATE = code('''
             ###### 여기에 코드를 작성하세요 ######
 
             #####################################
-''')
+""")
 
-_DECODER_LAYER_INIT = '''
+_DECODER_LAYER_INIT = """
     class DecoderLayer(nn.Module):
         def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
             super(DecoderLayer, self).__init__()
@@ -94,11 +100,13 @@ _DECODER_LAYER_INIT = '''
             self.norm3 = LayerNormalization(embedding_dim)
             self.dropout3 = nn.Dropout(drop_prob)
             #####################################
-'''
+"""
 
 # The student's first attempt (left in its cell) feeds the layer input, not the first sublayer's
 # output, to the encoder-decoder attention; a later cell redefines the class correctly.
-DECODER_LAYER_FIRST_ATTEMPT = code(_DECODER_LAYER_INIT + '''
+DECODER_LAYER_FIRST_ATTEMPT = code(
+    _DECODER_LAYER_INIT
+    + """
         def forward(self, dec, enc, src_mask, trg_mask):
             ###### 여기에 코드를 작성하세요 ######
             x = self.norm1(self.dropout1(self.masked_multi_head_attention(dec, dec, dec, trg_mask)) + dec)
@@ -106,12 +114,17 @@ DECODER_LAYER_FIRST_ATTEMPT = code(_DECODER_LAYER_INIT + '''
             x = self.norm3(self.dropout3(self.feed_forward_neural_network(x)) + x)
             return x
             #####################################
-''')
+"""
+)
 
-DECODER_LAYER_FIXED_MD = ("DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 "
-                          "(위 셀은 그대로 둠)")
+DECODER_LAYER_FIXED_MD = (
+    "DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 "
+    "(위 셀은 그대로 둠)"
+)
 
-DECODER_LAYER_FIXED = code(_DECODER_LAYER_INIT + '''
+DECODER_LAYER_FIXED = code(
+    _DECODER_LAYER_INIT
+    + """
         def forward(self, dec, enc, src_mask, trg_mask):
             # 1) masked self-attention
             residual = dec
@@ -128,14 +141,15 @@ DECODER_LAYER_FIXED = code(_DECODER_LAYER_INIT + '''
             x = self.feed_forward_neural_network(x)
             x = self.norm3(self.dropout3(x) + residual)
             return x
-''')
+"""
+)
 
-DECODER_LAYER_TRY = code('''
+DECODER_LAYER_TRY = code("""
     layer = DecoderLayer(16, 32, 4, 0.1).to(device)
     dummy = torch.randn(2, 7, 16, device=device)
     full = torch.ones(2, 1, 7, 7, device=device)
     print(layer(dummy, dummy, full, full).shape)
-''')
+""")
 
 # -------------------------------------------------------------------------------- part 3: Decoder
 # The stray unterminated string after the stub is a quirk of the original template.
@@ -156,7 +170,7 @@ DECODER_TEMPLATE = code('''
     """
 ''')
 
-DECODER_CORRECT = code('''
+DECODER_CORRECT = code("""
     class Decoder(nn.Module):
         def __init__(self, vocab_size, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers,
                      drop_prob):
@@ -178,10 +192,10 @@ DECODER_CORRECT = code('''
             output = self.dense_layer(x)
             #####################################
             return output
-''')
+""")
 
 # ---------------------------------------------------------------------------- part 4: Transformer
-_TRANSFORMER = '''
+_TRANSFORMER = """
     class Transformer(nn.Module):
         def __init__(self, vocab_size, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers,
                      drop_prob):
@@ -208,11 +222,17 @@ _TRANSFORMER = '''
                 logits = self.decoder(generated, encoder_output, src_padding_mask, tgt_attention_mask)
                 generated[:, position] = logits[:, position - 1].argmax(dim=-1)
             return generated
-'''
+"""
 TRANSFORMER_TEMPLATE = code(_TRANSFORMER.replace("    FORWARD_BODY\n", "\n"))
-TRANSFORMER_CORRECT = code(_TRANSFORMER.replace("    FORWARD_BODY", (
-    "            encoder_output = self.encoder(src_batch, src_padding_mask)\n"
-    "            decoder_output = self.decoder(tgt_batch, encoder_output, src_padding_mask, tgt_attention_mask)")))
+TRANSFORMER_CORRECT = code(
+    _TRANSFORMER.replace(
+        "    FORWARD_BODY",
+        (
+            "            encoder_output = self.encoder(src_batch, src_padding_mask)\n"
+            "            decoder_output = self.decoder(tgt_batch, encoder_output, src_padding_mask, tgt_attention_mask)"
+        ),
+    )
+)
 
 # ------------------------------------------------------------------------------- part 5: the loss
 _LOSS = '''
@@ -233,20 +253,30 @@ _LOSS = '''
         return loss
 '''
 LOSS_TEMPLATE = code(_LOSS.replace("    LOSS_BODY\n", "\n"))
-LOSS_CORRECT = code(_LOSS.replace("    LOSS_BODY", '''\
+LOSS_CORRECT = code(
+    _LOSS.replace(
+        "    LOSS_BODY",
+        """\
         prediction = decoder_output[:, :-1].reshape(-1, vocab_size[tgt_language])
         target = tgt_batch[:, 1:].reshape(-1)
         not_padding = create_padding_mask_for_loss(tgt_batch[:, 1:], pad_idx).reshape(-1)
         token_losses = criterion(prediction, target)
-        loss = (token_losses * not_padding).sum() / not_padding.sum()'''))
+        loss = (token_losses * not_padding).sum() / not_padding.sum()""",
+    )
+)
 # Bug (b): padding positions are averaged in, so the loss is divided by every position.
-LOSS_BUGGY = code(_LOSS.replace("    LOSS_BODY", '''\
+LOSS_BUGGY = code(
+    _LOSS.replace(
+        "    LOSS_BODY",
+        """\
         prediction = decoder_output[:, :-1].reshape(-1, vocab_size[tgt_language])
         target = tgt_batch[:, 1:].reshape(-1)
-        loss = criterion(prediction, target).mean()'''))
+        loss = criterion(prediction, target).mean()""",
+    )
+)
 
 # ----------------------------------------------------------------- hyperparameters and the train step
-_HYPERPARAMETERS = '''
+_HYPERPARAMETERS = """
     embedding_dim = EMBEDDING_DIM
     feed_forward_dim = FEED_FORWARD_DIM
     num_layers = NUM_LAYERS
@@ -263,9 +293,17 @@ _HYPERPARAMETERS = '''
                         drop_prob).to(device)
     criterion = nn.CrossEntropyLoss(reduction="none")
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-'''
-_CHOSEN = {"EMBEDDING_DIM": "256", "FEED_FORWARD_DIM": "512", "NUM_LAYERS": "3", "NUM_HEADS": "8",
-           "BATCH_SIZE": "128", "DROP_PROB": "0.1", "LEARNING_RATE": "5e-4", "EPOCHS": "10"}
+"""
+_CHOSEN = {
+    "EMBEDDING_DIM": "256",
+    "FEED_FORWARD_DIM": "512",
+    "NUM_LAYERS": "3",
+    "NUM_HEADS": "8",
+    "BATCH_SIZE": "128",
+    "DROP_PROB": "0.1",
+    "LEARNING_RATE": "5e-4",
+    "EPOCHS": "10",
+}
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
@@ -278,7 +316,7 @@ def _fill(text: str, values: dict[str, str]) -> str:
 HYPERPARAMETERS_TEMPLATE = _fill(_HYPERPARAMETERS, {key: "" for key in _CHOSEN})
 HYPERPARAMETERS_CORRECT = _fill(_HYPERPARAMETERS, _CHOSEN)
 
-_TRAIN_STEP = '''
+_TRAIN_STEP = """
     def process_batch_for_train(model, src_batch, tgt_batch, criterion, optimizer):
         src_batch = src_batch.to(device)
         tgt_batch = tgt_batch.to(device)
@@ -294,7 +332,8 @@ _TRAIN_STEP = '''
         loss.backward()
         optimizer.step()
         return loss.item()
-'''
+"""
 TRAIN_STEP_TEMPLATE = code(_TRAIN_STEP.replace(" MODEL_CALL", " "))
-TRAIN_STEP_CORRECT = code(_TRAIN_STEP.replace(
-    "MODEL_CALL", "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)"))
+TRAIN_STEP_CORRECT = code(
+    _TRAIN_STEP.replace("MODEL_CALL", "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)")
+)

@@ -10,7 +10,7 @@ def code(text: str) -> str:
     return dedent(text).strip("\n")
 
 
-INTRO = code('''
+INTRO = code("""
     # 트랜스포머 구현 2부: 디코더와 독일어→영어 번역
 
     1부에서 만든 인코더에 이어, 이번 과제에서는 **디코더 쪽 모듈과 손실 함수**를 직접 작성하고
@@ -19,20 +19,22 @@ INTRO = code('''
     * 채점 대상: look-ahead mask, `DecoderLayer`, `Decoder`, `Transformer.forward`, `calculate_loss`
     * 목표: 검증 데이터에서 BLEU 0.2 이상
     * `###### 여기에 코드를 작성하세요 ######` 로 표시된 곳만 채우면 됩니다.
-''')
+""")
 
-SETUP_MD = ("## 0. 환경 준비\n\n필요한 패키지를 설치하고 spaCy 언어 모델을 내려받습니다. "
-            "(Colab에서는 한 번만 실행하면 됩니다.)")
+SETUP_MD = (
+    "## 0. 환경 준비\n\n필요한 패키지를 설치하고 spaCy 언어 모델을 내려받습니다. "
+    "(Colab에서는 한 번만 실행하면 됩니다.)"
+)
 
-INSTALL = code('''
+INSTALL = code("""
     !pip install -q datasets spacy nltk
     !python -m spacy download de_core_news_sm
     !python -m spacy download en_core_web_sm
-''')
+""")
 
 IMPORTS_MD = "## 1. 라이브러리 불러오기"
 
-IMPORTS = code('''
+IMPORTS = code("""
     import math
     import random
     from collections import Counter
@@ -42,15 +44,15 @@ IMPORTS = code('''
     from torch import Tensor
     from torch.utils.data import Dataset, DataLoader
     from tqdm.auto import tqdm
-''')
+""")
 
-CONSTANTS_MD = code('''
+CONSTANTS_MD = code("""
     ## 2. 상수
 
     아래 값은 채점에서도 그대로 쓰이므로 **바꾸지 마세요.** (`max_length`만 20 이상의 값으로 늘릴 수 있습니다.)
-''')
+""")
 
-CONSTANTS = code('''
+CONSTANTS = code("""
     src_language = "de"
     tgt_language = "en"
 
@@ -61,25 +63,25 @@ CONSTANTS = code('''
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(f"device: {device}")
-''')
+""")
 
-DATA_MD = code('''
+DATA_MD = code("""
     ## 3. 데이터 준비
 
     Hugging Face에 올라와 있는 `bentrevett/multi30k` 데이터셋(학습 29,000쌍, 검증 1,014쌍)을 사용합니다.
     문장은 spaCy 토크나이저로 나누고, 토큰의 텍스트만 사용합니다.
-''')
+""")
 
-LOAD_DATA = code('''
+LOAD_DATA = code("""
     from datasets import load_dataset
 
     multi30k = load_dataset("bentrevett/multi30k")
     train_pairs = multi30k["train"]
     valid_pairs = multi30k["validation"]
     print(len(train_pairs), len(valid_pairs))
-''')
+""")
 
-TOKENIZERS = code('''
+TOKENIZERS = code("""
     import spacy
 
     spacy_models = {
@@ -93,16 +95,16 @@ TOKENIZERS = code('''
 
 
     print(tokenize("Zwei Hunde spielen im Schnee.", src_language))
-''')
+""")
 
-VOCAB_MD = code('''
+VOCAB_MD = code("""
     ### 어휘 사전
 
     학습 데이터만으로 어휘 사전을 만듭니다. 특수 토큰 네 개가 맨 앞에 오고, 나머지 토큰은 많이 나온 순서로
     (횟수가 같으면 알파벳 순서로) 번호를 받습니다. 사전에 없는 토큰은 `<unk>`로 바뀝니다.
-''')
+""")
 
-VOCAB = code('''
+VOCAB = code("""
     def build_vocabulary(sentences, language):
         counter = Counter()
         for sentence in tqdm(sentences, desc=f"tokenizing {language}"):
@@ -119,16 +121,16 @@ VOCAB = code('''
 
     vocab_size = {language: len(vocab[language][1]) for language in vocab}
     print(vocab_size)
-''')
+""")
 
-BATCHING_MD = code('''
+BATCHING_MD = code("""
     ### 배치 만들기
 
     `<sos>`/`<eos>`를 붙인 길이가 `max_length`보다 긴 문장은 버리고, 모든 문장을 `max_length`까지 `<pad>`로
     채웁니다. 1부의 `MultiHeadAttention`은 query와 key의 길이가 같다고 가정하기 때문입니다.
-''')
+""")
 
-BATCHING = code('''
+BATCHING = code("""
     def encode(sentence, language):
         stoi = vocab[language][0]
         return [sos_idx] + [stoi.get(token, unk_idx) for token in tokenize(sentence, language)] + [eos_idx]
@@ -163,15 +165,15 @@ BATCHING = code('''
     train_dataset = TranslationDataset(train_pairs)
     valid_dataset = TranslationDataset(valid_pairs)
     print(len(train_dataset), len(valid_dataset))
-''')
+""")
 
-GIVEN_MD = code('''
+GIVEN_MD = code("""
     ## 4. 1부에서 만든 모듈 (수정하지 마세요)
 
     임베딩, 어텐션, feed-forward 네트워크, layer normalization, 패딩 마스크, 인코더입니다.
-''')
+""")
 
-EMBEDDINGS = code('''
+EMBEDDINGS = code("""
     class TokenEmbedding(nn.Embedding):
         def __init__(self, vocab_size, embedding_dim):
             super(TokenEmbedding, self).__init__(vocab_size, embedding_dim)
@@ -201,9 +203,9 @@ EMBEDDINGS = code('''
 
         def forward(self, x):
             return self.tok_emb(x) + self.pos_emb(x)
-''')
+""")
 
-ATTENTION = code('''
+ATTENTION = code("""
     class ScaledDotProductAttention(nn.Module):
         def __init__(self, embedding_dim, attention_dim):
             super(ScaledDotProductAttention, self).__init__()
@@ -241,9 +243,9 @@ ATTENTION = code('''
             attended = self.attention(q, k, v, mask)
             attended = attended.transpose(1, 2).contiguous().view(batch_size, sequence_length, self.embedding_dim)
             return self.Wo(attended)
-''')
+""")
 
-FEED_FORWARD = code('''
+FEED_FORWARD = code("""
     class FeedForwardNeuralNetwork(nn.Module):
         def __init__(self, embedding_dim, feed_forward_dim, drop_prob):
             super(FeedForwardNeuralNetwork, self).__init__()
@@ -263,7 +265,7 @@ FEED_FORWARD = code('''
 
         def forward(self, x):
             return self.layer_norm(x)
-''')
+""")
 
 PADDING_MASK = code('''
     def create_padding_mask_for_attention(batch, pad_idx):
@@ -274,7 +276,7 @@ PADDING_MASK = code('''
         return mask.to(device)
 ''')
 
-ENCODER = code('''
+ENCODER = code("""
     class EncoderLayer(nn.Module):
         def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
             super(EncoderLayer, self).__init__()
@@ -309,17 +311,17 @@ ENCODER = code('''
             for encoder_layer in self.encoder_layers:
                 x = encoder_layer(x, padding_mask)
             return x
-''')
+""")
 
-MASK_MD = code('''
+MASK_MD = code("""
     ## 5. 과제 1: look-ahead mask
 
     디코더의 self-attention은 아직 생성되지 않은 뒤쪽 토큰을 보면 안 됩니다. 위치 `i`가 위치 `j`를 볼 수 있는
     조건은 `j <= i` 이고 `j`번째 토큰이 패딩이 아닌 것입니다. 빈칸에 `(tgt_length, tgt_length)` 크기의
     하삼각 행렬을 만들면, 아래 줄이 패딩 마스크와 합쳐 줍니다. (1 = 볼 수 있음)
-''')
+""")
 
-DECODER_LAYER_MD = code('''
+DECODER_LAYER_MD = code("""
     ## 6. 과제 2: DecoderLayer
 
     디코더 층은 세 개의 하위 층으로 이루어집니다.
@@ -329,37 +331,37 @@ DECODER_LAYER_MD = code('''
 
     각 하위 층 뒤에는 `EncoderLayer`와 똑같이 dropout → 잔차 연결 → layer normalization 을 적용합니다.
     주석에 적힌 속성 이름을 그대로 사용하세요.
-''')
+""")
 
-DECODER_MD = code('''
+DECODER_MD = code("""
     ## 7. 과제 3: Decoder
 
     임베딩(`transformer_embedding`) → `DecoderLayer` 여러 개(`decoder_layers`) → 어휘 크기로 바꾸는 선형층
     (`dense_layer`) 순서입니다. 출력 크기는 `(batch_size, tgt_length, vocab_size)` 입니다.
-''')
+""")
 
-TRANSFORMER_MD = code('''
+TRANSFORMER_MD = code("""
     ## 8. 과제 4: Transformer.forward
 
     소스 문장을 패딩 마스크와 함께 인코더에 넣고, 타깃 문장 전체를 디코더에 넣어(teacher forcing) 각 위치의
     다음 토큰 점수를 구합니다. 학습 코드(`process_batch_for_train`)의 모델 호출 한 줄도 채워 주세요.
-''')
+""")
 
-LOSS_MD = code('''
+LOSS_MD = code("""
     ## 9. 과제 5: 손실 함수
 
     디코더 출력의 `t`번째 위치는 타깃의 `t+1`번째 토큰을 맞혀야 합니다. 즉 출력 `[:, :-1]`과 타깃 `[:, 1:]`을
     비교합니다. `criterion`은 `reduction='none'`이므로 토큰마다 손실이 나옵니다. 패딩 위치는 빼고, 남은 손실의
     합을 패딩이 아닌 토큰 수로 나누세요.
-''')
+""")
 
-TRAINING_MD = code('''
+TRAINING_MD = code("""
     ## 10. 학습
 
     하이퍼파라미터를 정하고 모델을 학습합니다. GPU에서 10 epoch 정도면 충분합니다.
-''')
+""")
 
-TRAIN_LOOP = code('''
+TRAIN_LOOP = code("""
     def train(model, data_loader, criterion, optimizer, epochs):
         model.train()
         epoch_losses = []
@@ -373,9 +375,9 @@ TRAIN_LOOP = code('''
             epoch_losses.append(total_loss / len(data_loader))
             print(f"epoch {epoch + 1}: 평균 손실 {epoch_losses[-1]:.4f}")
         return epoch_losses
-''')
+""")
 
-RUN_AND_PLOT = code('''
+RUN_AND_PLOT = code("""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -389,15 +391,15 @@ RUN_AND_PLOT = code('''
     plt.ylabel("loss")
     plt.title("training loss")
     plt.show()
-''')
+""")
 
-EVALUATION_MD = code('''
+EVALUATION_MD = code("""
     ## 11. 평가
 
     검증 데이터에서 문장별 BLEU의 평균을 구합니다. 0.2 이상이면 통과입니다.
-''')
+""")
 
-EVALUATION = code('''
+EVALUATION = code("""
     from nltk.translate.bleu_score import sentence_bleu
 
 
@@ -433,4 +435,4 @@ EVALUATION = code('''
                               collate_fn=collate_fn)
     bleu = evaluate_bleu(model, valid_loader)
     print(f"validation BLEU: {bleu:.4f}")
-''')
+""")

@@ -199,8 +199,10 @@ def _write_cache(path: Path, data: PreparedData) -> bool:
         os.replace(tmp_name, path)  # readers see either the old state or the complete file
         return True
     except OSError as error:
-        warnings.warn(f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it",
-                      stacklevel=2)
+        warnings.warn(
+            f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it",
+            stacklevel=2,
+        )
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
         return False
@@ -258,8 +260,10 @@ def _read_cache(path: Path, key: str, corpus: Mapping[str, Pairs]) -> PreparedDa
     except (FileNotFoundError, NotADirectoryError):
         return None  # no entry yet (or no cache folder): a plain miss
     except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        warnings.warn(f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})",
-                      stacklevel=2)
+        warnings.warn(
+            f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})",
+            stacklevel=2,
+        )
         return None
 
 
@@ -316,4 +320,3 @@ def _prepare_data(
     if use_cache and _write_cache(path, data):
         data.cache_path = path
     return data
-

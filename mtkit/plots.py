@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 
-def plot_history(history: Mapping[str, Any], path: str | Path, title: str = "Training",
-                 target_bleu: float | None = None) -> Path:
+def plot_history(
+    history: Mapping[str, Any], path: str | Path, title: str = "Training", target_bleu: float | None = None
+) -> Path:
     """Draw the loss curve (left axis) and the BLEU points (right axis) against the step.
 
     Args:
@@ -30,12 +31,19 @@ def plot_history(history: Mapping[str, Any], path: str | Path, title: str = "Tra
     losses = history.get("losses", [])
     evals = history.get("evals", [])
     fig, loss_ax = plt.subplots(figsize=(8, 4.5), dpi=100)
-    loss_ax.plot([e["step"] for e in losses], [e["loss"] for e in losses], color="tab:blue", label="train loss")
+    loss_ax.plot(
+        [e["step"] for e in losses], [e["loss"] for e in losses], color="tab:blue", label="train loss"
+    )
     loss_ax.set_xlabel("step")
     loss_ax.set_ylabel("train loss (window mean)", color="tab:blue")
     bleu_ax = loss_ax.twinx()
-    bleu_ax.plot([e["step"] for e in evals], [e["bleu"] for e in evals], "o-", color="tab:red",
-                 label="validation BLEU (greedy)")
+    bleu_ax.plot(
+        [e["step"] for e in evals],
+        [e["bleu"] for e in evals],
+        "o-",
+        color="tab:red",
+        label="validation BLEU (greedy)",
+    )
     if target_bleu is not None:
         bleu_ax.axhline(target_bleu, color="tab:red", linestyle="--", linewidth=1)
     bleu_ax.set_ylabel("corpus BLEU (greedy, validation)", color="tab:red")

@@ -29,9 +29,25 @@ from mtkit.recipe import (
 )
 
 __all__ = [
-    "LR_SCHEDULES", "PRECISIONS", "EvalFn", "LossFn", "MaskFn", "PairData", "Recipe", "TrainResult",
-    "default_device", "is_hopeless", "load_checkpoint", "lr_factor", "make_optimizer",
-    "recipe_from_profile", "resolve_profile_name", "save_checkpoint", "seed_everything", "train", "train_step",
+    "LR_SCHEDULES",
+    "PRECISIONS",
+    "EvalFn",
+    "LossFn",
+    "MaskFn",
+    "PairData",
+    "Recipe",
+    "TrainResult",
+    "default_device",
+    "is_hopeless",
+    "load_checkpoint",
+    "lr_factor",
+    "make_optimizer",
+    "recipe_from_profile",
+    "resolve_profile_name",
+    "save_checkpoint",
+    "seed_everything",
+    "train",
+    "train_step",
 ]
 
 # This module runs inside the untrusted worker on a student's model, so it implements no graded
@@ -39,7 +55,6 @@ __all__ = [
 MaskFn = Callable[[Tensor], Tensor]  # ids (B, L) -> mask (B, 1, L, L), nonzero = may attend
 LossFn = Callable[[Tensor, Tensor], Tensor]  # (logits (B, L, V), tgt (B, L)) -> scalar
 EvalFn = Callable[[nn.Module], "float | Mapping[str, Any]"]  # -> BLEU (0-1) or {"bleu": ..., ...}
-
 
 
 class PairData(Protocol):
@@ -81,8 +96,9 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def make_optimizer(model: nn.Module, lr: float, betas: tuple[float, float] = (0.9, 0.98),
-                   eps: float = 1e-9) -> torch.optim.Adam:
+def make_optimizer(
+    model: nn.Module, lr: float, betas: tuple[float, float] = (0.9, 0.98), eps: float = 1e-9
+) -> torch.optim.Adam:
     """Adam over the model's parameters, fused (one kernel for all tensors) where possible.
 
     Args:
@@ -132,8 +148,9 @@ def save_checkpoint(path: str | Path, model: nn.Module, extra: Mapping[str, Any]
     return path
 
 
-def load_checkpoint(path: str | Path, model: nn.Module | None = None,
-                    map_location: str | torch.device = "cpu") -> dict[str, Any]:
+def load_checkpoint(
+    path: str | Path, model: nn.Module | None = None, map_location: str | torch.device = "cpu"
+) -> dict[str, Any]:
     """Load a checkpoint written by `save_checkpoint` safely (torch.load with weights_only=True).
 
     Args:
@@ -189,19 +206,28 @@ class _Run:
         if not self.window:
             return
         now = time.perf_counter()
-        self.losses.append({
-            "step": self.step, "epoch": round(self.epoch_progress, 4),
-            "loss": sum(self.window) / len(self.window), "lr": self.last_lr,
-            "wall_s": round(now - self.start, 3),
-            "tokens_per_s": round(self.window_tokens / max(now - self.window_start, 1e-9), 1),
-        })
+        self.losses.append(
+            {
+                "step": self.step,
+                "epoch": round(self.epoch_progress, 4),
+                "loss": sum(self.window) / len(self.window),
+                "lr": self.last_lr,
+                "wall_s": round(now - self.start, 3),
+                "tokens_per_s": round(self.window_tokens / max(now - self.window_start, 1e-9), 1),
+            }
+        )
         self.window, self.window_tokens, self.window_start = [], 0, now
         self.write_log()  # a few KB: lets a long run be watched from outside
 
     def record_eval(self, result: dict[str, Any], eval_s: float) -> bool:
         """Store an evaluation; True when it reaches the target."""
-        entry = {"step": self.step, "epoch": round(self.epoch_progress, 4), **result,
-                 "eval_s": round(eval_s, 3), "wall_s": round(self.elapsed(), 3)}
+        entry = {
+            "step": self.step,
+            "epoch": round(self.epoch_progress, 4),
+            **result,
+            "eval_s": round(eval_s, 3),
+            "wall_s": round(self.elapsed(), 3),
+        }
         self.evals.append(entry)
         bleu = float(result["bleu"])
         self.best = bleu if self.best is None else max(self.best, bleu)
@@ -213,10 +239,16 @@ class _Run:
         return hit
 
     def history(self) -> dict[str, Any]:
-        return {"recipe": asdict(self.recipe), "losses": self.losses, "evals": self.evals,
-                "best_bleu": self.best, "time_to_target_s": self.time_to_target,
-                "steps": self.step, "epochs": round(self.epoch_progress, 4),
-                "wall_s": round(self.elapsed(), 3)}
+        return {
+            "recipe": asdict(self.recipe),
+            "losses": self.losses,
+            "evals": self.evals,
+            "best_bleu": self.best,
+            "time_to_target_s": self.time_to_target,
+            "steps": self.step,
+            "epochs": round(self.epoch_progress, 4),
+            "wall_s": round(self.elapsed(), 3),
+        }
 
     def write_log(self, **extra: Any) -> None:
         if self.log_path is not None:
@@ -275,8 +307,13 @@ def train(
     lengths = [max(len(s), len(t)) for s, t in zip(data.src, data.tgt, strict=True)]  # common padded length
 
     def epoch_batches(epoch: int) -> list[list[int]]:
-        return bucket_batches(lengths, recipe.batch_size, recipe.pool_size, seed=recipe.seed * 1_000_003 + epoch,
-                              max_tokens=recipe.max_tokens or None)
+        return bucket_batches(
+            lengths,
+            recipe.batch_size,
+            recipe.pool_size,
+            seed=recipe.seed * 1_000_003 + epoch,
+            max_tokens=recipe.max_tokens or None,
+        )
 
     total_steps = recipe.max_steps or recipe.max_epochs * len(epoch_batches(0))
     # Linear/cosine schedules end at lr 0: steps after that cannot change the model.
@@ -294,14 +331,21 @@ def train(
             model.train()
         hit = run.record_eval(result, time.perf_counter() - t0)
         if progress:
-            tqdm.write(f"step {run.step} epoch {run.epoch_progress:.2f}: BLEU {result['bleu']:.4f} "
-                       f"({run.elapsed():.0f} s)")
+            tqdm.write(
+                f"step {run.step} epoch {run.epoch_progress:.2f}: BLEU {result['bleu']:.4f} "
+                f"({run.elapsed():.0f} s)"
+            )
         return hit
 
     for epoch in range(recipe.max_epochs):
         batches = epoch_batches(epoch)
-        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{recipe.max_epochs}", disable=not progress,
-                   leave=False, dynamic_ncols=True)
+        bar = tqdm(
+            batches,
+            desc=f"epoch {epoch + 1}/{recipe.max_epochs}",
+            disable=not progress,
+            leave=False,
+            dynamic_ncols=True,
+        )
         stop = False
         for i, rows in enumerate(bar):
             lr = recipe.learning_rate * lr_factor(run.step, recipe, total_steps)
@@ -309,14 +353,30 @@ def train(
                 group["lr"] = lr
             src, tgt = pad_pair_batch([data.src[r] for r in rows], [data.tgt[r] for r in rows], pad_idx)
             src, tgt = src.to(device), tgt.to(device)  # (B, L) each
-            loss = train_step(model, optimizer, scaler, src, tgt, src_mask_fn, tgt_mask_fn, loss_fn,
-                              amp_dtype, device, recipe.clip_grad_norm)
+            loss = train_step(
+                model,
+                optimizer,
+                scaler,
+                src,
+                tgt,
+                src_mask_fn,
+                tgt_mask_fn,
+                loss_fn,
+                amp_dtype,
+                device,
+                recipe.clip_grad_norm,
+            )
             run.step += 1
             run.epoch_progress = epoch + (i + 1) / len(batches)
             run.record_loss(loss, int((tgt != pad_idx).sum()), lr)
             bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", refresh=False)
-            if (evaluate is not None and recipe.eval_every_steps > 0 and run.step >= recipe.eval_start_step
-                    and run.step % recipe.eval_every_steps == 0 and run_eval()):
+            if (
+                evaluate is not None
+                and recipe.eval_every_steps > 0
+                and run.step >= recipe.eval_start_step
+                and run.step % recipe.eval_every_steps == 0
+                and run_eval()
+            ):
                 stop_reason = "target"
             elif last_eval_step == run.step and is_hopeless(run.step, run.best, recipe):
                 stop_reason = "hopeless"
@@ -343,14 +403,31 @@ def train(
         stop_reason = "target"
     final = run.evals[-1] if run.evals else None
     run.write_log(stop_reason=stop_reason)
-    return TrainResult(history={**run.history(), "stop_reason": stop_reason}, best_bleu=run.best,
-                       time_to_target_s=run.time_to_target, steps=run.step, epochs=round(run.epoch_progress, 4),
-                       stop_reason=stop_reason, wall_s=round(run.elapsed(), 3), final_eval=final)
+    return TrainResult(
+        history={**run.history(), "stop_reason": stop_reason},
+        best_bleu=run.best,
+        time_to_target_s=run.time_to_target,
+        steps=run.step,
+        epochs=round(run.epoch_progress, 4),
+        stop_reason=stop_reason,
+        wall_s=round(run.elapsed(), 3),
+        final_eval=final,
+    )
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-               src: Tensor, tgt: Tensor, src_mask_fn: MaskFn, tgt_mask_fn: MaskFn, loss_fn: LossFn,
-               amp_dtype: torch.dtype | None, device: torch.device, clip: float) -> float:
+def train_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    src: Tensor,
+    tgt: Tensor,
+    src_mask_fn: MaskFn,
+    tgt_mask_fn: MaskFn,
+    loss_fn: LossFn,
+    amp_dtype: torch.dtype | None,
+    device: torch.device,
+    clip: float,
+) -> float:
     """One optimizer step on a batch (also used by bench/train_speed.py).
 
     Args:

@@ -123,7 +123,9 @@ def build_vocab(
     for tokens in token_lists:
         counts.update(tokens)
     special_set = set(specials)
-    kept = [(token, count) for token, count in counts.items() if count >= min_freq and token not in special_set]
+    kept = [
+        (token, count) for token, count in counts.items() if count >= min_freq and token not in special_set
+    ]
     # One sort on (-count, token) equals torchtext's alphabetical sort followed by a stable
     # frequency sort: descending frequency, ties in plain code-point string order.
     kept.sort(key=lambda item: (-item[1], item[0]))

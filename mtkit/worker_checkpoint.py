@@ -42,6 +42,7 @@ def read_checkpoint(data: Tensor, file_name: str) -> Any:
     raw = data.numpy().tobytes()
     if file_name.endswith(".safetensors"):
         from safetensors.torch import load as load_safetensors
+
         try:
             return load_safetensors(raw)
         except Exception as error:  # noqa: BLE001 - any parse failure means "not a safetensors file"
@@ -50,8 +51,10 @@ def read_checkpoint(data: Tensor, file_name: str) -> Any:
         return torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except Exception as error:  # noqa: BLE001 - pickled objects other than tensors are refused here
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CheckpointError(f"{file_name} could not be loaded as weights only ({first_line[:300]}); "
-                              f"it must hold tensors, not pickled objects: {SAVE_HINT}.") from None
+        raise CheckpointError(
+            f"{file_name} could not be loaded as weights only ({first_line[:300]}); "
+            f"it must hold tensors, not pickled objects: {SAVE_HINT}."
+        ) from None
 
 
 def state_dict_of(payload: Any) -> dict[str, Tensor]:
@@ -72,8 +75,11 @@ def state_dict_of(payload: Any) -> dict[str, Tensor]:
             if isinstance(inner, Mapping) and inner and all(isinstance(v, Tensor) for v in inner.values()):
                 payload = inner
                 break
-    if not isinstance(payload, Mapping) or not payload or not all(
-            isinstance(k, str) and isinstance(v, Tensor) for k, v in payload.items()):
+    if (
+        not isinstance(payload, Mapping)
+        or not payload
+        or not all(isinstance(k, str) and isinstance(v, Tensor) for k, v in payload.items())
+    ):
         raise CheckpointError(f"the checkpoint holds no state_dict of tensors: {SAVE_HINT}.")
     state = dict(payload)
     if all(name.startswith("module.") for name in state):
@@ -99,14 +105,18 @@ def mismatch_report(model: nn.Module, state: Mapping[str, Tensor], limit: int = 
     unexpected = [n for n in state if n not in expected]
     shapes = shape_mismatches(model, state)
     if missing:
-        problems.append(f"{len(missing)} tensor(s) your model has are missing, e.g. "
-                        + ", ".join(missing[:limit]))
+        problems.append(
+            f"{len(missing)} tensor(s) your model has are missing, e.g. " + ", ".join(missing[:limit])
+        )
     if unexpected:
-        problems.append(f"{len(unexpected)} tensor(s) your model does not have, e.g. "
-                        + ", ".join(unexpected[:limit]))
+        problems.append(
+            f"{len(unexpected)} tensor(s) your model does not have, e.g. " + ", ".join(unexpected[:limit])
+        )
     for name in shapes[:limit]:
-        problems.append(f"{name} is {tuple(state[name].shape)} in the checkpoint but "
-                        f"{tuple(expected[name].shape)} in your model")
+        problems.append(
+            f"{name} is {tuple(state[name].shape)} in the checkpoint but "
+            f"{tuple(expected[name].shape)} in your model"
+        )
     return "; ".join(problems) or None
 
 
@@ -114,27 +124,42 @@ def _vocabulary_differs(model: nn.Module, state: Mapping[str, Tensor], vocab_siz
     """True when a mismatched dimension is one of the model's vocabulary sizes."""
     sizes = set(vocab_sizes.values()) if isinstance(vocab_sizes, Mapping) else set()
     expected = model.state_dict()
-    return any(mine != theirs and mine in sizes
-               for name in shape_mismatches(model, state)
-               for theirs, mine in zip(state[name].shape, expected[name].shape, strict=False))
+    return any(
+        mine != theirs and mine in sizes
+        for name in shape_mismatches(model, state)
+        for theirs, mine in zip(state[name].shape, expected[name].shape, strict=False)
+    )
 
 
 class CheckpointSession(ModelSession):
     """The submission's model, built with the given sizes and loaded from the submitted checkpoint."""
 
-    def __init__(self, model_cls: Callable[..., nn.Module], padding_mask_fn: Callable[..., Tensor],
-                 look_ahead_mask_fn: Callable[..., Tensor], model_args: list[Any], data: Tensor,
-                 file_name: str, threads: int = 1, pad_idx: int = PAD_IDX) -> None:
+    def __init__(
+        self,
+        model_cls: Callable[..., nn.Module],
+        padding_mask_fn: Callable[..., Tensor],
+        look_ahead_mask_fn: Callable[..., Tensor],
+        model_args: list[Any],
+        data: Tensor,
+        file_name: str,
+        threads: int = 1,
+        pad_idx: int = PAD_IDX,
+    ) -> None:
         torch.set_num_threads(max(1, int(threads)))
         super().__init__(model_cls(*model_args), padding_mask_fn, look_ahead_mask_fn, pad_idx)
         state = state_dict_of(read_checkpoint(data, file_name))
         problem = mismatch_report(self.model, state)
         if problem:
-            vocabulary = (" A different vocabulary size means a different vocabulary: train on the one "
-                          "mtkit.dataset.prepare_data builds, as the grader does."
-                          if _vocabulary_differs(self.model, state, model_args[0]) else "")
-            raise CheckpointError(f"{file_name} does not fit the model your notebook builds with these "
-                                  f"sizes: {problem}. The hyperparameter cell must hold the sizes the "
-                                  f"checkpoint was trained with.{vocabulary}")
+            vocabulary = (
+                " A different vocabulary size means a different vocabulary: train on the one "
+                "mtkit.dataset.prepare_data builds, as the grader does."
+                if _vocabulary_differs(self.model, state, model_args[0])
+                else ""
+            )
+            raise CheckpointError(
+                f"{file_name} does not fit the model your notebook builds with these "
+                f"sizes: {problem}. The hyperparameter cell must hold the sizes the "
+                f"checkpoint was trained with.{vocabulary}"
+            )
         self.model.load_state_dict(state)
         self.model.eval()

@@ -20,9 +20,13 @@ from reference.model import Transformer
 TEACHER_FORCED_KEY = "teacher_forced_bleu_not_graded"
 
 
-def teacher_forced_predictions(model: Transformer, src_seqs: Sequence[Sequence[int]],
-                               tgt_seqs: Sequence[Sequence[int]], tgt_itos: Sequence[str],
-                               batch_size: int = 128) -> list[list[str]]:
+def teacher_forced_predictions(
+    model: Transformer,
+    src_seqs: Sequence[Sequence[int]],
+    tgt_seqs: Sequence[Sequence[int]],
+    tgt_itos: Sequence[str],
+    batch_size: int = 128,
+) -> list[list[str]]:
     """The original notebook's predictions: argmax of `model(src, tgt)` WITH the reference as input.
 
     These see the reference target, so they are only for the labelled, ungraded figure.
@@ -44,10 +48,16 @@ def teacher_forced_predictions(model: Transformer, src_seqs: Sequence[Sequence[i
     try:
         with torch.inference_mode():
             for start in range(0, len(src_seqs), batch_size):
-                src, tgt = pad_pair_batch(src_seqs[start:start + batch_size], tgt_seqs[start:start + batch_size])
+                src, tgt = pad_pair_batch(
+                    src_seqs[start : start + batch_size], tgt_seqs[start : start + batch_size]
+                )
                 src, tgt = src.to(device), tgt.to(device)  # (B, L) each
-                logits = model(src, tgt, create_padding_mask_for_attention(src, PAD_IDX),
-                               create_look_ahead_mask_for_attention(tgt, PAD_IDX))  # (B, L, V)
+                logits = model(
+                    src,
+                    tgt,
+                    create_padding_mask_for_attention(src, PAD_IDX),
+                    create_look_ahead_mask_for_attention(tgt, PAD_IDX),
+                )  # (B, L, V)
                 # Position i predicts target token i + 1, so row[0] is the first word.
                 out.extend(ids_to_tokens(row, tgt_itos) for row in logits.argmax(-1).cpu())
     finally:
@@ -89,8 +99,9 @@ def evaluate_model(
     refs = encoded.tgt_tokens[:count]
     tgt_itos = data.vocabs[data.tgt_language].itos
     start = time.perf_counter()
-    ids = fast_greedy_translate(model, src_seqs, max_new_tokens=max_new_tokens or data.max_length,
-                                batch_size=batch_size)
+    ids = fast_greedy_translate(
+        model, src_seqs, max_new_tokens=max_new_tokens or data.max_length, batch_size=batch_size
+    )
     decode_s = time.perf_counter() - start
     hyps = [ids_to_tokens(row, tgt_itos) for row in ids]
     result: dict[str, Any] = {
@@ -120,12 +131,20 @@ def format_result(result: dict[str, Any]) -> str:
     Returns:
         Multi-line text: the graded BLEU, the cross-checks, and the example translations.
     """
-    lines = [f"{result['split']}: corpus BLEU {result['bleu']:.4f} (greedy, NLTK, graded), "
-             f"sacreBLEU {result['sacrebleu']:.4f}, {result['n_sentences']} sentences, "
-             f"decoding {result['decode_s']:.1f} s"]
+    lines = [
+        f"{result['split']}: corpus BLEU {result['bleu']:.4f} (greedy, NLTK, graded), "
+        f"sacreBLEU {result['sacrebleu']:.4f}, {result['n_sentences']} sentences, "
+        f"decoding {result['decode_s']:.1f} s"
+    ]
     if TEACHER_FORCED_KEY in result:
-        lines.append(f"  original teacher-forced per-sentence BLEU (sees the reference; NOT graded): "
-                     f"{result[TEACHER_FORCED_KEY]:.4f}")
+        lines.append(
+            f"  original teacher-forced per-sentence BLEU (sees the reference; NOT graded): "
+            f"{result[TEACHER_FORCED_KEY]:.4f}"
+        )
     for example in result.get("examples", []):
-        lines += [f"  {SRC_LANGUAGE}:  {example['src']}", f"  ref: {example['ref']}", f"  hyp: {example['hyp']}"]
+        lines += [
+            f"  {SRC_LANGUAGE}:  {example['src']}",
+            f"  ref: {example['ref']}",
+            f"  hyp: {example['hyp']}",
+        ]
     return "\n".join(lines)

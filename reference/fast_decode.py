@@ -102,10 +102,14 @@ def fast_greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else next(model.parameters()).device
-    with torch.inference_mode():   # the fused weights, once per call (no autograd history)
+    with torch.inference_mode():  # the fused weights, once per call (no autograd history)
         layers = [_layer_weights(layer) for layer in _decoder_layers(model)]
-    return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _decode_batch(
-        model, layers, batch, max_new_tokens, device, sos_idx, eos_idx, pad_idx))
+    return decode_in_length_order(
+        model,
+        src_seqs,
+        batch_size,
+        lambda batch: _decode_batch(model, layers, batch, max_new_tokens, device, sos_idx, eos_idx, pad_idx),
+    )
 
 
 def _decode_batch(

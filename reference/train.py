@@ -45,7 +45,12 @@ from reference.model import Transformer  # noqa: E402
 
 MODEL_KEYS = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
 CHECKPOINT_NAME, VOCAB_NAME, METRICS_NAME, LOG_NAME, PLOT_NAME = (
-    "checkpoint.pt", "vocab.json", "metrics.json", "train_log.json", "curves.png")
+    "checkpoint.pt",
+    "vocab.json",
+    "metrics.json",
+    "train_log.json",
+    "curves.png",
+)
 
 
 def build_model(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_length: int) -> Transformer:
@@ -59,13 +64,20 @@ def build_model(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_
     Returns:
         A freshly initialised model (seed the generator first for reproducibility).
     """
-    return Transformer(dict(vocab_sizes), max_length, int(hparams["embedding_dim"]),
-                       int(hparams["feed_forward_dim"]), int(hparams["num_heads"]),
-                       int(hparams["num_layers"]), float(hparams["drop_prob"]))
+    return Transformer(
+        dict(vocab_sizes),
+        max_length,
+        int(hparams["embedding_dim"]),
+        int(hparams["feed_forward_dim"]),
+        int(hparams["num_heads"]),
+        int(hparams["num_layers"]),
+        float(hparams["drop_prob"]),
+    )
 
 
-def reference_recipe_fns(label_smoothing: float) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor],
-                                                           Callable[[Tensor, Tensor], Tensor]]:
+def reference_recipe_fns(
+    label_smoothing: float,
+) -> tuple[Callable[[Tensor], Tensor], Callable[[Tensor], Tensor], Callable[[Tensor, Tensor], Tensor]]:
     """The reference's graded parts bound into the callables that mtkit.training expects.
 
     Args:
@@ -75,9 +87,11 @@ def reference_recipe_fns(label_smoothing: float) -> tuple[Callable[[Tensor], Ten
         (src_mask_fn, tgt_mask_fn, loss_fn).
     """
     criterion = nn.CrossEntropyLoss(reduction="none", label_smoothing=label_smoothing)
-    return (lambda src: create_padding_mask_for_attention(src, PAD_IDX),
-            lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
-            lambda logits, tgt: calculate_loss(logits, tgt, criterion))
+    return (
+        lambda src: create_padding_mask_for_attention(src, PAD_IDX),
+        lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
+        lambda logits, tgt: calculate_loss(logits, tgt, criterion),
+    )
 
 
 def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
@@ -92,21 +106,39 @@ def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m reference.train", description=__doc__)
-    p.add_argument("--profile", default=None, help="training profile in grader.yml (default: training.profile)")
+    p.add_argument(
+        "--profile", default=None, help="training profile in grader.yml (default: training.profile)"
+    )
     p.add_argument("--config", default=None, help="grader.yml to read (default: the project's)")
     p.add_argument("--out", default=None, help="output folder (default: runs/<profile>)")
-    p.add_argument("--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)")
+    p.add_argument(
+        "--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)"
+    )
     p.add_argument("--max-epochs", type=int, default=None, help="override the profile's max_epochs")
     p.add_argument("--time-budget", type=float, default=None, help="override time_budget_s (seconds)")
     p.add_argument("--seed", type=int, default=None, help="default: grading.seed")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override any profile key, e.g. --set embedding_dim=128 (repeatable)")
-    p.add_argument("--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
-    p.add_argument("--expected-counts", default=None, metavar="train=N,validation=N,test=N",
-                   help="line counts of a test slice instead of the real 29,000/1,014/1,000")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any profile key, e.g. --set embedding_dim=128 (repeatable)",
+    )
+    p.add_argument(
+        "--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)"
+    )
+    p.add_argument(
+        "--expected-counts",
+        default=None,
+        metavar="train=N,validation=N,test=N",
+        help="line counts of a test slice instead of the real 29,000/1,014/1,000",
+    )
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    p.add_argument("--teacher-forced", action="store_true",
-                   help="also report the original notebook's teacher-forced BLEU (labelled, not graded)")
+    p.add_argument(
+        "--teacher-forced",
+        action="store_true",
+        help="also report the original notebook's teacher-forced BLEU (labelled, not graded)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     return p
 
@@ -134,8 +166,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.expected_counts:
         counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}
     data_cfg = config.data
-    data = prepare_data(args.data_dir or data_cfg.local_dir, data_cfg.tokenizer, data_cfg.max_length,
-                        data_cfg.cache_dir, expected_counts=counts)
+    data = prepare_data(
+        args.data_dir or data_cfg.local_dir,
+        data_cfg.tokenizer,
+        data_cfg.max_length,
+        data_cfg.cache_dir,
+        expected_counts=counts,
+    )
     prep_done = time.perf_counter() - _PROCESS_START
     print(data.summary(), f"\n(ready {prep_done:.1f} s after start)", flush=True)
 
@@ -159,39 +196,72 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return last_eval
 
     src_mask_fn, tgt_mask_fn, loss_fn = reference_recipe_fns(float(hparams["label_smoothing"]))
-    result = train(model, data.splits["train"], recipe, src_mask_fn=src_mask_fn, tgt_mask_fn=tgt_mask_fn,
-                   loss_fn=loss_fn, evaluate=evaluate, device=device, progress=not args.no_progress,
-                   log_path=out / LOG_NAME)
+    result = train(
+        model,
+        data.splits["train"],
+        recipe,
+        src_mask_fn=src_mask_fn,
+        tgt_mask_fn=tgt_mask_fn,
+        loss_fn=loss_fn,
+        evaluate=evaluate,
+        device=device,
+        progress=not args.no_progress,
+        log_path=out / LOG_NAME,
+    )
     final = dict(last_eval)
     if args.teacher_forced:
         split = data.splits["validation"]
         preds = teacher_forced_predictions(model, split.src, split.tgt, data.vocabs[data.tgt_language].itos)
         final[TEACHER_FORCED_KEY] = teacher_forced_bleu(preds, split.tgt_tokens)
 
-    meta = {**{k: hparams[k] for k in MODEL_KEYS}, "max_length": data.max_length, "vocab_sizes": sizes,
-            "tokenizer": data.tokenizer, "src_language": data.src_language, "tgt_language": data.tgt_language,
-            "profile": name, "seed": seed, "bleu": final.get("bleu"), "steps": result.steps}
+    meta = {
+        **{k: hparams[k] for k in MODEL_KEYS},
+        "max_length": data.max_length,
+        "vocab_sizes": sizes,
+        "tokenizer": data.tokenizer,
+        "src_language": data.src_language,
+        "tgt_language": data.tgt_language,
+        "profile": name,
+        "seed": seed,
+        "bleu": final.get("bleu"),
+        "steps": result.steps,
+    }
     save_checkpoint(out / CHECKPOINT_NAME, model, meta)
-    (out / VOCAB_NAME).write_text(json.dumps({lang: v.to_dict() for lang, v in data.vocabs.items()},
-                                             ensure_ascii=False), encoding="utf-8")
+    (out / VOCAB_NAME).write_text(
+        json.dumps({lang: v.to_dict() for lang, v in data.vocabs.items()}, ensure_ascii=False),
+        encoding="utf-8",
+    )
     # train() measures from its own start; add the set-up before it (imports, data, model).
     train_start = time.perf_counter() - _PROCESS_START - result.wall_s
     ttt = None if result.time_to_target_s is None else round(train_start + result.time_to_target_s, 1)
     metrics = {
-        "profile": name, "hparams": hparams, "recipe": result.history["recipe"], "device": str(device),
-        "n_params": n_params, "target_bleu": target, "reached_target": result.time_to_target_s is not None,
-        "best_bleu": result.best_bleu, "final": final, "stop_reason": result.stop_reason,
-        "steps": result.steps, "epochs": result.epochs, "data_prep_s": round(prep_done, 1),
-        "train_wall_s": result.wall_s, "time_to_target_incl_prep_s": ttt,
-        "total_wall_s": round(time.perf_counter() - _PROCESS_START, 1), "history": result.history,
+        "profile": name,
+        "hparams": hparams,
+        "recipe": result.history["recipe"],
+        "device": str(device),
+        "n_params": n_params,
+        "target_bleu": target,
+        "reached_target": result.time_to_target_s is not None,
+        "best_bleu": result.best_bleu,
+        "final": final,
+        "stop_reason": result.stop_reason,
+        "steps": result.steps,
+        "epochs": result.epochs,
+        "data_prep_s": round(prep_done, 1),
+        "train_wall_s": result.wall_s,
+        "time_to_target_incl_prep_s": ttt,
+        "total_wall_s": round(time.perf_counter() - _PROCESS_START, 1),
+        "history": result.history,
     }
     (out / METRICS_NAME).write_text(json.dumps(metrics, indent=1, ensure_ascii=False), encoding="utf-8")
     plot_history(result.history, out / PLOT_NAME, title=f"reference, profile {name}", target_bleu=target)
     if final:
         print(format_result(final))
-    print(f"best BLEU {result.best_bleu}, stop: {result.stop_reason}, {result.steps} steps / {result.epochs} epochs, "
-          f"time to BLEU >= {target} incl. data prep: {ttt} s, total {metrics['total_wall_s']} s; wrote {out}",
-          flush=True)
+    print(
+        f"best BLEU {result.best_bleu}, stop: {result.stop_reason}, {result.steps} steps / {result.epochs} epochs, "
+        f"time to BLEU >= {target} incl. data prep: {ttt} s, total {metrics['total_wall_s']} s; wrote {out}",
+        flush=True,
+    )
     return metrics
 
 

@@ -43,8 +43,9 @@ def detokenize(tokens: Sequence[str]) -> str:
     return _NO_SPACE_AFTER.sub(r"\1", _NO_SPACE_BEFORE.sub(r"\1", text))
 
 
-def load_translator(checkpoint: str | Path, vocab_path: str | Path | None = None,
-                    device: str | torch.device = "cpu") -> tuple[Transformer, dict[str, Vocab], dict[str, Any]]:
+def load_translator(
+    checkpoint: str | Path, vocab_path: str | Path | None = None, device: str | torch.device = "cpu"
+) -> tuple[Transformer, dict[str, Vocab], dict[str, Any]]:
     """Rebuild the model from a checkpoint (weights_only load) and its vocabularies from JSON.
 
     Args:
@@ -58,13 +59,17 @@ def load_translator(checkpoint: str | Path, vocab_path: str | Path | None = None
     payload = load_checkpoint(checkpoint, map_location=device)
     meta = payload["extra"]
     vocab_path = Path(vocab_path) if vocab_path else Path(checkpoint).with_name(VOCAB_NAME)
-    vocabs = {lang: Vocab.from_dict(entry) for lang, entry in json.loads(vocab_path.read_text("utf-8")).items()}
+    vocabs = {
+        lang: Vocab.from_dict(entry) for lang, entry in json.loads(vocab_path.read_text("utf-8")).items()
+    }
     model = build_model(meta, {lang: len(v) for lang, v in vocabs.items()}, int(meta["max_length"]))
     model.load_state_dict(payload["model"])
     return model.to(device).eval(), vocabs, meta
 
 
-def translate(model: Transformer, vocabs: dict[str, Vocab], meta: dict[str, Any], sentences: Sequence[str]) -> list[str]:
+def translate(
+    model: Transformer, vocabs: dict[str, Vocab], meta: dict[str, Any], sentences: Sequence[str]
+) -> list[str]:
     """Tokenize, encode, greedy-decode with the fast decoder and detokenize.
 
     Args:
@@ -80,8 +85,10 @@ def translate(model: Transformer, vocabs: dict[str, Vocab], meta: dict[str, Any]
     max_length = int(meta["max_length"])
     tokenize = load_tokenizers(meta.get("tokenizer", "blank"), languages=(src_lang,))[src_lang]
     # Keep within the positional table: <sos> + at most max_length - 2 tokens + <eos>.
-    encoded = [[SOS_IDX, *vocabs[src_lang].encode(tokens)[: max_length - 2], EOS_IDX]
-               for tokens in tokenize(list(sentences))]
+    encoded = [
+        [SOS_IDX, *vocabs[src_lang].encode(tokens)[: max_length - 2], EOS_IDX]
+        for tokens in tokenize(list(sentences))
+    ]
     ids = fast_greedy_translate(model, encoded, max_new_tokens=max_length)
     return [detokenize(ids_to_tokens(row, vocabs[tgt_lang].itos)) for row in ids]
 

@@ -39,7 +39,12 @@ def reference_cpu_run(tmp_path_factory: pytest.TempPathFactory, multi30k_dir: Pa
 
     out = tmp_path_factory.mktemp("reference-cpu")
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "MULTI30K_DIR": str(multi30k_dir)}
-    done = subprocess.run([sys.executable, "-m", "reference.train", "--profile", "cpu", "--out", str(out),
-                           "--no-progress"], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "reference.train", "--profile", "cpu", "--out", str(out), "--no-progress"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out

@@ -62,8 +62,11 @@ def requirements_text(lock: Path = REPO / "requirements.lock") -> str:
     Returns:
         requirements.txt text for Otter (`overwrite_requirements: true` in the master config).
     """
-    pins = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    pins = [
+        line.strip()
+        for line in lock.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not any(pin.startswith("torch==") for pin in pins):
         raise SystemExit(f"{lock}: expected an exact torch pin (torch==...)")
     return "\n".join([TORCH_INDEX, *pins]) + "\n"
@@ -101,9 +104,17 @@ def run_assign(workdir: Path, master: Path = MASTER) -> Path:
     staged = stage(workdir, master)
     out = workdir / "out"
     # The plugin named in the master's config is imported during generation: put the repo on the path.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    completed = subprocess.run([sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests",
-                                str(staged), str(out)], cwd=workdir, env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests", str(staged), str(out)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if completed.returncode != 0:
         raise SystemExit(f"otter assign failed:\n{completed.stdout}\n{completed.stderr}")
     return out
@@ -135,7 +146,10 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     """
     destination.parent.mkdir(parents=True, exist_ok=True)
     names = []
-    with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
+    with (
+        zipfile.ZipFile(otter_zip) as source,
+        zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
         for info in source.infolist():
             if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
                 continue
@@ -172,7 +186,9 @@ def normalized_notebook(path: Path) -> dict:
 
 def write_notebook(source: Path, target: Path) -> None:
     """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing)."""
-    target.write_text(json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    target.write_text(
+        json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def write_student(generated: Path, destination: Path = STUDENT_DIR) -> None:
@@ -201,9 +217,20 @@ def _student_files(folder: Path) -> dict[str, Path]:
     found = {}
     for item in STUDENT_ITEMS:
         path = folder / item
-        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
-        found.update({p.relative_to(folder).as_posix(): p for p in paths
-                      if "__pycache__" not in p.parts and p.suffix != ".pyc"})
+        paths = (
+            [path]
+            if path.is_file()
+            else sorted(p for p in path.rglob("*") if p.is_file())
+            if path.is_dir()
+            else []
+        )
+        found.update(
+            {
+                p.relative_to(folder).as_posix(): p
+                for p in paths
+                if "__pycache__" not in p.parts and p.suffix != ".pyc"
+            }
+        )
     return found
 
 
@@ -232,7 +259,9 @@ def stale_files(generated: Path, committed: Path = STUDENT_DIR) -> list[str]:
     return problems
 
 
-def build(student_dir: Path = STUDENT_DIR, dist_dir: Path = DIST_DIR, data_dir: Path | None = None) -> dict[str, Path]:
+def build(
+    student_dir: Path = STUDENT_DIR, dist_dir: Path = DIST_DIR, data_dir: Path | None = None
+) -> dict[str, Path]:
     """Run the whole build.
 
     Args:
@@ -268,8 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report whether student_template/ is stale")
-    parser.add_argument("--data", type=Path, metavar="DIR",
-                        help="bundle these raw Multi30k files into the zip (offline training grading)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="bundle these raw Multi30k files into the zip (offline training grading)",
+    )
     args = parser.parse_args(argv)
     if args.check:
         with tempfile.TemporaryDirectory(prefix="otter-check-") as tmp:

@@ -29,7 +29,7 @@ from autograder.checks.support import (
     transplant_matching,
 )
 
-Case = list[Any]   # positional forward arguments
+Case = list[Any]  # positional forward arguments
 
 
 @dataclass
@@ -38,7 +38,7 @@ class ModulePart:
 
     cls: str
     method: str
-    ctor_args: Callable[[float], list[Any]]         # drop_prob -> constructor arguments
+    ctor_args: Callable[[float], list[Any]]  # drop_prob -> constructor arguments
     make_cases: Callable[[torch.Generator], list[Case]]
     output_shape: Callable[[Case], tuple[int, ...]]
     causal_pair: Callable[[torch.Generator], tuple[Case, Case, int]]  # equal up to position k
@@ -79,21 +79,24 @@ def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int
     key = f"{part.cls}:{drop_prob}"
     if key not in ctx.cache:
         require(ctx, part.cls)
-        ctx.cache[key] = ctx.student.new(part.cls, part.ctor_args(drop_prob), seed=ctx.seed,
-                                         set_globals=part.set_globals or None,
-                                         substitute=part.substitute or None)
+        ctx.cache[key] = ctx.student.new(
+            part.cls,
+            part.ctor_args(drop_prob),
+            seed=ctx.seed,
+            set_globals=part.set_globals or None,
+            substitute=part.substitute or None,
+        )
     handle: int = ctx.cache[key]
     return handle
 
 
-def _run(ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str,
-         seed: int = 0) -> Any:
-    return ctx.student.run(handle, part.method, case, mode=mode, seed=seed,
-                           set_globals=part.set_globals or None)
+def _run(ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str, seed: int = 0) -> Any:
+    return ctx.student.run(
+        handle, part.method, case, mode=mode, seed=seed, set_globals=part.set_globals or None
+    )
 
 
-def _reference_run(module: nn.Module, part: ModulePart, case: Case, mode: str,
-                   seed: int = 0) -> Tensor:
+def _reference_run(module: nn.Module, part: ModulePart, case: Case, mode: str, seed: int = 0) -> Tensor:
     module.train(mode == "train")
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -110,8 +113,9 @@ def check_builds(ctx: CheckContext, part: ModulePart) -> None:
     handle = student_module(ctx, part, part.drop_prob)
     for case in _cases(ctx, part):
         output = _run(ctx, part, handle, case, "eval")
-        expect_tensor(output, f"{part.cls}.{part.method}'s output", shape=part.output_shape(case),
-                      floating=True)
+        expect_tensor(
+            output, f"{part.cls}.{part.method}'s output", shape=part.output_shape(case), floating=True
+        )
 
 
 def check_parameters(ctx: CheckContext, part: ModulePart) -> None:
@@ -122,8 +126,10 @@ def check_parameters(ctx: CheckContext, part: ModulePart) -> None:
     if actual != expected:
         count = sum(torch.Size(s).numel() for s in actual)
         want = sum(torch.Size(s).numel() for s in expected)
-        fail(f"{part.cls} has {len(actual)} parameter tensors ({count:,} numbers); the documented "
-             f"layout has {len(expected)} ({want:,}). {part.layout_hint}")
+        fail(
+            f"{part.cls} has {len(actual)} parameter tensors ({count:,} numbers); the documented "
+            f"layout has {len(expected)} ({want:,}). {part.layout_hint}"
+        )
 
 
 def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = None) -> Transplant:
@@ -143,8 +149,12 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
 
     def reproduces(_mapping: dict[str, str]) -> bool:
         for case, want in zip(cases, expected, strict=True):
-            got = expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output",
-                                shape=tuple(want.shape), floating=True)
+            got = expect_tensor(
+                _run(ctx, part, handle, case, "eval"),
+                f"{part.cls}'s output",
+                shape=tuple(want.shape),
+                floating=True,
+            )
             if not all_close(got, want):
                 first_diff.append(max_difference(got, want))
                 return False
@@ -155,7 +165,8 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
     except NoMatch:
         reason = (
             f"With the expected weights loaded, {part.cls}.{part.method} in eval mode differs from "
-            f"the expected output (largest difference {first_diff[0]:.3g}). {part.layout_hint}")
+            f"the expected output (largest difference {first_diff[0]:.3g}). {part.layout_hint}"
+        )
         ctx.cache[key] = reason
         fail(reason)
     ctx.cache[key] = found
@@ -178,15 +189,25 @@ def require_context_use(ctx: CheckContext, part: ModulePart) -> None:
     if key not in ctx.cache:
         handle = student_module(ctx, part, part.drop_prob)
         before, after, j = part.earlier_change(torch.Generator().manual_seed(ctx.seed + 31))
-        outputs = [expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output")
-                   for case in (before, after)]
-        used = (outputs[0].shape == outputs[1].shape and outputs[0].dim() >= 2
-                and not all_close(outputs[0][:, j + 1:], outputs[1][:, j + 1:]))
-        ctx.cache[key] = None if used else (
-            f"Changing the target at position {j} changed none of {part.cls}'s outputs at the "
-            f"later positions {j + 1}.. (eval mode): later positions do not look at earlier ones, "
-            "so the look-ahead property cannot be credited. The masked self-attention must let "
-            "each position attend to the earlier positions.")
+        outputs = [
+            expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output")
+            for case in (before, after)
+        ]
+        used = (
+            outputs[0].shape == outputs[1].shape
+            and outputs[0].dim() >= 2
+            and not all_close(outputs[0][:, j + 1 :], outputs[1][:, j + 1 :])
+        )
+        ctx.cache[key] = (
+            None
+            if used
+            else (
+                f"Changing the target at position {j} changed none of {part.cls}'s outputs at the "
+                f"later positions {j + 1}.. (eval mode): later positions do not look at earlier ones, "
+                "so the look-ahead property cannot be credited. The masked self-attention must let "
+                "each position attend to the earlier positions."
+            )
+        )
     if ctx.cache[key]:
         fail(ctx.cache[key])
 
@@ -201,9 +222,11 @@ def check_causal(ctx: CheckContext, part: ModulePart) -> None:
         out_before = expect_tensor(_run(ctx, part, handle, before, "eval"), f"{part.cls}'s output")
         out_after = expect_tensor(_run(ctx, part, handle, after, "eval"), f"{part.cls}'s output")
         if not all_close(out_before[:, : k + 1], out_after[:, : k + 1]):
-            fail(f"Changing the target after position {k} changed {part.cls}'s output at positions "
-                 f"0..{k}: a position can see the future. The target mask (trg_mask) must reach the "
-                 "masked self-attention.")
+            fail(
+                f"Changing the target after position {k} changed {part.cls}'s output at positions "
+                f"0..{k}: a position can see the future. The target mask (trg_mask) must reach the "
+                "masked self-attention."
+            )
     require_context_use(ctx, part)
 
 
@@ -214,17 +237,21 @@ def check_dropout(ctx: CheckContext, part: ModulePart) -> None:
     eval_out = expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output")
     train_out = expect_tensor(_run(ctx, part, handle, case, "train", seed=1), f"{part.cls}'s output")
     if all_close(eval_out, train_out):
-        fail(f"With drop_prob=0.5, {part.cls} gives the same output in train and eval mode: "
-             "dropout is never applied. Use the drop_prob argument for every dropout.")
+        fail(
+            f"With drop_prob=0.5, {part.cls} gives the same output in train and eval mode: "
+            "dropout is never applied. Use the drop_prob argument for every dropout."
+        )
     moved = transplant(ctx, part, drop_prob=1.0)
     ref = moved.reference
     for case in _cases(ctx, part):
         want = _reference_run(ref, part, case, "train")
         got = _run(ctx, part, moved.handle, case, "train")
         if not all_close(expect_tensor(got, f"{part.cls}'s output"), want):
-            fail(f"With drop_prob=1.0 in train mode, {part.cls}'s output differs from the expected "
-                 "one: dropout is missing, extra, or in another place. Apply each dropout to a "
-                 "sublayer's output before adding the residual, as in EncoderLayer.")
+            fail(
+                f"With drop_prob=1.0 in train mode, {part.cls}'s output differs from the expected "
+                "one: dropout is missing, extra, or in another place. Apply each dropout to a "
+                "sublayer's output before adding the residual, as in EncoderLayer."
+            )
     _check_submodule_dropout(ctx, part, moved.handle)
 
 
@@ -239,13 +266,21 @@ def _check_submodule_dropout(ctx: CheckContext, part: ModulePart, handle: int) -
     for name, class_name in ctx.student.modules(handle):
         if not name or class_name not in part.dropout_submodules:
             continue
-        outputs = [expect_tensor(ctx.student.run(handle, f"{name}.forward", [x], mode="train",
-                                                 set_globals=part.set_globals or None),
-                                 f"{part.cls}.{name}'s output") for x in inputs]
+        outputs = [
+            expect_tensor(
+                ctx.student.run(
+                    handle, f"{name}.forward", [x], mode="train", set_globals=part.set_globals or None
+                ),
+                f"{part.cls}.{name}'s output",
+            )
+            for x in inputs
+        ]
         if not all_close(*outputs):
-            fail(f"With drop_prob=1.0 in train mode, `{name}` ({class_name}) still passes its input "
-                 f"through: it was not built with {part.cls}'s drop_prob. Give every sublayer that "
-                 "takes a dropout probability the drop_prob argument, as EncoderLayer does.")
+            fail(
+                f"With drop_prob=1.0 in train mode, `{name}` ({class_name}) still passes its input "
+                f"through: it was not built with {part.cls}'s drop_prob. Give every sublayer that "
+                "takes a dropout probability the drop_prob argument, as EncoderLayer does."
+            )
 
 
 def check_gradients(ctx: CheckContext, part: ModulePart) -> None:
@@ -258,18 +293,29 @@ def check_gradients(ctx: CheckContext, part: ModulePart) -> None:
     want_out = getattr(ref, part.method)(*case)
     upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
     want_out.backward(upstream)
-    result = ctx.student.run(moved.handle, part.method, case, mode="eval", seed=0,
-                             set_globals=part.set_globals or None, grad=upstream)
+    result = ctx.student.run(
+        moved.handle,
+        part.method,
+        case,
+        mode="eval",
+        seed=0,
+        set_globals=part.set_globals or None,
+        grad=upstream,
+    )
     grads = result["param_grads"]
     for ref_name, param in ref.named_parameters():
         student_name = moved.mapping[ref_name]
         got = grads.get(student_name)
         if got is None or not bool(got.abs().sum() > 0):
-            fail(f"No gradient reaches `{student_name}`: it does not influence {part.cls}'s "
-                 "output. Is the sublayer used in forward, and nothing detached?")
+            fail(
+                f"No gradient reaches `{student_name}`: it does not influence {part.cls}'s "
+                "output. Is the sublayer used in forward, and nothing detached?"
+            )
         want = param.grad
         if want is None:  # every reference parameter takes part in its output
             raise RuntimeError(f"reference parameter {ref_name} got no gradient")
         if not all_close(got, want):
-            fail(f"The gradient of `{student_name}` differs from the expected one (largest "
-                 f"difference {max_difference(got, want):.3g}).")
+            fail(
+                f"The gradient of `{student_name}` differs from the expected one (largest "
+                f"difference {max_difference(got, want):.3g})."
+            )

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-PROBE_SOURCE = '''
+PROBE_SOURCE = """
 import torch
 from torch import nn
 
@@ -205,10 +205,10 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     if losses:
         report["loss_output"], report["loss_target"] = plain(losses[0][0]), plain(losses[0][1])
     return report
-'''
+"""
 
 PROBE_NAMES = ("ProbeDecoderLayer", "ProbeDecoder")
-TRAIN_STEP_HELPER = "grader_helpers:run_train_step"   # called in the worker by that name
+TRAIN_STEP_HELPER = "grader_helpers:run_train_step"  # called in the worker by that name
 
 
 def probe_namespace() -> dict[str, Any]:

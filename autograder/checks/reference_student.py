@@ -67,15 +67,17 @@ class ReferenceStudent:
         g = self.globals
         return {
             "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
-                reference.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)),
+                reference.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
+            ),
             "create_padding_mask_for_attention": lambda batch, pad_idx: (
-                reference.masks.create_padding_mask_for_attention(batch, pad_idx)),
+                reference.masks.create_padding_mask_for_attention(batch, pad_idx)
+            ),
             "calculate_loss": lambda output, tgt, criterion: reference.loss.calculate_loss(
-                output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]),
+                output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]
+            ),
         }
 
-    _CLASSES = ("DecoderLayer", "Decoder", "Transformer", "Encoder", "EncoderLayer",
-                "MultiHeadAttention")
+    _CLASSES = ("DecoderLayer", "Decoder", "Transformer", "Encoder", "EncoderLayer", "MultiHeadAttention")
 
     def has(self, name: str) -> bool:
         """Whether the name is defined."""
@@ -91,15 +93,24 @@ class ReferenceStudent:
             return [self._resolve(v) for v in value]
         return _criterion(value)
 
-    def call(self, func: str, args: list[Any], *, kwargs: dict[str, Any] | None = None,
-             set_globals: dict[str, Any] | None = None, grad_wrt: list[int] | None = None,
-             seed: int = 0, timeout_s: float | None = None) -> Any:
+    def call(
+        self,
+        func: str,
+        args: list[Any],
+        *,
+        kwargs: dict[str, Any] | None = None,
+        set_globals: dict[str, Any] | None = None,
+        grad_wrt: list[int] | None = None,
+        seed: int = 0,
+        timeout_s: float | None = None,
+    ) -> Any:
         """Call a reference function; with grad_wrt, also return d(sum of output)/d(args)."""
         self.globals.update(set_globals or {})
         args = [self._resolve(a) for a in args]
         if grad_wrt:
-            args = [a.detach().clone().requires_grad_(True) if i in grad_wrt else a
-                    for i, a in enumerate(args)]
+            args = [
+                a.detach().clone().requires_grad_(True) if i in grad_wrt else a for i, a in enumerate(args)
+            ]
         torch.manual_seed(seed)
         if func.startswith("grader_helpers:"):
             return self.helpers[func.partition(":")[2]](*args, **(kwargs or {}))
@@ -109,8 +120,16 @@ class ReferenceStudent:
         output.sum().backward()
         return {"output": output.detach(), "grads": [args[i].grad for i in grad_wrt]}
 
-    def new(self, cls: str, args: list[Any], kwargs: dict[str, Any] | None = None, *, seed: int = 0,
-            set_globals: dict[str, Any] | None = None, substitute: dict[str, str] | None = None) -> int:
+    def new(
+        self,
+        cls: str,
+        args: list[Any],
+        kwargs: dict[str, Any] | None = None,
+        *,
+        seed: int = 0,
+        set_globals: dict[str, Any] | None = None,
+        substitute: dict[str, str] | None = None,
+    ) -> int:
         """Construct a reference module (optionally with probes standing in for classes)."""
         self.globals.update(set_globals or {})
         kwargs = dict(kwargs or {})
@@ -136,15 +155,24 @@ class ReferenceStudent:
         """Load parameters by name."""
         self.objects[handle].load_state_dict(tensors, strict=strict)
 
-    def run(self, handle: int, method: str, args: list[Any], *, mode: str, seed: int = 0,
-            set_globals: dict[str, Any] | None = None, grad: Tensor | None = None) -> Any:
+    def run(
+        self,
+        handle: int,
+        method: str,
+        args: list[Any],
+        *,
+        mode: str,
+        seed: int = 0,
+        set_globals: dict[str, Any] | None = None,
+        grad: Tensor | None = None,
+    ) -> Any:
         """Run a module method in eval or train mode; with grad, backprop it and return grads."""
         self.globals.update(set_globals or {})
         module = self.objects[handle]
         module.train(mode == "train")
         args = [self._resolve(a) for a in args]
         target: Any = module
-        for part in filter(None, method.split(".")):   # dotted paths reach submodules, as in the worker
+        for part in filter(None, method.split(".")):  # dotted paths reach submodules, as in the worker
             if not (part == "forward" and isinstance(target, nn.Module)):
                 target = getattr(target, part)
         torch.manual_seed(seed)
@@ -154,6 +182,7 @@ class ReferenceStudent:
         module.zero_grad(set_to_none=True)
         output = target(*args)
         output.backward(grad)
-        grads = {n: (p.grad.detach().clone() if p.grad is not None else None)
-                 for n, p in module.named_parameters()}
+        grads = {
+            n: (p.grad.detach().clone() if p.grad is not None else None) for n, p in module.named_parameters()
+        }
         return {"output": output.detach(), "param_grads": grads}

@@ -44,14 +44,21 @@ def fail(message: str, blocking: bool = False) -> NoReturn:
 class CheckContext:
     """What every check needs: the student side, the seed and per-run caches."""
 
-    student: Any                       # the worker client, or ReferenceStudent
+    student: Any  # the worker client, or ReferenceStudent
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
-    why_missing: Callable[[str], str | None] | None = None   # the loader's explanation of a gap
+    why_missing: Callable[[str], str | None] | None = None  # the loader's explanation of a gap
 
 
-def token_batch(gen: torch.Generator, batch: int, length: int, vocab: int, pad_idx: int = PAD_IDX,
-                ragged: bool = True, min_len: int = 2) -> Tensor:
+def token_batch(
+    gen: torch.Generator,
+    batch: int,
+    length: int,
+    vocab: int,
+    pad_idx: int = PAD_IDX,
+    ragged: bool = True,
+    min_len: int = 2,
+) -> Tensor:
     """Random target-like id sequences `<sos> w… <eos> <pad>…`, shape (batch, length).
 
     Args:
@@ -78,22 +85,26 @@ def token_batch(gen: torch.Generator, batch: int, length: int, vocab: int, pad_i
             ids[row, true_len - 1] = EOS_IDX
         ids[row, true_len:] = pad_idx
     if ragged and batch > 1 and length > min_len:
-        ids[0, length - 1] = EOS_IDX   # one full-length row so that L is the batch maximum
-        ids[0, 1:length - 1] = ids[0, 1:length - 1].clamp(min=4)
+        ids[0, length - 1] = EOS_IDX  # one full-length row so that L is the batch maximum
+        ids[0, 1 : length - 1] = ids[0, 1 : length - 1].clamp(min=4)
     return ids
 
 
 def first_mismatch(actual: Tensor, expected: Tensor, close: bool) -> tuple[int, ...] | None:
     """Index of the first element where two same-shaped tensors disagree (None if they agree)."""
-    bad = (~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL) if close
-           else actual != expected)
+    bad = (
+        ~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL)
+        if close
+        else actual != expected
+    )
     if not bool(bad.any()):
         return None
     return tuple(int(i) for i in bad.nonzero()[0])
 
 
-def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None,
-                  floating: bool | None = None) -> Tensor:
+def expect_tensor(
+    value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
+) -> Tensor:
     """Fail unless value is a tensor with the given shape (and float-ness).
 
     Args:
@@ -106,9 +117,11 @@ def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None,
         The value, now known to be a tensor.
     """
     if not isinstance(value, Tensor):
-        fail(f"{what} should be a torch.Tensor but is {type(value).__name__}"
-             + (" — is the function still a stub that returns nothing?" if value is None else "."),
-             blocking=True)
+        fail(
+            f"{what} should be a torch.Tensor but is {type(value).__name__}"
+            + (" — is the function still a stub that returns nothing?" if value is None else "."),
+            blocking=True,
+        )
     if shape is not None and tuple(value.shape) != tuple(shape):
         fail(f"{what} has shape {tuple(value.shape)}, expected {tuple(shape)}.")
     if floating is True and not value.is_floating_point():
@@ -128,7 +141,8 @@ def max_difference(actual: Tensor, expected: Tensor) -> float:
 def all_close(actual: Tensor, expected: Tensor) -> bool:
     """Same shape and equal to the checks' float tolerance."""
     return actual.shape == expected.shape and bool(
-        torch.allclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL))
+        torch.allclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL)
+    )
 
 
 @dataclass
@@ -137,11 +151,16 @@ class Transplant:
 
     handle: int
     reference: nn.Module
-    mapping: dict[str, str]          # reference name -> student name
+    mapping: dict[str, str]  # reference name -> student name
 
 
-def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
-                        reproduces: Callable[[dict[str, str]], bool], what: str) -> Transplant:
+def transplant_matching(
+    student: Any,
+    handle: int,
+    reference_module: nn.Module,
+    reproduces: Callable[[dict[str, str]], bool],
+    what: str,
+) -> Transplant:
     """Find a weight mapping under which the student's module reproduces the reference.
 
     Tries candidate mappings (registration order, documented names, same-shaped submodules
@@ -163,8 +182,9 @@ def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
     state = {n: p.detach().clone() for n, p in reference_module.named_parameters()}
     tried = 0
     seen: list[dict[str, str]] = []
-    for mapping in itertools.chain(candidate_mappings(ref_params, student_params),
-                                   sublayer_mappings(ref_params, student_params)):
+    for mapping in itertools.chain(
+        candidate_mappings(ref_params, student_params), sublayer_mappings(ref_params, student_params)
+    ):
         if mapping in seen:
             continue
         seen.append(mapping)
@@ -173,9 +193,11 @@ def transplant_matching(student: Any, handle: int, reference_module: nn.Module,
         if reproduces(mapping):
             return Transplant(handle, reference_module, mapping)
     if tried == 0:
-        fail(f"{what}'s parameters do not correspond to the expected layout: "
-             f"{describe_mismatch(ref_params, student_params)}. Compare your sublayers with the "
-             "documented attributes (count, sizes, bias).")
+        fail(
+            f"{what}'s parameters do not correspond to the expected layout: "
+            f"{describe_mismatch(ref_params, student_params)}. Compare your sublayers with the "
+            "documented attributes (count, sizes, bias)."
+        )
     raise _NoMatch(tried)
 
 
@@ -188,8 +210,9 @@ def _children(params: list[tuple[str, list[int]]]) -> dict[str, list[tuple[str, 
     return children
 
 
-def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]],
-                      limit: int = 48) -> Iterator[dict[str, str]]:
+def sublayer_mappings(
+    reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]], limit: int = 48
+) -> Iterator[dict[str, str]]:
     """Pair whole direct submodules of the same structure, in every order (when at most 3 alike).
 
     The owner-level pairings of autograder.transplant cannot reorder sublayers made of many
@@ -206,6 +229,7 @@ def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tupl
     Returns:
         An iterator of reference name -> student name mappings.
     """
+
     def by_structure(params: list[tuple[str, list[int]]]) -> dict[tuple[Any, ...], list[list[str]]]:
         groups: dict[tuple[Any, ...], list[list[str]]] = {}
         for members in _children(params).values():
@@ -216,8 +240,12 @@ def sublayer_mappings(reference: list[tuple[str, list[int]]], student: list[tupl
     if {k: len(v) for k, v in ref_groups.items()} != {k: len(v) for k, v in stu_groups.items()}:
         return
     signatures = list(ref_groups)
-    choices = [list(itertools.permutations(stu_groups[sig])) if len(stu_groups[sig]) <= 3
-               else [tuple(stu_groups[sig])] for sig in signatures]
+    choices = [
+        list(itertools.permutations(stu_groups[sig]))
+        if len(stu_groups[sig]) <= 3
+        else [tuple(stu_groups[sig])]
+        for sig in signatures
+    ]
     for choice in itertools.islice(itertools.product(*choices), limit):
         mapping: dict[str, str] = {}
         for sig, stu_owners in zip(signatures, choice, strict=True):
@@ -246,5 +274,9 @@ def require(ctx: CheckContext, name: str) -> None:
     """
     if not ctx.student.has(name):
         reason = ctx.why_missing(name) if ctx.why_missing else None
-        fail(t("checks.not_defined_because", name=name, reason=reason) if reason
-             else t("checks.not_defined", name=name), blocking=True)
+        fail(
+            t("checks.not_defined_because", name=name, reason=reason)
+            if reason
+            else t("checks.not_defined", name=name),
+            blocking=True,
+        )

@@ -23,8 +23,12 @@ def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) ->
     src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
     tgt = token_batch(gen, batch, length, VOCAB, ragged=ragged)
     enc = torch.randn(batch, length, D_MODEL, generator=gen)
-    return [tgt, enc, reference.masks.create_padding_mask_for_attention(src, 3),
-            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+    return [
+        tgt,
+        enc,
+        reference.masks.create_padding_mask_for_attention(src, 3),
+        reference.masks.create_look_ahead_mask_for_attention(tgt, 3),
+    ]
 
 
 def _cases(gen: torch.Generator) -> list[Any]:
@@ -36,7 +40,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     after = list(before)
     k = 4
     after[0] = before[0].clone()
-    after[0][:, k + 1: -1] = torch.randint(4, VOCAB, (3, 9 - k - 2), generator=gen)
+    after[0][:, k + 1 : -1] = torch.randint(4, VOCAB, (3, 9 - k - 2), generator=gen)
     return before, after, k
 
 
@@ -46,21 +50,28 @@ def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     j = 1
     after[0] = before[0].clone()
     # a different ordinary token at position j in every row
-    after[0][:, j] = (before[0][:, j] - 4 + 1 + torch.randint(0, VOCAB - 5, (3,), generator=gen)) % (VOCAB - 4) + 4
+    after[0][:, j] = (before[0][:, j] - 4 + 1 + torch.randint(0, VOCAB - 5, (3,), generator=gen)) % (
+        VOCAB - 4
+    ) + 4
     return before, after, j
 
 
 PART = mc.ModulePart(
-    cls="Decoder", method="forward",
+    cls="Decoder",
+    method="forward",
     ctor_args=lambda p: [VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
-    make_cases=_cases, output_shape=lambda case: (*case[0].shape, VOCAB),
-    causal_pair=_causal_pair, earlier_change=_earlier_change,
+    make_cases=_cases,
+    output_shape=lambda case: (*case[0].shape, VOCAB),
+    causal_pair=_causal_pair,
+    earlier_change=_earlier_change,
     substitute={"DecoderLayer": "ProbeDecoderLayer"},
-    layout_hint=("A Decoder embeds the target ids with TransformerEmbedding(vocab_size, "
-                 "embedding_dim, sequence_length), passes the result through num_layers "
-                 "DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) in an "
-                 "nn.ModuleList, each getting the previous layer's output, enc, src_mask and "
-                 "trg_mask, and ends with dense_layer = nn.Linear(embedding_dim, vocab_size)."),
+    layout_hint=(
+        "A Decoder embeds the target ids with TransformerEmbedding(vocab_size, "
+        "embedding_dim, sequence_length), passes the result through num_layers "
+        "DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) in an "
+        "nn.ModuleList, each getting the previous layer's output, enc, src_mask and "
+        "trg_mask, and ends with dense_layer = nn.Linear(embedding_dim, vocab_size)."
+    ),
 )
 
 

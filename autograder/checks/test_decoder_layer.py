@@ -19,8 +19,12 @@ def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) ->
     tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
     dec = torch.randn(batch, length, D_MODEL, generator=gen)
     enc = torch.randn(batch, length, D_MODEL, generator=gen)
-    return [dec, enc, reference.masks.create_padding_mask_for_attention(src, 3),
-            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+    return [
+        dec,
+        enc,
+        reference.masks.create_padding_mask_for_attention(src, 3),
+        reference.masks.create_look_ahead_mask_for_attention(tgt, 3),
+    ]
 
 
 def _cases(gen: torch.Generator) -> list[Any]:
@@ -32,7 +36,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     after = list(before)
     k = 3
     after[0] = before[0].clone()
-    after[0][:, k + 1:] = torch.randn(3, 8 - k - 1, D_MODEL, generator=gen)
+    after[0][:, k + 1 :] = torch.randn(3, 8 - k - 1, D_MODEL, generator=gen)
     return before, after, k
 
 
@@ -46,15 +50,20 @@ def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
 
 
 PART = mc.ModulePart(
-    cls="DecoderLayer", method="forward",
+    cls="DecoderLayer",
+    method="forward",
     ctor_args=lambda p: [D_MODEL, FF_DIM, HEADS, p],
-    make_cases=_cases, output_shape=lambda case: tuple(case[0].shape), causal_pair=_causal_pair,
+    make_cases=_cases,
+    output_shape=lambda case: tuple(case[0].shape),
+    causal_pair=_causal_pair,
     earlier_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
-    layout_hint=("A DecoderLayer has a masked self-attention (query = key = value = dec, under "
-                 "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "
-                 "= enc, under src_mask) and a feed-forward block, each followed by dropout, the "
-                 "residual addition and its own LayerNormalization (post-norm)."),
+    layout_hint=(
+        "A DecoderLayer has a masked self-attention (query = key = value = dec, under "
+        "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "
+        "= enc, under src_mask) and a feed-forward block, each followed by dropout, the "
+        "residual addition and its own LayerNormalization (post-norm)."
+    ),
 )
 
 

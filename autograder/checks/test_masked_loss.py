@@ -35,14 +35,16 @@ def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int]]:
     return cases
 
 
-def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int,
-                  grad: bool = False) -> Any:
+def _student_loss(
+    ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int, grad: bool = False
+) -> Any:
     require(ctx, FUNCTION)
     criterion = TorchObject("CrossEntropyLoss", {"reduction": "none"})
     # The template's calculate_loss reads these globals; they must describe this batch.
     set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
-    return ctx.student.call(FUNCTION, [logits, tgt, criterion], set_globals=set_globals,
-                            grad_wrt=[0] if grad else None)
+    return ctx.student.call(
+        FUNCTION, [logits, tgt, criterion], set_globals=set_globals, grad_wrt=[0] if grad else None
+    )
 
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
@@ -51,26 +53,36 @@ def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:
     logits, tgt, vocab, pad_idx = _cases(ctx)[0]
-    loss = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result",
-                         floating=True)
+    loss = expect_tensor(
+        _student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True
+    )
     if loss.numel() != 1:
         fail(t("checks.loss.shape", shape=tuple(loss.shape)))
 
 
 def test_loss_value(ctx: CheckContext) -> None:
     for logits, tgt, vocab, pad_idx in _cases(ctx):
-        got = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result",
-                            floating=True)
+        got = expect_tensor(
+            _student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True
+        )
         want = _reference_loss(logits, tgt, pad_idx)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
-            fail(t("checks.loss.value", shape=tuple(logits.shape), pad_idx=pad_idx, value=value, want=float(want)))
+            fail(
+                t(
+                    "checks.loss.value",
+                    shape=tuple(logits.shape),
+                    pad_idx=pad_idx,
+                    value=value,
+                    want=float(want),
+                )
+            )
 
 
 def test_loss_ignores_padding(ctx: CheckContext) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 29)
     for logits, tgt, vocab, pad_idx in _cases(ctx):
-        next_is_pad = tgt[:, 1:] == pad_idx              # (B, T-1): predictions scored against pad
+        next_is_pad = tgt[:, 1:] == pad_idx  # (B, T-1): predictions scored against pad
         if not bool(next_is_pad.any()):
             continue
         changed = logits.clone()
@@ -90,7 +102,7 @@ def _require_scoring(ctx: CheckContext) -> None:
     them changes it, and raising every right next-token logit lowers it."""
     gen = torch.Generator().manual_seed(ctx.seed + 31)
     logits, tgt, vocab, pad_idx = _cases(ctx)[1]
-    scored = tgt[:, 1:] != pad_idx                           # (B, T-1): predictions with a real target
+    scored = tgt[:, 1:] != pad_idx  # (B, T-1): predictions with a real target
     changed = logits.clone()
     changed[:, :-1][scored] = torch.randn(changed[:, :-1][scored].shape, generator=gen) * 5
     better = logits.clone()
@@ -98,7 +110,8 @@ def _require_scoring(ctx: CheckContext) -> None:
     better[rows, cols, tgt[rows, cols + 1]] += 6.0
     base, moved, improved = (
         expect_tensor(_student_loss(ctx, x, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
-        for x in (logits, changed, better))
+        for x in (logits, changed, better)
+    )
     if base.numel() != 1 or all_close(base, moved):
         fail(t("checks.loss.not_scored"))
     if not float(improved.reshape(())) < float(base.reshape(())):

@@ -27,8 +27,7 @@ SRC_VOCAB, TGT_VOCAB = 29, 23
 
 def _batches(ctx: CheckContext) -> tuple[Tensor, Tensor]:
     gen = torch.Generator().manual_seed(ctx.seed + 41)
-    return (token_batch(gen, 3, 7, SRC_VOCAB, ragged=True),
-            token_batch(gen, 3, 6, TGT_VOCAB, ragged=True))
+    return (token_batch(gen, 3, 7, SRC_VOCAB, ragged=True), token_batch(gen, 3, 6, TGT_VOCAB, ragged=True))
 
 
 def _visible(mask: Any, shape: tuple[int, ...]) -> Tensor | None:
@@ -50,15 +49,17 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
     src, tgt = _batches(ctx)
     src_mask = reference.masks.create_padding_mask_for_attention(src, 3)
     tgt_mask = reference.masks.create_look_ahead_mask_for_attention(tgt, 3)
-    report = ctx.student.call(TRAIN_STEP_HELPER, [Global(FUNCTION), src, tgt, src_mask, tgt_mask,
-                                                  SRC_VOCAB, TGT_VOCAB, ctx.seed])
+    report = ctx.student.call(
+        TRAIN_STEP_HELPER, [Global(FUNCTION), src, tgt, src_mask, tgt_mask, SRC_VOCAB, TGT_VOCAB, ctx.seed]
+    )
     if not isinstance(report, dict):
-        fail("process_batch_for_train could not be run with a model, a batch, a criterion and an "
-             "optimizer.")
+        fail("process_batch_for_train could not be run with a model, a batch, a criterion and an optimizer.")
     calls = report.get("calls")
     if calls == 0:
-        fail("process_batch_for_train never calls the model: fill in the model call "
-             "(decoder_output = model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)).")
+        fail(
+            "process_batch_for_train never calls the model: fill in the model call "
+            "(decoder_output = model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask))."
+        )
     if calls != 1:
         fail(f"process_batch_for_train calls the model {calls} times for one batch; call it once.")
     if not _same(report.get("src"), src):
@@ -66,48 +67,76 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
     dec = report.get("dec")
     if not _same(dec, tgt):
         shifted = isinstance(dec, Tensor) and dec.dim() == 2 and dec.shape[1] == tgt.shape[1] - 1
-        fail("The model's second argument is not the whole target batch (tgt_batch)"
-             + (": it is one token shorter. calculate_loss already compares positions [:, :-1] with "
-                "the targets [:, 1:], so the decoder gets the whole target." if shifted else "."))
+        fail(
+            "The model's second argument is not the whole target batch (tgt_batch)"
+            + (
+                ": it is one token shorter. calculate_loss already compares positions [:, :-1] with "
+                "the targets [:, 1:], so the decoder gets the whole target."
+                if shifted
+                else "."
+            )
+        )
     want_src = src_mask.expand(src.shape[0], 1, src.shape[1], src.shape[1]) != 0
     want_tgt = tgt_mask != 0
     got_src = _visible(report.get("src_mask"), tuple(want_src.shape))
     got_tgt = _visible(report.get("tgt_mask"), tuple(want_tgt.shape))
     if got_src is None or not torch.equal(got_src, want_src):
         swapped = _visible(report.get("src_mask"), tuple(want_tgt.shape))
-        fail("The model's third argument is not the source padding mask"
-             + (" (it is the look-ahead mask: the masks are swapped)."
-                if swapped is not None and torch.equal(swapped, want_tgt) else
-                ": pass create_padding_mask_for_attention(src_batch, pad_idx)."))
+        fail(
+            "The model's third argument is not the source padding mask"
+            + (
+                " (it is the look-ahead mask: the masks are swapped)."
+                if swapped is not None and torch.equal(swapped, want_tgt)
+                else ": pass create_padding_mask_for_attention(src_batch, pad_idx)."
+            )
+        )
     if got_tgt is None or not torch.equal(got_tgt, want_tgt):
-        fail("The model's fourth argument is not the target's look-ahead mask: pass "
-             "create_look_ahead_mask_for_attention(tgt_batch, pad_idx).")
+        fail(
+            "The model's fourth argument is not the target's look-ahead mask: pass "
+            "create_look_ahead_mask_for_attention(tgt_batch, pad_idx)."
+        )
     logits = report.get("logits")
     if report.get("loss_calls"):
-        if not (isinstance(logits, Tensor) and isinstance(report.get("loss_output"), Tensor)
-                and all_close(report["loss_output"], logits)):
+        if not (
+            isinstance(logits, Tensor)
+            and isinstance(report.get("loss_output"), Tensor)
+            and all_close(report["loss_output"], logits)
+        ):
             fail("calculate_loss is not given the model's output (decoder_output).")
         if not _same(report.get("loss_target"), tgt):
-            fail("calculate_loss is not given the whole target batch (tgt_batch) with the model's "
-                 "output; it does the shift itself.")
+            fail(
+                "calculate_loss is not given the whole target batch (tgt_batch) with the model's "
+                "output; it does the shift itself."
+            )
         expected_loss = float(logits.float().square().mean())
     else:
         # A step that computes the loss itself must compute the masked loss of the assignment.
         # The mask checks above passed, so the model ran and its output was recorded.
-        expected_loss = float(reference.loss.calculate_loss(
-            cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3))
+        expected_loss = float(
+            reference.loss.calculate_loss(
+                cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3
+            )
+        )
     returned = report.get("returned")
     if not isinstance(returned, float):
-        fail(f"process_batch_for_train returns a {returned}; return the loss as a number "
-             "(loss.item()).")
+        fail(f"process_batch_for_train returns a {returned}; return the loss as a number (loss.item()).")
     if abs(returned - expected_loss) > 1e-4 * max(1.0, abs(expected_loss)):
-        fail("process_batch_for_train returns a loss that is not the loss of the model's output "
-             "for this batch.")
+        fail(
+            "process_batch_for_train returns a loss that is not the loss of the model's output "
+            "for this batch."
+        )
     initial, final = report.get("initial"), report.get("final")
-    if not (isinstance(initial, list) and isinstance(final, list) and len(initial) == len(final)
-            and all(isinstance(t, Tensor) for t in initial + final)):
-        fail("process_batch_for_train could not be judged: the stand-in model's parameters did not "
-             "come back.")
+    if not (
+        isinstance(initial, list)
+        and isinstance(final, list)
+        and len(initial) == len(final)
+        and all(isinstance(t, Tensor) for t in initial + final)
+    ):
+        fail(
+            "process_batch_for_train could not be judged: the stand-in model's parameters did not come back."
+        )
     if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final, strict=False)):
-        fail("After process_batch_for_train the model's parameters are unchanged: call "
-             "loss.backward() and optimizer.step() (after optimizer.zero_grad()).")
+        fail(
+            "After process_batch_for_train the model's parameters are unchanged: call "
+            "loss.backward() and optimizer.step() (after optimizer.zero_grad())."
+        )

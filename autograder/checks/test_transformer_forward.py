@@ -22,8 +22,12 @@ VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}
 def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
     src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
     tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
-    return [src, tgt, reference.masks.create_padding_mask_for_attention(src, 3),
-            reference.masks.create_look_ahead_mask_for_attention(tgt, 3)]
+    return [
+        src,
+        tgt,
+        reference.masks.create_padding_mask_for_attention(src, 3),
+        reference.masks.create_look_ahead_mask_for_attention(tgt, 3),
+    ]
 
 
 def _cases(gen: torch.Generator) -> list[Any]:
@@ -35,7 +39,7 @@ def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     after = list(before)
     k = 4
     after[1] = before[1].clone()
-    after[1][:, k + 1: -1] = torch.randint(4, TGT_VOCAB, (3, 9 - k - 2), generator=gen)
+    after[1][:, k + 1 : -1] = torch.randint(4, TGT_VOCAB, (3, 9 - k - 2), generator=gen)
     return before, after, k
 
 
@@ -45,19 +49,26 @@ def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     j = 1
     after[1] = before[1].clone()
     # a different ordinary token at position j in every row
-    after[1][:, j] = (before[1][:, j] - 4 + 1 + torch.randint(0, TGT_VOCAB - 5, (3,), generator=gen)) % (TGT_VOCAB - 4) + 4
+    after[1][:, j] = (before[1][:, j] - 4 + 1 + torch.randint(0, TGT_VOCAB - 5, (3,), generator=gen)) % (
+        TGT_VOCAB - 4
+    ) + 4
     return before, after, j
 
 
 PART = mc.ModulePart(
-    cls="Transformer", method="forward",
+    cls="Transformer",
+    method="forward",
     ctor_args=lambda p: [dict(VOCAB_SIZES), MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
-    make_cases=_cases, output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
-    causal_pair=_causal_pair, earlier_change=_earlier_change,
+    make_cases=_cases,
+    output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
+    causal_pair=_causal_pair,
+    earlier_change=_earlier_change,
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
-    layout_hint=("forward should run self.encoder(src_batch, src_padding_mask) and return "
-                 "self.decoder(tgt_batch, encoder output, src_padding_mask, tgt_attention_mask)."),
+    layout_hint=(
+        "forward should run self.encoder(src_batch, src_padding_mask) and return "
+        "self.decoder(tgt_batch, encoder output, src_padding_mask, tgt_attention_mask)."
+    ),
 )
 
 
@@ -79,13 +90,21 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
         noisy = src.clone()
         hidden = src == 3
         noisy[hidden] = torch.randint(4, SRC_VOCAB, (int(hidden.sum()),), generator=gen)
-        outputs = [expect_tensor(ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask],
-                                                 mode="eval", set_globals=PART.set_globals),
-                                 "Transformer.forward's output") for s in (src, noisy)]
+        outputs = [
+            expect_tensor(
+                ctx.student.run(
+                    handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals
+                ),
+                "Transformer.forward's output",
+            )
+            for s in (src, noisy)
+        ]
         if not all_close(*outputs):
-            fail("Changing source tokens that src_padding_mask hides changed the output: the "
-                 "source padding mask must go to the encoder and to the decoder's "
-                 "encoder-decoder attention (and tgt_attention_mask to its self-attention).")
+            fail(
+                "Changing source tokens that src_padding_mask hides changed the output: the "
+                "source padding mask must go to the encoder and to the decoder's "
+                "encoder-decoder attention (and tgt_attention_mask to its self-attention)."
+            )
     _require_source_use(ctx, handle)
     mc.require_context_use(ctx, PART)
 
@@ -95,15 +114,25 @@ def _require_source_use(ctx: CheckContext, handle: int) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 37)
     src, tgt, src_mask, tgt_mask = _case(gen, 3, 7)
     changed = src.clone()
-    changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (SRC_VOCAB - 4) + 4
-    outputs = [expect_tensor(ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask],
-                                             mode="eval", set_globals=PART.set_globals),
-                             "Transformer.forward's output") for s in (src, changed)]
+    changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (
+        SRC_VOCAB - 4
+    ) + 4
+    outputs = [
+        expect_tensor(
+            ctx.student.run(
+                handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals
+            ),
+            "Transformer.forward's output",
+        )
+        for s in (src, changed)
+    ]
     if all_close(*outputs):
-        fail("Changing a visible source token changed nothing in the output: the source does not "
-             "reach the decoder, so the padding mask's routing cannot be credited. Encode "
-             "src_batch with self.encoder(src_batch, src_padding_mask) and give the result to "
-             "self.decoder.")
+        fail(
+            "Changing a visible source token changed nothing in the output: the source does not "
+            "reach the decoder, so the padding mask's routing cannot be credited. Encode "
+            "src_batch with self.encoder(src_batch, src_padding_mask) and give the result to "
+            "self.decoder."
+        )
 
 
 def test_transformer_causal(ctx: CheckContext) -> None:

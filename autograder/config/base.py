@@ -29,9 +29,15 @@ class Section(BaseModel):
 
 # Pydantic error type -> what the key expected, in the words grader.yml's readers use.
 _EXPECTED = {
-    "int_type": "an integer", "int_from_float": "an integer", "float_type": "a number",
-    "bool_type": "true/false", "string_type": "a string", "list_type": "a list",
-    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "true/false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
     "none_required": "null",
 }
 
@@ -46,7 +52,7 @@ def _known_keys(model: type[BaseModel], location: tuple[int | str, ...]) -> list
     for part in location:
         if isinstance(node, type) and issubclass(node, BaseModel) and part in node.model_fields:
             node = node.model_fields[str(part)].annotation
-        else:   # a dict[str, Model] collection: its values' model
+        else:  # a dict[str, Model] collection: its values' model
             args = getattr(node, "__args__", ())
             node = args[-1] if args else None
     if isinstance(node, type) and issubclass(node, BaseModel):
@@ -81,8 +87,12 @@ def describe_error(model: type[BaseModel], error: ValidationError) -> str:
         return f"{where}: expected {_EXPECTED[kind]}, got {got}"
     if kind == "literal_error":
         return f"{where}: must be one of {first['ctx']['expected']}, got {given!r}"
-    bound = {"greater_than_equal": ("at least", "ge"), "greater_than": ("greater than", "gt"),
-             "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}.get(kind)
+    bound = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("greater than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }.get(kind)
     if bound is not None:
         limit = first["ctx"][bound[1]]
         return f"{where}: must be {bound[0]} {limit:g}, got {given!r}"

@@ -25,14 +25,16 @@ from autograder.config.training import TrainingConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
-TRAINING_PART = "training"   # the part that training.enabled switches on
+TRAINING_PART = "training"  # the part that training.enabled switches on
 
 
 class GraderConfig(Section):
     """grader.yml: what is graded and how. Every section may be left out (its defaults apply)
     except `parts`."""
 
-    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
+    assignment: AssignmentConfig = Field(
+        default_factory=lambda: AssignmentConfig(), description="See assignment.*."
+    )
     data: DataConfig = Field(default_factory=lambda: DataConfig(), description="See data.*.")
     worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
     grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
@@ -130,7 +132,7 @@ def _set_dotted(raw: Any, dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     node = raw
     for name in parents:
-        if node.get(name) is None:   # absent, or an empty section (`data:` alone parses as null)
+        if node.get(name) is None:  # absent, or an empty section (`data:` alone parses as null)
             node[name] = {}
         node = node[name]
         if not isinstance(node, dict):
@@ -196,6 +198,10 @@ def describe() -> str:
     Returns:
         Human-readable text, two lines per key, read from the models.
     """
-    lines = [f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()]
-    lines.append("(A part's points must equal the sum of its checks' points; a check id belongs to one part.)")
+    lines = [
+        f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()
+    ]
+    lines.append(
+        "(A part's points must equal the sum of its checks' points; a check id belongs to one part.)"
+    )
     return "\n".join(lines)

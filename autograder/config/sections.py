@@ -22,32 +22,54 @@ class AssignmentConfig(Section):
 class DataConfig(Section):
     """data: where Multi30k comes from and how it is prepared."""
 
-    local_dir: str | None = Field(default=None, description="Directory of raw Multi30k files; null: $MULTI30K_DIR, "
-                                                    "else the Hugging Face dataset bentrevett/multi30k.")
-    tokenizer: Literal["blank", "model"] = Field(default="blank", description="blank (spacy.blank) or model "
-                                                                      "(installed spaCy models).")
-    max_length: int = Field(default=DEFAULT_MAX_LENGTH, ge=3, description="Training pairs longer than this (with "
-                                                                  "<sos>/<eos>) are dropped.")
-    cache_dir: str | None = Field(default=None, description="Prepared-data cache; null: $MTKIT_CACHE_DIR or "
-                                                    "~/.cache/mtkit.")
+    local_dir: str | None = Field(
+        default=None,
+        description="Directory of raw Multi30k files; null: $MULTI30K_DIR, "
+        "else the Hugging Face dataset bentrevett/multi30k.",
+    )
+    tokenizer: Literal["blank", "model"] = Field(
+        default="blank", description="blank (spacy.blank) or model (installed spaCy models)."
+    )
+    max_length: int = Field(
+        default=DEFAULT_MAX_LENGTH,
+        ge=3,
+        description="Training pairs longer than this (with <sos>/<eos>) are dropped.",
+    )
+    cache_dir: str | None = Field(
+        default=None, description="Prepared-data cache; null: $MTKIT_CACHE_DIR or ~/.cache/mtkit."
+    )
 
 
 class WorkerConfig(Section):
     """worker: limits of the sandboxed process that runs a submission's code."""
 
-    timeout_s: float = Field(default=30, gt=0, description="Seconds one request to the sandboxed worker may take.")
-    startup_timeout_s: float = Field(default=60, gt=0, description="Seconds for loading a submission in the worker.")
+    timeout_s: float = Field(
+        default=30, gt=0, description="Seconds one request to the sandboxed worker may take."
+    )
+    startup_timeout_s: float = Field(
+        default=60, gt=0, description="Seconds for loading a submission in the worker."
+    )
     memory_mb: int = Field(default=4096, ge=1, description="Address-space limit of the worker process.")
-    output_bytes: int = Field(default=200_000, ge=0, description="Student output kept per worker; the rest is cut.")
+    output_bytes: int = Field(
+        default=200_000, ge=0, description="Student output kept per worker; the rest is cut."
+    )
     threads: int = Field(default=1, ge=1, description="Torch threads inside the worker.")
-    isolation: Isolation = Field(default="auto", description=(
-        "auto: the root jail when the grader is root, else the jail without root (bubblewrap, "
-        "unprivileged user namespaces); grading is refused when neither can be made. namespace | "
-        "userns: only that jail. weak: a jail when possible, else only the audit hook (best effort; "
-        "every report says so). See docs/SECURITY.md."))
-    reply_mb: int = Field(default=256, ge=1, description="Largest reply the worker may send (MB); a larger one is "
-                                                 "refused unread and fails its request (bounds the grader's "
-                                                 "memory).")
+    isolation: Isolation = Field(
+        default="auto",
+        description=(
+            "auto: the root jail when the grader is root, else the jail without root (bubblewrap, "
+            "unprivileged user namespaces); grading is refused when neither can be made. namespace | "
+            "userns: only that jail. weak: a jail when possible, else only the audit hook (best effort; "
+            "every report says so). See docs/SECURITY.md."
+        ),
+    )
+    reply_mb: int = Field(
+        default=256,
+        ge=1,
+        description="Largest reply the worker may send (MB); a larger one is "
+        "refused unread and fails its request (bounds the grader's "
+        "memory).",
+    )
 
 
 class GradingConfig(Section):
@@ -56,20 +78,30 @@ class GradingConfig(Section):
     seed: int = Field(default=0, description="Seed of every generated test case.")
     jobs: int = Field(default=1, ge=1, description="Submissions graded in parallel.")
     out_dir: str = Field(default="grading-output", description="Where reports are written.")
-    submission_budget_s: float = Field(default=300, ge=0, description=(
-        "Wall-clock budget for all unit parts of one submission (restarts replay the notebook's "
-        "top-level code); parts not reached in it score 0 and say so. 0 = none. The training part "
-        "has its own budget (time_budget_s)."))
-    max_notebook_mb: float = Field(default=20, gt=0, description="Submissions larger than this are not read (0 points, "
-                                                         "a message naming the limit); checked before "
-                                                         "reading the file.")
+    submission_budget_s: float = Field(
+        default=300,
+        ge=0,
+        description=(
+            "Wall-clock budget for all unit parts of one submission (restarts replay the notebook's "
+            "top-level code); parts not reached in it score 0 and say so. 0 = none. The training part "
+            "has its own budget (time_budget_s)."
+        ),
+    )
+    max_notebook_mb: float = Field(
+        default=20,
+        gt=0,
+        description="Submissions larger than this are not read (0 points, "
+        "a message naming the limit); checked before "
+        "reading the file.",
+    )
 
 
 class FeedbackConfig(Section):
     """feedback: the language students read."""
 
-    language: Language = Field(default="ko", description="Language of every student-facing message and report: "
-                                                 "ko | en.")
+    language: Language = Field(
+        default="ko", description="Language of every student-facing message and report: ko | en."
+    )
 
 
 class PartConfig(Section):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:   # runtime imports stay lazy: batch imports this package, and ray is optional
+if TYPE_CHECKING:  # runtime imports stay lazy: batch imports this package, and ray is optional
     from autograder.batch import GradeFunction, Submission
     from autograder.config import GraderConfig
     from autograder.results import SubmissionResult
@@ -26,14 +26,20 @@ class Executor(Protocol):
         """The configuration as this executor's nodes will grade with it (e.g. the training
         profile "auto" resolved for the cluster); the store's inputs digest is taken from it."""
 
-    def run(self, submissions: Sequence[Submission], config: GraderConfig,
-            parts: list[str] | None, grade_function: GradeFunction,
-            on_result: ResultCallback) -> None:
+    def run(
+        self,
+        submissions: Sequence[Submission],
+        config: GraderConfig,
+        parts: list[str] | None,
+        grade_function: GradeFunction,
+        on_result: ResultCallback,
+    ) -> None:
         """Grade every submission; call `on_result` once per submission, in completion order."""
 
 
-def make_executor(name: str, jobs: int = 1, ray_address: str | None = None,
-                  ray_gpu_resource: str = "GPU") -> Executor:
+def make_executor(
+    name: str, jobs: int = 1, ray_address: str | None = None, ray_gpu_resource: str = "GPU"
+) -> Executor:
     """The executor called `name` (ray is imported only when asked for).
 
     Args:

@@ -25,9 +25,14 @@ class LocalExecutor:
         """The configuration unchanged: the gradings run on this machine, as configured."""
         return config
 
-    def run(self, submissions: Sequence[Submission], config: GraderConfig,
-            parts: list[str] | None, grade_function: GradeFunction,
-            on_result: ResultCallback) -> None:
+    def run(
+        self,
+        submissions: Sequence[Submission],
+        config: GraderConfig,
+        parts: list[str] | None,
+        grade_function: GradeFunction,
+        on_result: ResultCallback,
+    ) -> None:
         """Grade every submission; `on_result(index, result)` as each one finishes.
 
         Args:
@@ -48,12 +53,18 @@ class LocalExecutor:
 class _ParallelGrader:
     """Grades in worker processes, at most `jobs` in flight; survives a dying worker."""
 
-    def __init__(self, grade_function: GradeFunction, submissions: Sequence[Submission],
-                 config: GraderConfig, parts: list[str] | None, jobs: int,
-                 on_result: ResultCallback) -> None:
+    def __init__(
+        self,
+        grade_function: GradeFunction,
+        submissions: Sequence[Submission],
+        config: GraderConfig,
+        parts: list[str] | None,
+        jobs: int,
+        on_result: ResultCallback,
+    ) -> None:
         self.task = (grade_function, config, parts)
         self.submissions, self.jobs, self.on_result = submissions, jobs, on_result
-        self.context = multiprocessing.get_context("spawn")   # no fork after torch/threads
+        self.context = multiprocessing.get_context("spawn")  # no fork after torch/threads
 
     def _record(self, index: int, future: Future[SubmissionResult]) -> bool:
         """Hand on a finished future's result; False when its worker process died."""
@@ -84,7 +95,7 @@ class _ParallelGrader:
                 while pending and len(in_flight) < self.jobs:
                     try:
                         in_flight[self._submit(pool, pending[0])] = pending[0]
-                    except BrokenProcessPool:   # a worker died since the last wait
+                    except BrokenProcessPool:  # a worker died since the last wait
                         self._drain(in_flight, suspects)
                         return
                     pending.popleft()
@@ -108,8 +119,7 @@ class _ParallelGrader:
                 reason = "the grading process died (crash or out of memory)"
             except Exception as error:
                 reason = f"{type(error).__name__}: {error}"
-        return grader_error_result(self.submissions[index].label, self.task[1], self.task[2],
-                                   reason)
+        return grader_error_result(self.submissions[index].label, self.task[1], self.task[2], reason)
 
     def run(self) -> None:
         """Grade everything; submissions whose worker died are regraded alone to find the culprit."""

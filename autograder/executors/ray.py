@@ -24,14 +24,33 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files
 
-TASK_RETRIES = 3   # a task whose node or worker process died runs again elsewhere
+TASK_RETRIES = 3  # a task whose node or worker process died runs again elsewhere
 # Shipped to every node as the job's working directory (the code and grader.yml; no data, no env).
-CODE_EXCLUDES = [".git", ".venv", ".cache", "runs", "dist", "grading-output", "tests", "student_template",
-                 "**/__pycache__", "*.ipynb", "bench", "docs"]
+CODE_EXCLUDES = [
+    ".git",
+    ".venv",
+    ".cache",
+    "runs",
+    "dist",
+    "grading-output",
+    "tests",
+    "student_template",
+    "**/__pycache__",
+    "*.ipynb",
+    "bench",
+    "docs",
+]
 
 
-def _grade_remote(grade_function: GradeFunction, name: str, files: dict[str, bytes], label: str,
-                  stem: str, config: GraderConfig, parts: list[str] | None) -> str:
+def _grade_remote(
+    grade_function: GradeFunction,
+    name: str,
+    files: dict[str, bytes],
+    label: str,
+    stem: str,
+    config: GraderConfig,
+    parts: list[str] | None,
+) -> str:
     """Body of a Ray task: write the submission (and its side files) into a private folder of
     this node, grade it there, return the result as JSON text."""
     with tempfile.TemporaryDirectory(prefix="grading-") as folder:
@@ -41,8 +60,9 @@ def _grade_remote(grade_function: GradeFunction, name: str, files: dict[str, byt
     return dumps_stable(result.to_json())
 
 
-def task_resources(config: GraderConfig, parts: Sequence[str] | None,
-                   gpu_resource: str = "GPU") -> dict[str, Any]:
+def task_resources(
+    config: GraderConfig, parts: Sequence[str] | None, gpu_resource: str = "GPU"
+) -> dict[str, Any]:
     """Ray resource options of one submission's task.
 
     Unit parts need one CPU (their sandboxed worker runs one thread). With the training part the
@@ -71,8 +91,11 @@ def task_resources(config: GraderConfig, parts: Sequence[str] | None,
 
 def _fits(options: dict[str, Any], resources: dict[str, float]) -> bool:
     """Whether one node's resources cover a task's request."""
-    needs = {"CPU": options.get("num_cpus", 0), "GPU": options.get("num_gpus", 0),
-             **options.get("resources", {})}
+    needs = {
+        "CPU": options.get("num_cpus", 0),
+        "GPU": options.get("num_gpus", 0),
+        **options.get("resources", {}),
+    }
     return all(resources.get(name, 0) >= amount for name, amount in needs.items())
 
 
@@ -88,35 +111,47 @@ def check_feasible(options: dict[str, Any]) -> None:
     offered = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
     if any(_fits(options, resources) for resources in offered):
         return
-    kinds = sorted({name for resources in offered for name in resources if not name.startswith(("node:", "memory", "object_store"))})
-    raise ClusterTooSmall(f"no node of the Ray cluster can run a grading task that asks for {options} "
-                          f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
-                          "--ray-gpu-resource / training.threads / the profile")
+    kinds = sorted(
+        {
+            name
+            for resources in offered
+            for name in resources
+            if not name.startswith(("node:", "memory", "object_store"))
+        }
+    )
+    raise ClusterTooSmall(
+        f"no node of the Ray cluster can run a grading task that asks for {options} "
+        f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
+        "--ray-gpu-resource / training.threads / the profile"
+    )
 
 
 class RayExecutor:
     """Grades on a Ray cluster (`address` "auto", "ray://host:10001", or None for a local Ray)."""
 
-    def __init__(self, address: str | None = None, gpu_resource: str = "GPU",
-                 ship_code: bool = True) -> None:
+    def __init__(self, address: str | None = None, gpu_resource: str = "GPU", ship_code: bool = True) -> None:
         """Args:
-            address: the cluster; None starts (or reuses) a Ray on this machine.
-            gpu_resource: what a gpu-profile training task asks for (see `task_resources`).
-            ship_code: send this checkout's code to the nodes as the job's working_dir (False:
-                the nodes run the course image's copy, which must be the same version).
+        address: the cluster; None starts (or reuses) a Ray on this machine.
+        gpu_resource: what a gpu-profile training task asks for (see `task_resources`).
+        ship_code: send this checkout's code to the nodes as the job's working_dir (False:
+            the nodes run the course image's copy, which must be the same version).
         """
         self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
 
     def _connect(self) -> None:
-        if ray.is_initialized():   # e.g. a cluster the caller connected to
+        if ray.is_initialized():  # e.g. a cluster the caller connected to
             return
         runtime_env: dict[str, Any] = {"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}}
         if self.ship_code:
             runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=CODE_EXCLUDES)
-        if os.environ.get("MULTI30K_DIR") and self.address is None:   # a local Ray shares the data
+        if os.environ.get("MULTI30K_DIR") and self.address is None:  # a local Ray shares the data
             runtime_env["env_vars"]["MULTI30K_DIR"] = os.environ["MULTI30K_DIR"]
-        ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False,
-                 include_dashboard=False if self.address is None else None)
+        ray.init(
+            address=self.address,
+            runtime_env=runtime_env,
+            log_to_driver=False,
+            include_dashboard=False if self.address is None else None,
+        )
 
     def prepare(self, config: GraderConfig) -> GraderConfig:
         """Resolve training.profile "auto" for the cluster: gpu when its nodes offer the GPU
@@ -135,9 +170,14 @@ class RayExecutor:
         profile = "gpu" if has_gpu and "gpu" in config.training.profiles else "cpu"
         return config.model_copy(update={"training": config.training.model_copy(update={"profile": profile})})
 
-    def run(self, submissions: Sequence[Submission], config: GraderConfig,
-            parts: list[str] | None, grade_function: GradeFunction,
-            on_result: ResultCallback) -> None:
+    def run(
+        self,
+        submissions: Sequence[Submission],
+        config: GraderConfig,
+        parts: list[str] | None,
+        grade_function: GradeFunction,
+        on_result: ResultCallback,
+    ) -> None:
         """One task per submission; `on_result(index, result)` in the driver as each returns.
 
         Args:
@@ -154,10 +194,13 @@ class RayExecutor:
         shared = (ray.put(config), ray.put(grade_function))
         pending = {}
         for index, submission in enumerate(submissions):
-            files = {path.name: path.read_bytes()
-                     for path in [submission.path, *sidecar_files(submission.path, config, parts)]}
-            ref = remote.options(**options).remote(shared[1], submission.path.name, files, submission.label,
-                                                   submission.stem, shared[0], parts)
+            files = {
+                path.name: path.read_bytes()
+                for path in [submission.path, *sidecar_files(submission.path, config, parts)]
+            }
+            ref = remote.options(**options).remote(
+                shared[1], submission.path.name, files, submission.label, submission.stem, shared[0], parts
+            )
             pending[ref] = index
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
@@ -166,12 +209,13 @@ class RayExecutor:
                 on_result(index, self._result(ref, submissions[index], config, parts))
 
     @staticmethod
-    def _result(ref: Any, submission: Submission, config: GraderConfig,
-                parts: list[str] | None) -> SubmissionResult:
+    def _result(
+        ref: Any, submission: Submission, config: GraderConfig, parts: list[str] | None
+    ) -> SubmissionResult:
         """The task's JSON as a result; a task that failed for good becomes a grader error."""
         try:
             result = SubmissionResult.from_json(json.loads(ray.get(ref)))
-        except Exception as error:   # retries exhausted, or JSON that is not a result
+        except Exception as error:  # retries exhausted, or JSON that is not a result
             return grader_error_result(submission.label, config, parts, error)
         result.submission = submission.label
         return result

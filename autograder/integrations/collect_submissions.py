@@ -35,14 +35,14 @@ class Collected:
     """What happened to one repository (a row of manifest.csv)."""
 
     repo: str
-    status: str            # ok | no-commit-before-deadline | no-notebook | several-notebooks | refused
-                           # (a link, folder, special or too large file) | clone-failed | collect-failed
+    status: str  # ok | no-commit-before-deadline | no-notebook | several-notebooks | refused
+    # (a link, folder, special or too large file) | clone-failed | collect-failed
     commit: str = ""
     commit_date: str = ""  # committer date, ISO 8601
-    notebook: str = ""     # path inside the repository
-    file: str = ""         # the copy under <out>/notebooks/
+    notebook: str = ""  # path inside the repository
+    file: str = ""  # the copy under <out>/notebooks/
     detail: str = ""
-    checkpoint: str = ""   # with --with-checkpoint: the checkpoint's path inside the repository
+    checkpoint: str = ""  # with --with-checkpoint: the checkpoint's path inside the repository
 
 
 def parse_deadline(text: str) -> str:
@@ -117,7 +117,9 @@ def _pick_notebook(checkout: Path, wanted: str) -> tuple[str | None, str, str]:
         except OSError:
             return None, "no-notebook", f"{wanted} not found"
         return (wanted, "ok", "") if kind is None else (None, "refused", f"{wanted} is {kind}")
-    names = sorted(e.name for e in os.scandir(checkout) if e.name.endswith(".ipynb") and not e.name.startswith("."))
+    names = sorted(
+        e.name for e in os.scandir(checkout) if e.name.endswith(".ipynb") and not e.name.startswith(".")
+    )
     kinds = {name: _kind(checkout, name) for name in names}
     found = [name for name in names if kinds[name] is None]
     refused = "; ".join(f"{name} is {kind}" for name, kind in kinds.items() if kind)
@@ -154,8 +156,15 @@ def _copy_checkpoint(checkout: Path, notebook: str, target: Path) -> str | None:
     return relative
 
 
-def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token: str = "",
-                base_url: str = GITHUB, with_checkpoint: bool = False) -> Collected:
+def collect_one(
+    entry: str,
+    deadline: str,
+    out: Path,
+    notebook: str = "",
+    token: str = "",
+    base_url: str = GITHUB,
+    with_checkpoint: bool = False,
+) -> Collected:
     """Clone one repository, check out its last commit before the deadline, copy its notebook.
 
     Args:
@@ -175,8 +184,11 @@ def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token:
     with tempfile.TemporaryDirectory(prefix="collect-") as tmp:
         checkout = Path(tmp) / name
         try:
-            _git(["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
-                 token=token, base_url=base_url)
+            _git(
+                ["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
+                token=token,
+                base_url=base_url,
+            )
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return Collected(entry, "clone-failed", detail=str(error))
         try:
@@ -197,7 +209,7 @@ def collect_one(entry: str, deadline: str, out: Path, notebook: str = "", token:
         except UnsafeFile as error:
             return Collected(entry, "refused", commit, date, picked, detail=str(error))
         for old in [target, *(target.with_suffix(s) for s in (".pt", ".pth", ".safetensors"))]:
-            if os.path.lexists(old):   # an earlier collection's copies
+            if os.path.lexists(old):  # an earlier collection's copies
                 os.unlink(old)
         write_new(target, data)
         row = Collected(entry, "ok", commit, date, picked, target.relative_to(out).as_posix(), detail=detail)
@@ -232,8 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("submissions"))
     parser.add_argument("--notebook", default="", help="notebook path in each repository")
     parser.add_argument("--base-url", default=GITHUB)
-    parser.add_argument("--with-checkpoint", action="store_true",
-                        help="also copy the checkpoint beside each notebook (training.mode: checkpoint)")
+    parser.add_argument(
+        "--with-checkpoint",
+        action="store_true",
+        help="also copy the checkpoint beside each notebook (training.mode: checkpoint)",
+    )
     args = parser.parse_args(argv)
     try:
         deadline = parse_deadline(args.deadline)
@@ -245,16 +260,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for entry in entries:
-        try:   # one bad repository never stops the class's batch
-            row = collect_one(entry, deadline, args.out, args.notebook, token, args.base_url,
-                              with_checkpoint=args.with_checkpoint)
+        try:  # one bad repository never stops the class's batch
+            row = collect_one(
+                entry,
+                deadline,
+                args.out,
+                args.notebook,
+                token,
+                args.base_url,
+                with_checkpoint=args.with_checkpoint,
+            )
         except Exception as error:  # noqa: BLE001 (reported in the manifest, the batch goes on)
             row = Collected(entry, "collect-failed", detail=f"{type(error).__name__}: {error}")
         print(f"{row.status:26} {row.commit[:12]:12} {entry}")
         rows.append(row)
     write_manifest(rows, args.out / MANIFEST)
-    print(f"{sum(r.status == 'ok' for r in rows)} of {len(rows)} repositories collected "
-          f"(deadline {deadline}); see {args.out / MANIFEST}")
+    print(
+        f"{sum(r.status == 'ok' for r in rows)} of {len(rows)} repositories collected "
+        f"(deadline {deadline}); see {args.out / MANIFEST}"
+    )
     return 0
 
 

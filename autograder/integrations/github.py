@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.reports.reporter_payload import encode_payload, reporter_env_name
 
-SUMMARY_LIMIT_BYTES = 1024 * 1024   # GitHub rejects a step summary above 1 MiB
+SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub rejects a step summary above 1 MiB
 TRUNCATION_NOTE = "\n\n_(summary cut to GitHub's 1 MiB limit; the full reports are in the artifacts)_\n"
 
 

@@ -27,7 +27,7 @@ from autograder.results import (
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.
 STATUS_RANK = {STATUS_GRADED: 0, STATUS_UNREADABLE: 1, STATUS_ERROR: 2}
-STATUS_MISSING = "missing"          # a roster repository without a graded submission
+STATUS_MISSING = "missing"  # a roster repository without a graded submission
 MERGE_MANIFEST = "merge-manifest.csv"
 MAX_RESULT_BYTES = 16 * 1024 * 1024
 
@@ -40,7 +40,7 @@ class InvalidResult(ValueError):
 class MergeLog:
     """One row per input file or roster entry: what the merge did with it and why."""
 
-    rows: list[tuple[str, str, str]] = field(default_factory=list)   # (source, outcome, detail)
+    rows: list[tuple[str, str, str]] = field(default_factory=list)  # (source, outcome, detail)
 
     def add(self, source: str, outcome: str, detail: str = "") -> None:
         """Record one input."""
@@ -78,11 +78,15 @@ def validate(result: SubmissionResult, config_parts: ConfigParts) -> SubmissionR
         seen.add(part.part)
         ids = [check.check_id for check in part.checks]
         if sorted(ids) != sorted(declared.checks):
-            raise InvalidResult(f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared.checks)}")
+            raise InvalidResult(
+                f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared.checks)}"
+            )
         for check in part.checks:
             top = float(declared.checks[check.check_id])
             if check.part != part.part or float(check.max_points) != top:
-                raise InvalidResult(f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})")
+                raise InvalidResult(
+                    f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})"
+                )
             if not 0 <= float(check.points) <= top:
                 raise InvalidResult(f"check {check.check_id!r}: {check.points} points of {top:g}")
         part.title, part.max_points = declared.title, float(declared.points)
@@ -105,15 +109,20 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
         extras updated, grading times added.
     """
     graded_later = {part.part: part for part in later.parts if not is_skipped(part)}
-    parts = [graded_later[part.part] if is_skipped(part) and part.part in graded_later else part
-             for part in first.parts]
+    parts = [
+        graded_later[part.part] if is_skipped(part) and part.part in graded_later else part
+        for part in first.parts
+    ]
     status = max(first.status, later.status, key=lambda s: STATUS_RANK.get(s, 1))
     return SubmissionResult(
-        first.submission, status, parts,
+        first.submission,
+        status,
+        parts,
         load_problems=list(dict.fromkeys(first.load_problems + later.load_problems)),
         notes=list(dict.fromkeys(first.notes + later.notes)),
         extras={**first.extras, **later.extras},
-        grading_seconds=first.grading_seconds + later.grading_seconds)
+        grading_seconds=first.grading_seconds + later.grading_seconds,
+    )
 
 
 def _results(folder: Path, config_parts: ConfigParts, log: MergeLog) -> dict[str, SubmissionResult]:
@@ -132,8 +141,9 @@ def _results(folder: Path, config_parts: ConfigParts, log: MergeLog) -> dict[str
     return found
 
 
-def merge_folders(folders: Sequence[Path], config_parts: ConfigParts | None = None,
-                  log: MergeLog | None = None) -> tuple[list[str], list[SubmissionResult]]:
+def merge_folders(
+    folders: Sequence[Path], config_parts: ConfigParts | None = None, log: MergeLog | None = None
+) -> tuple[list[str], list[SubmissionResult]]:
     """Merge the `<stem>.json` results of several report folders, stem by stem, in folder order.
 
     The first folder defines the submissions; a later folder may only fill in parts that were not
@@ -157,12 +167,18 @@ def merge_folders(folders: Sequence[Path], config_parts: ConfigParts | None = No
                 log.add(source, "refused", "reserved name")
             elif stem in merged:
                 if result.submission != merged[stem].submission:
-                    log.add(source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}")
+                    log.add(
+                        source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}"
+                    )
                     continue
                 merged[stem] = merge(merged[stem], result)
                 log.add(source, "merged")
             elif index > 0:
-                log.add(source, "refused", f"no submission {stem!r} in {folders[0].name} (later folders only add parts)")
+                log.add(
+                    source,
+                    "refused",
+                    f"no submission {stem!r} in {folders[0].name} (later folders only add parts)",
+                )
             elif result.submission in {r.submission for r in merged.values()}:
                 log.add(source, "refused", f"a second result for {result.submission!r}")
             else:
@@ -174,15 +190,29 @@ def merge_folders(folders: Sequence[Path], config_parts: ConfigParts | None = No
 
 def missing_result(submission: str, config_parts: ConfigParts, reason: str) -> SubmissionResult:
     """A roster student's row without a graded submission: every part 0 (not skipped), status `missing`."""
-    parts = [PartResult(name, part.title, float(part.points), 0.0,
-                        [CheckResult(check, name, float(points), False, 0.0, reason)
-                         for check, points in part.checks.items()])
-             for name, part in config_parts.items()]
+    parts = [
+        PartResult(
+            name,
+            part.title,
+            float(part.points),
+            0.0,
+            [
+                CheckResult(check, name, float(points), False, 0.0, reason)
+                for check, points in part.checks.items()
+            ],
+        )
+        for name, part in config_parts.items()
+    ]
     return SubmissionResult(submission, STATUS_MISSING, parts, load_problems=[reason])
 
 
-def add_roster(stems: list[str], results: list[SubmissionResult], manifest: Path,
-               config_parts: ConfigParts, log: MergeLog) -> tuple[list[str], list[SubmissionResult]]:
+def add_roster(
+    stems: list[str],
+    results: list[SubmissionResult],
+    manifest: Path,
+    config_parts: ConfigParts,
+    log: MergeLog,
+) -> tuple[list[str], list[SubmissionResult]]:
     """Add a `missing` row for every repository of the collector's manifest.csv that has no result.
 
     Args:
@@ -204,8 +234,11 @@ def add_roster(stems: list[str], results: list[SubmissionResult], manifest: Path
             if stem in by_stem:
                 continue
             status, detail = row.get("status") or "", row.get("detail") or ""
-            reason = (f"No submission was graded for {repo} (collection: {status}"
-                      + (f", {detail}" if detail else "") + ").")
+            reason = (
+                f"No submission was graded for {repo} (collection: {status}"
+                + (f", {detail}" if detail else "")
+                + ")."
+            )
             by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason)
             log.add(f"manifest:{repo}", STATUS_MISSING, reason)
     ordered = sorted(by_stem)
@@ -227,8 +260,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=None)
     parser.add_argument("--html", action="store_true")
     parser.add_argument("--reporter-payload", action="store_true")
-    parser.add_argument("--manifest", type=Path, default=None,
-                        help="collect_submissions' manifest.csv: every roster repository gets a row")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        default=None,
+        help="collect_submissions' manifest.csv: every roster repository gets a row",
+    )
     args = parser.parse_args(argv)
     config = grader_config.load_config(args.config)
     log = MergeLog()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
 
-UPLOAD_DIR = "upload"            # <autograder>/upload, made by run_otter.py before Otter starts
-MANIFEST = "quarantine.json"     # in that folder: the graded file's name and the refused entries
+UPLOAD_DIR = "upload"  # <autograder>/upload, made by run_otter.py before Otter starts
+MANIFEST = "quarantine.json"  # in that folder: the graded file's name and the refused entries
 BLANK_NOTE = "Graded by the course's engine; Otter does not execute this notebook."
 
 
@@ -34,15 +34,22 @@ class Quarantine:
 
     def notes(self) -> list[str]:
         """One line per refused entry, for the student's report."""
-        return [f"`{name}` was not read: it is {reason}." if reason[0].islower() else
-                f"`{name}` was not read: {reason}." for name, reason in self.refused.items()]
+        return [
+            f"`{name}` was not read: it is {reason}."
+            if reason[0].islower()
+            else f"`{name}` was not read: {reason}."
+            for name, reason in self.refused.items()
+        ]
 
 
 def blank_notebook_bytes() -> bytes:
     """A valid nbformat 4 notebook with one markdown cell (what Otter executes instead of the upload)."""
-    notebook = {"cells": [{"cell_type": "markdown", "id": "engine-note", "metadata": {}, "source": BLANK_NOTE}],
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-                "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [{"cell_type": "markdown", "id": "engine-note", "metadata": {}, "source": BLANK_NOTE}],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return json.dumps(notebook).encode("utf-8")
 
 
@@ -67,8 +74,9 @@ def _clear(folder: Path, keep: tuple[str, ...]) -> None:
             os.unlink(entry.path)
 
 
-def quarantine(submission_dir: Path, destination: Path, chosen: str = "",
-               keep: tuple[str, ...] = ()) -> Quarantine:
+def quarantine(
+    submission_dir: Path, destination: Path, chosen: str = "", keep: tuple[str, ...] = ()
+) -> Quarantine:
     """Copy an upload's top-level regular files to `destination` and empty the submission folder.
 
     Args:
@@ -85,14 +93,14 @@ def quarantine(submission_dir: Path, destination: Path, chosen: str = "",
     refused = {name: reason for name, reason in scan.refused.items() if name.split("/")[0] not in keep}
     taken: list[str] = []
     for name in scan.files:
-        if "/" in name:     # the engine needs the notebook and the checkpoint beside it, nothing else
+        if "/" in name:  # the engine needs the notebook and the checkpoint beside it, nothing else
             continue
         try:
             write_new(destination / name, read_beneath(submission_dir, name))
             taken.append(name)
         except UnsafeFile as error:
             refused[name] = str(error)
-    if chosen:   # Otter's choice stands: never grade another file in its place
+    if chosen:  # Otter's choice stands: never grade another file in its place
         picked = chosen if chosen in taken else None
         if picked is None and chosen not in refused:
             refused[chosen] = "not a file that could be read"
@@ -103,8 +111,9 @@ def quarantine(submission_dir: Path, destination: Path, chosen: str = "",
     placeholder = chosen or picked or "submission.ipynb"
     write_new(submission_dir / placeholder, b"" if placeholder.endswith(".py") else blank_notebook_bytes())
     result = Quarantine(destination, destination / picked if picked else None, refused)
-    (destination / MANIFEST).write_text(json.dumps({"submission": picked, "placeholder": placeholder,
-                                                    "refused": refused}), encoding="utf-8")
+    (destination / MANIFEST).write_text(
+        json.dumps({"submission": picked, "placeholder": placeholder, "refused": refused}), encoding="utf-8"
+    )
     return result
 
 
@@ -137,7 +146,7 @@ def quarantine_for_plugin(submission_path: Path, autograder_dir: Path | None) ->
         return prepared
     private = Path(tempfile.mkdtemp(prefix="otter-upload-"))
     made = quarantine(submission_path.parent, private / UPLOAD_DIR, submission_path.name, keep=("tests",))
-    write_new(submission_path.parent / "__init__.py", b"")   # Otter made one; the student may have filled it
+    write_new(submission_path.parent / "__init__.py", b"")  # Otter made one; the student may have filled it
     return made
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 OTTER_STATE_NAMES = frozenset({".OTTER_LOG"})
-MAX_FILE_BYTES = 256 * 1024 * 1024          # a notebook or a checkpoint; larger uploads are refused
-MAX_FILES = 2000                             # entries walked in one upload
+MAX_FILE_BYTES = 256 * 1024 * 1024  # a notebook or a checkpoint; larger uploads are refused
+MAX_FILES = 2000  # entries walked in one upload
 OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -136,4 +136,3 @@ def write_new(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-

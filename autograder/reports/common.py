@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 # grader.yml's `parts` (the loaded configuration's `.parts`): part name -> title, points, checks.
 ConfigParts = Mapping[str, "PartConfig"]
 
-SKIPPED = "skipped"       # shown for a part that was not graded in this run (never as 0)
-NOT_PRESENT = "-"         # shown for a part the result does not mention at all
+SKIPPED = "skipped"  # shown for a part that was not graded in this run (never as 0)
+NOT_PRESENT = "-"  # shown for a part the result does not mention at all
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,9 @@ class PartColumn:
     points: float | None
 
 
-def part_columns(config_parts: ConfigParts | None,
-                 results: Iterable[SubmissionResult] = ()) -> list[PartColumn]:
+def part_columns(
+    config_parts: ConfigParts | None, results: Iterable[SubmissionResult] = ()
+) -> list[PartColumn]:
     """The report's part columns: grader.yml order first, then unknown parts in first-seen order.
 
     Args:
@@ -39,8 +40,9 @@ def part_columns(config_parts: ConfigParts | None,
     Returns:
         One column per part, without duplicates.
     """
-    columns = [PartColumn(name, part.title or name, part.points)
-               for name, part in (config_parts or {}).items()]
+    columns = [
+        PartColumn(name, part.title or name, part.points) for name, part in (config_parts or {}).items()
+    ]
     known = {column.name for column in columns}
     for result in results:
         for part in result.parts:

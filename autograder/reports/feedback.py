@@ -38,15 +38,21 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
     if picture.get("error"):
         return "\n".join([*lines, f"- {md_text(picture['error'])}", ""])
     lines.extend(f"- {md_text(finding)}" for finding in picture.get("findings", []))
-    legend = t("report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED)
+    legend = t(
+        "report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED
+    )
     lines.extend(["", md_text(legend), ""])
-    for row, (mask, expected, labels) in enumerate(zip(picture["mask"], picture["expected"], picture["labels"], strict=False)):
-        labels = [str(label).replace("`", "'") for label in labels]   # inside a ``` fence
+    for row, (mask, expected, labels) in enumerate(
+        zip(picture["mask"], picture["expected"], picture["labels"], strict=False)
+    ):
+        labels = [str(label).replace("`", "'") for label in labels]  # inside a ``` fence
         width = max(len(label) for label in labels)
         grid = [f"{t('report.mask.sentence', n=row + 1)}: {' '.join(labels)}"]
         for query, (mine, right) in enumerate(zip(mask, expected, strict=False)):
-            cells = [(OPEN if a else BLOCKED) if a == b else (WRONG_OPEN if a else WRONG_BLOCKED)
-                     for a, b in zip(mine, right, strict=False)]
+            cells = [
+                (OPEN if a else BLOCKED) if a == b else (WRONG_OPEN if a else WRONG_BLOCKED)
+                for a, b in zip(mine, right, strict=False)
+            ]
             grid.append(f"{labels[query]:>{width}} {' '.join(cells)}")
         lines.extend(["```text", *grid, "```", ""])
     return "\n".join(lines)
@@ -67,22 +73,32 @@ def training_markdown(training: Mapping[str, Any] | None, threshold: float | Non
     lines = []
     memorisation = training.get("memorisation")
     if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
-        lines.append(f"> **{t('report.memorised_banner')}** "
-                     + md_text(t("report.memorised_detail", validation=memorisation["validation_bleu"],
-                                 test=memorisation["test_bleu"], gap=memorisation["gap"],
-                                 threshold=memorisation["threshold"])))
+        lines.append(
+            f"> **{t('report.memorised_banner')}** "
+            + md_text(
+                t(
+                    "report.memorised_detail",
+                    validation=memorisation["validation_bleu"],
+                    test=memorisation["test_bleu"],
+                    gap=memorisation["gap"],
+                    threshold=memorisation["threshold"],
+                )
+            )
+        )
     series = training_series(training)
     if series["final_bleu"] is not None:
         bar = series["threshold"] if series["threshold"] is not None else threshold
         method = f" {md_text(training['method'])}" if isinstance(training.get("method"), str) else ""
         text = t("report.training_line", bleu=series["final_bleu"]) + (
-            t("report.training_bar", bar=bar) if bar is not None else "")
+            t("report.training_bar", bar=bar) if bar is not None else ""
+        )
         lines.append(f"**{t('report.training_run')}:** {md_text(text)}.{method}")
     return "\n\n".join(lines) + "\n" if lines else ""
 
 
-def render_feedback_markdown(result: SubmissionResult, columns: Sequence[PartColumn] = (),
-                             bleu_threshold: float | None = None) -> str:
+def render_feedback_markdown(
+    result: SubmissionResult, columns: Sequence[PartColumn] = (), bleu_threshold: float | None = None
+) -> str:
     """The Markdown version of the HTML feedback: the parts table, then the mask and training.
 
     Args:
@@ -93,9 +109,11 @@ def render_feedback_markdown(result: SubmissionResult, columns: Sequence[PartCol
     Returns:
         Markdown text.
     """
-    sections = [render_submission(result, columns),
-                mask_markdown(result.extras.get("attention_mask")),
-                training_markdown(result.extras.get("training"), bleu_threshold)]
+    sections = [
+        render_submission(result, columns),
+        mask_markdown(result.extras.get("attention_mask")),
+        training_markdown(result.extras.get("training"), bleu_threshold),
+    ]
     return "\n".join(section for section in sections if section)
 
 
@@ -110,13 +128,24 @@ def reporter_document(result: SubmissionResult) -> dict[str, Any]:
         "env": {"<RUNNER>_RESULTS": base64}}.
     """
     payloads = part_payloads(result)
-    return {"submission": result.submission, "total": graded_total(result),
-            "possible": graded_possible(result), "runners": ",".join(payloads), "payloads": payloads,
-            "env": {reporter_env_name(runner): encode_payload(p) for runner, p in payloads.items()}}
+    return {
+        "submission": result.submission,
+        "total": graded_total(result),
+        "possible": graded_possible(result),
+        "runners": ",".join(payloads),
+        "payloads": payloads,
+        "env": {reporter_env_name(runner): encode_payload(p) for runner, p in payloads.items()},
+    }
 
 
-def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
-                   out_dir: Path, html: bool = False, reporter: bool = False) -> list[Path]:
+def write_feedback(
+    results: Sequence[SubmissionResult],
+    stems: Sequence[str],
+    config: GraderConfig,
+    out_dir: Path,
+    html: bool = False,
+    reporter: bool = False,
+) -> list[Path]:
     """Write, per submission, `<stem>.html` and `<stem>.feedback.md` (html) and
     `<stem>.reporter.json` (reporter), next to the reports of `write_reports`.
 
@@ -136,8 +165,14 @@ def write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], co
         return _write_feedback(results, stems, config, out_dir, html, reporter)
 
 
-def _write_feedback(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
-                    out_dir: Path, html: bool, reporter: bool) -> list[Path]:
+def _write_feedback(
+    results: Sequence[SubmissionResult],
+    stems: Sequence[str],
+    config: GraderConfig,
+    out_dir: Path,
+    html: bool,
+    reporter: bool,
+) -> list[Path]:
     columns = part_columns(config.parts, results)
     threshold = config.training.threshold_bleu
     written = []

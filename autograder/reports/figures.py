@@ -7,9 +7,9 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-OPEN_COLOUR = "#2b6cb0"      # may attend
-BLOCKED_COLOUR = "#e2e8f0"   # blocked
-WRONG_COLOUR = "#e53e3e"     # differs from the correct mask
+OPEN_COLOUR = "#2b6cb0"  # may attend
+BLOCKED_COLOUR = "#e2e8f0"  # blocked
+WRONG_COLOUR = "#e53e3e"  # differs from the correct mask
 
 
 def _pyplot() -> Any:
@@ -41,8 +41,13 @@ def _save(fig: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _draw_grid(ax: Any, grid: Sequence[Sequence[int]], labels: Sequence[str], title: str,
-               wrong: Sequence[Sequence[bool]] | None = None) -> None:
+def _draw_grid(
+    ax: Any,
+    grid: Sequence[Sequence[int]],
+    labels: Sequence[str],
+    title: str,
+    wrong: Sequence[Sequence[bool]] | None = None,
+) -> None:
     from matplotlib.colors import ListedColormap
 
     size = len(grid)
@@ -59,8 +64,9 @@ def _draw_grid(ax: Any, grid: Sequence[Sequence[int]], labels: Sequence[str], ti
     for i in range(size):
         for j in range(size):
             if wrong is not None and wrong[i][j]:
-                ax.text(j, i, "x", ha="center", va="center", color=WRONG_COLOUR, fontsize=14,
-                        fontweight="bold")
+                ax.text(
+                    j, i, "x", ha="center", va="center", color=WRONG_COLOUR, fontsize=14, fontweight="bold"
+                )
 
 
 def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
@@ -77,20 +83,24 @@ def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
     labels = picture["labels"]
     mask = picture.get("mask")
     columns = 2 if mask is not None else 1
-    fig, axes = plt.subplots(len(expected), columns, figsize=(3.6 * columns + 0.6, 3.4 * len(expected)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(expected), columns, figsize=(3.6 * columns + 0.6, 3.4 * len(expected)), squeeze=False
+    )
     for row, correct in enumerate(expected):
         sentence = " ".join(labels[row])
         if mask is not None:
-            wrong = [[a != b for a, b in zip(mine, right, strict=False)] for mine, right in zip(mask[row], correct, strict=False)]
+            wrong = [
+                [a != b for a, b in zip(mine, right, strict=False)]
+                for mine, right in zip(mask[row], correct, strict=False)
+            ]
             _draw_grid(axes[row][0], mask[row], labels[row], f"Your mask, sentence {row + 1}", wrong)
-        _draw_grid(axes[row][columns - 1], correct, labels[row],
-                   f"Correct mask, sentence {row + 1}")
-        axes[row][0].annotate(sentence, (0, 1.16), xycoords="axes fraction", fontsize=8,
-                              color="#4a5568")
+        _draw_grid(axes[row][columns - 1], correct, labels[row], f"Correct mask, sentence {row + 1}")
+        axes[row][0].annotate(sentence, (0, 1.16), xycoords="axes fraction", fontsize=8, color="#4a5568")
     wrong_shown = mask is not None and not picture.get("matches")
-    fig.suptitle("Blue = may attend, grey = blocked" + ("; red x = differs from correct" if wrong_shown else ""),
-                 fontsize=10)
+    fig.suptitle(
+        "Blue = may attend, grey = blocked" + ("; red x = differs from correct" if wrong_shown else ""),
+        fontsize=10,
+    )
     fig.tight_layout()
     return _save(fig)
 
@@ -111,10 +121,16 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
     """
     raw_history = training.get("history")
     history: Mapping[str, Any] = raw_history if isinstance(raw_history, Mapping) else training
-    losses = [(float(e["step"]), float(e["loss"])) for e in history.get("losses", [])
-              if isinstance(e, Mapping) and "step" in e and "loss" in e]
-    evals = [(float(e["step"]), float(e["bleu"])) for e in history.get("evals", [])
-             if isinstance(e, Mapping) and "step" in e and "bleu" in e]
+    losses = [
+        (float(e["step"]), float(e["loss"]))
+        for e in history.get("losses", [])
+        if isinstance(e, Mapping) and "step" in e and "loss" in e
+    ]
+    evals = [
+        (float(e["step"]), float(e["bleu"]))
+        for e in history.get("evals", [])
+        if isinstance(e, Mapping) and "step" in e and "bleu" in e
+    ]
     x_label = "step"
     if not losses and training.get("curve"):
         losses = [(float(x), float(y)) for x, y in training["curve"]]
@@ -125,9 +141,13 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
     if final is None and evals:
         final = max(bleu for _, bleu in evals)
     threshold = training.get("threshold_bleu", training.get("threshold"))
-    return {"x_label": x_label, "loss": losses, "bleu": evals,
-            "final_bleu": None if final is None else float(final),
-            "threshold": None if threshold is None else float(threshold)}
+    return {
+        "x_label": x_label,
+        "loss": losses,
+        "bleu": evals,
+        "final_bleu": None if final is None else float(final),
+        "threshold": None if threshold is None else float(threshold),
+    }
 
 
 def training_figure_png(training: Mapping[str, Any], threshold: float | None = None) -> bytes | None:

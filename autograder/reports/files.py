@@ -50,8 +50,9 @@ def check_stems(stems: Sequence[str]) -> None:
             owners[name] = stem
 
 
-def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
-                  config: GraderConfig, out_dir: Path) -> list[Path]:
+def write_reports(
+    results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig, out_dir: Path
+) -> list[Path]:
     """Write, per submission, `<stem>.results.json` (Gradescope), `<stem>.json` (the full result)
     and `<stem>.md`; and for the batch `gradebook.csv` and `summary.md`.
 
@@ -71,8 +72,9 @@ def write_reports(results: Sequence[SubmissionResult], stems: Sequence[str],
         return _write_reports(results, stems, config, out_dir)
 
 
-def _write_reports(results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig,
-                   out_dir: Path) -> list[Path]:
+def _write_reports(
+    results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig, out_dir: Path
+) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     config_parts = config.parts
     assignment = config.assignment.name

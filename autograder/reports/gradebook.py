@@ -31,10 +31,16 @@ from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_ERROR, SubmissionResult
 
 FILE_COLUMN = "file"
-POINTS_ROW_LABEL = "points-per-question"   # Otter's label of the points-possible row
-TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "grading_status", "status",
-                 "grading_seconds"]
-OTTER_COMPLETED = "Completed"   # Otter's grading_status of a submission that was graded
+POINTS_ROW_LABEL = "points-per-question"  # Otter's label of the points-possible row
+TOTAL_COLUMNS = [
+    "total_points_earned",
+    "possible",
+    "percent_correct",
+    "grading_status",
+    "status",
+    "grading_seconds",
+]
+OTTER_COMPLETED = "Completed"  # Otter's grading_status of a submission that was graded
 
 
 def gradebook_header(columns: Sequence[PartColumn]) -> list[str]:
@@ -77,24 +83,33 @@ def grading_status(result: SubmissionResult) -> str:
         The cell's text.
     """
     if result.status != STATUS_ERROR:
-        return OTTER_COMPLETED   # an unreadable notebook was graded too: zero points, with reasons
+        return OTTER_COMPLETED  # an unreadable notebook was graded too: zero points, with reasons
     return result.notes[0] if result.notes else result.status
 
 
 def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[str]:
     total, possible = graded_total(result), graded_possible(result)
-    return [result.submission, *(_part_value(result, column.name) for column in columns),
-            format_points(total), format_points(possible),
-            str(percent_correct(total, possible)), grading_status(result), result.status,
-            f"{result.grading_seconds:.2f}"]
+    return [
+        result.submission,
+        *(_part_value(result, column.name) for column in columns),
+        format_points(total),
+        format_points(possible),
+        str(percent_correct(total, possible)),
+        grading_status(result),
+        result.status,
+        f"{result.grading_seconds:.2f}",
+    ]
 
 
 def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColumn]) -> list[str]:
     cells = []
     possible_total = 0.0
     for column in columns:
-        graded = [part_possible(part) for result in results
-                  if (part := find_part(result, column.name)) is not None and not is_skipped(part)]
+        graded = [
+            part_possible(part)
+            for result in results
+            if (part := find_part(result, column.name)) is not None and not is_skipped(part)
+        ]
         points = max(graded) if graded else None
         possible_total += points or 0
         cells.append("" if points is None else format_points(points))
@@ -102,9 +117,9 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
     return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", "--", ""]
 
 
-def render_gradebook(results: Sequence[SubmissionResult],
-                     config_parts: ConfigParts | None = None,
-                     points_row: bool = True) -> str:
+def render_gradebook(
+    results: Sequence[SubmissionResult], config_parts: ConfigParts | None = None, points_row: bool = True
+) -> str:
     """The gradebook as CSV text; submission rows sorted by file name.
 
     Args:
@@ -128,8 +143,9 @@ def render_gradebook(results: Sequence[SubmissionResult],
     return buffer.getvalue()
 
 
-def write_gradebook(results: Sequence[SubmissionResult], path: Path,
-                    config_parts: ConfigParts | None = None) -> None:
+def write_gradebook(
+    results: Sequence[SubmissionResult], path: Path, config_parts: ConfigParts | None = None
+) -> None:
     """Write `render_gradebook(...)` to a file.
 
     Args:

@@ -45,26 +45,35 @@ def load_schema() -> dict[str, Any]:
 
 def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dict[str, Any]]:
     if not part.checks:
-        return [{
-            "name": part_title(part.part, part.title), "number": str(part_number), "score": part.points,
-            "max_score": part.max_points, "status": "failed", "visibility": visibility,
-            "output": t("gradescope.part_not_graded"), "tags": [part.part],
-        }]
+        return [
+            {
+                "name": part_title(part.part, part.title),
+                "number": str(part_number),
+                "score": part.points,
+                "max_score": part.max_points,
+                "status": "failed",
+                "visibility": visibility,
+                "output": t("gradescope.part_not_graded"),
+                "tags": [part.part],
+            }
+        ]
     tests = []
     for index, check in enumerate(part.checks, 1):
         if check.skipped:
             continue
         failed_output = check.message or t("gradescope.check_failed")
-        tests.append({
-            "name": f"{part_title(part.part, part.title)}: {check.check_id}",
-            "number": f"{part_number}.{index}",
-            "score": check.points,
-            "max_score": check.max_points,
-            "status": "passed" if check.passed else "failed",
-            "output": "" if check.passed else failed_output,
-            "visibility": visibility,
-            "tags": [part.part],
-        })
+        tests.append(
+            {
+                "name": f"{part_title(part.part, part.title)}: {check.check_id}",
+                "number": f"{part_number}.{index}",
+                "score": check.points,
+                "max_score": check.max_points,
+                "status": "passed" if check.passed else "failed",
+                "output": "" if check.passed else failed_output,
+                "visibility": visibility,
+                "tags": [part.part],
+            }
+        )
     return tests
 
 
@@ -74,9 +83,15 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
     lines.append(t("gradescope.score", score=score, status=status_label(result.status)))
     skipped = [part for part in result.parts if is_skipped(part)]
     sections: list[tuple[str, list[str]]] = [
-        (t("gradescope.not_graded_heading"),
-         [f"{part_title(part.part, part.title)}: {skip_reason(part)}" if skip_reason(part)
-          else part_title(part.part, part.title) for part in skipped]),
+        (
+            t("gradescope.not_graded_heading"),
+            [
+                f"{part_title(part.part, part.title)}: {skip_reason(part)}"
+                if skip_reason(part)
+                else part_title(part.part, part.title)
+                for part in skipped
+            ],
+        ),
         (t("gradescope.load_problems_heading"), result.load_problems),
         (t("gradescope.notes_heading"), result.notes),
     ]
@@ -86,17 +101,20 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
     return "\n".join(lines)
 
 
-def _ordered_parts(result: SubmissionResult,
-                   columns: Sequence[PartColumn]) -> list[tuple[int, PartResult]]:
+def _ordered_parts(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[tuple[int, PartResult]]:
     number = {column.name: index for index, column in enumerate(columns, 1)}
     return sorted(((number[part.part], part) for part in result.parts), key=lambda item: item[0])
 
 
-def gradescope_results(result: SubmissionResult,
-                       config_parts: ConfigParts | None = None, *,
-                       assignment: str = "", visibility: str = "visible",
-                       stdout_visibility: str = "hidden",
-                       test_visibility: str = "visible") -> dict[str, Any]:
+def gradescope_results(
+    result: SubmissionResult,
+    config_parts: ConfigParts | None = None,
+    *,
+    assignment: str = "",
+    visibility: str = "visible",
+    stdout_visibility: str = "hidden",
+    test_visibility: str = "visible",
+) -> dict[str, Any]:
     """Build the results.json document of one submission.
 
     Tests are the checks, named "<part title>: <check id>" and numbered "<part>.<check>" in
@@ -115,24 +133,34 @@ def gradescope_results(result: SubmissionResult,
         A dict valid against `load_schema()`.
     """
     columns = part_columns(config_parts, [result])
-    tests = [test
-             for number, part in _ordered_parts(result, columns) if not is_skipped(part)
-             for test in _part_tests(part, number, test_visibility)]
+    tests = [
+        test
+        for number, part in _ordered_parts(result, columns)
+        if not is_skipped(part)
+        for test in _part_tests(part, number, test_visibility)
+    ]
     return {
         "score": graded_total(result),
         "execution_time": round(result.grading_seconds),
         "output": _summary(result, assignment),
         "visibility": visibility,
         "stdout_visibility": stdout_visibility,
-        "extra_data": {"submission": result.submission, "status": result.status,
-                       "possible": graded_possible(result)},
+        "extra_data": {
+            "submission": result.submission,
+            "status": result.status,
+            "possible": graded_possible(result),
+        },
         "tests": tests,
     }
 
 
-def write_gradescope_results(result: SubmissionResult, path: Path,
-                             config_parts: ConfigParts | None = None,
-                             assignment: str = "", language: str | None = None) -> None:
+def write_gradescope_results(
+    result: SubmissionResult,
+    path: Path,
+    config_parts: ConfigParts | None = None,
+    assignment: str = "",
+    language: str | None = None,
+) -> None:
     """Write `gradescope_results(...)` as stable JSON.
 
     Args:

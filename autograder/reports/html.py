@@ -80,12 +80,16 @@ def _overview(parts: list[PartResult]) -> str:
     rows = []
     for part in parts:
         score = t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part))
-        rows.append(f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))}</a></td>'
-                    f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>')
-    return (f'<section><h2>{t("report.html.parts")}</h2><table><colgroup><col class="c1"><col class="c2">'
-            '<col class="c3"><col class="c4"></colgroup>'
-            f'<tr><th>{t("report.part")}</th><th class="num">{t("report.points")}</th><th></th>'
-            f'<th>{t("report.html.result")}</th></tr>{"".join(rows)}</table></section>')
+        rows.append(
+            f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))}</a></td>'
+            f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>'
+        )
+    return (
+        f'<section><h2>{t("report.html.parts")}</h2><table><colgroup><col class="c1"><col class="c2">'
+        '<col class="c3"><col class="c4"></colgroup>'
+        f'<tr><th>{t("report.part")}</th><th class="num">{t("report.points")}</th><th></th>'
+        f"<th>{t('report.html.result')}</th></tr>{''.join(rows)}</table></section>"
+    )
 
 
 def _part_details(part: PartResult, shown: set[str]) -> str:
@@ -99,20 +103,27 @@ def _part_details(part: PartResult, shown: set[str]) -> str:
         if check.skipped:
             state, label = "skip", t("report.html.state.skipped")
         else:
-            state, label = (("pass", t("report.html.state.passed")) if check.passed
-                            else ("fail", t("report.html.state.failed")))
+            state, label = (
+                ("pass", t("report.html.state.passed"))
+                if check.passed
+                else ("fail", t("report.html.state.failed"))
+            )
         message = ""
         if check.message and not check.passed and not check.skipped:
             # One message shared by several checks (e.g. "not defined") is written once.
             text = t("report.same_reason") if check.message in shown else _text(check.message)
             shown.add(check.message)
             message = f'<div class="msg">{text}</div>'
-        rows.append(f'<tr><td><code>{html.escape(check.check_id)}</code>{message}</td>'
-                    f'<td class="num">{format_score(check.points, check.max_points)}</td>'
-                    f'<td><span class="badge {state}">{label}</span></td></tr>')
-    return (head + '<table><colgroup><col class="c1"><col class="c2"><col class="c4"></colgroup>'
-            f'<tr><th>{t("report.html.check")}</th><th class="num">{t("report.points")}</th><th></th></tr>'
-            f'{"".join(rows)}</table>')
+        rows.append(
+            f"<tr><td><code>{html.escape(check.check_id)}</code>{message}</td>"
+            f'<td class="num">{format_score(check.points, check.max_points)}</td>'
+            f'<td><span class="badge {state}">{label}</span></td></tr>'
+        )
+    return (
+        head + '<table><colgroup><col class="c1"><col class="c2"><col class="c4"></colgroup>'
+        f'<tr><th>{t("report.html.check")}</th><th class="num">{t("report.points")}</th><th></th></tr>'
+        f"{''.join(rows)}</table>"
+    )
 
 
 def _list_section(title: str, entries: list[str]) -> str:
@@ -138,13 +149,18 @@ def attention_section(picture: Mapping[str, Any] | None) -> str:
     if picture.get("error"):
         body = f'<div class="msg">{_text(picture["error"])}</div>'
     else:
-        verdict = (f'<span class="badge pass">{t("report.mask.matches")}</span>' if picture.get("matches")
-                   else f'<span class="badge fail">{t("report.mask.differs")}</span>')
+        verdict = (
+            f'<span class="badge pass">{t("report.mask.matches")}</span>'
+            if picture.get("matches")
+            else f'<span class="badge fail">{t("report.mask.differs")}</span>'
+        )
         findings = "".join(f"<li>{_text(f)}</li>" for f in picture.get("findings", []))
         body = f"<p>{verdict}</p><ul>{findings}</ul>"
     image = png_data_uri(mask_figure_png(picture))
-    return (f'<section id="attention"><h2>{t("report.mask.title")}</h2>{intro}{body}'
-            f'<img alt="{t("report.mask.alt")}" src="{image}"></section>')
+    return (
+        f'<section id="attention"><h2>{t("report.mask.title")}</h2>{intro}{body}'
+        f'<img alt="{t("report.mask.alt")}" src="{image}"></section>'
+    )
 
 
 def training_section(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
@@ -164,20 +180,31 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
     lines = []
     memorisation = training.get("memorisation")
     if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
-        detail = t("report.memorised_detail", validation=memorisation["validation_bleu"],
-                   test=memorisation["test_bleu"], gap=memorisation["gap"], threshold=memorisation["threshold"])
-        lines.append(f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>')
+        detail = t(
+            "report.memorised_detail",
+            validation=memorisation["validation_bleu"],
+            test=memorisation["test_bleu"],
+            gap=memorisation["gap"],
+            threshold=memorisation["threshold"],
+        )
+        lines.append(
+            f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>'
+        )
     if isinstance(training.get("method"), str):
         lines.append(f"<p>{_text(training['method'])}</p>")
     if series["final_bleu"] is not None:
         bar = t("report.training_bar_html", bar=threshold) if threshold is not None else ""
-        lines.append(f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>")
+        lines.append(
+            f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>"
+        )
     if training.get("message"):
         lines.append(f'<p class="note">{_text(training["message"])}</p>')
     png = training_figure_png(training, threshold)
     image = f'<img alt="{t("report.training_curve_alt")}" src="{png_data_uri(png)}">' if png else ""
-    return (f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
-            f"{_translation_examples(training)}</section>")
+    return (
+        f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
+        f"{_translation_examples(training)}</section>"
+    )
 
 
 def _translation_examples(training: Mapping[str, Any]) -> str:
@@ -185,15 +212,25 @@ def _translation_examples(training: Mapping[str, Any]) -> str:
     examples = evaluation.get("examples") if isinstance(evaluation, Mapping) else None
     if not examples:
         return ""
-    rows = "".join(f"<tr><td>{_text(e.get('src', ''))}</td><td>{_text(e.get('ref', ''))}</td>"
-                   f"<td>{_text(e.get('hyp', ''))}</td></tr>" for e in examples if isinstance(e, Mapping))
-    return (f"<h3>{t('report.examples_title')}</h3><table><tr><th>{t('report.examples.source')}</th>"
-            f"<th>{t('report.examples.reference')}</th><th>{t('report.examples.hypothesis')}</th></tr>"
-            f"{rows}</table>")
+    rows = "".join(
+        f"<tr><td>{_text(e.get('src', ''))}</td><td>{_text(e.get('ref', ''))}</td>"
+        f"<td>{_text(e.get('hyp', ''))}</td></tr>"
+        for e in examples
+        if isinstance(e, Mapping)
+    )
+    return (
+        f"<h3>{t('report.examples_title')}</h3><table><tr><th>{t('report.examples.source')}</th>"
+        f"<th>{t('report.examples.reference')}</th><th>{t('report.examples.hypothesis')}</th></tr>"
+        f"{rows}</table>"
+    )
 
 
-def render_html(result: SubmissionResult, config_parts: ConfigParts | None = None,
-                assignment: str = "", bleu_threshold: float | None = None) -> str:
+def render_html(
+    result: SubmissionResult,
+    config_parts: ConfigParts | None = None,
+    assignment: str = "",
+    bleu_threshold: float | None = None,
+) -> str:
     """The feedback page of one submission as one self-contained HTML document.
 
     Args:
@@ -213,29 +250,43 @@ def render_html(result: SubmissionResult, config_parts: ConfigParts | None = Non
     shown: set[str] = set()
     details = "".join(_part_details(part, shown) for part in parts)
     title = f"{assignment} — {result.submission}" if assignment else result.submission
-    status = t("report.html.status_line", status=html.escape(status_label(result.status)),
-               seconds=format_points(round(result.grading_seconds, 1)))
-    header = (f'<header><h1>{html.escape(title)}</h1><div class="sub">{status}'
-              f'</div><div class="score">{format_points(total)} <small>/ {format_points(possible)} '
-              f'{t("report.html.points_word")}</small></div></header>')
-    body = "".join([
-        header, _overview(parts),
-        _list_section(t("report.load_problems_long"), result.load_problems),
-        _list_section(t("report.notes"), result.notes),
-        attention_section(result.extras.get("attention_mask")),
-        training_section(result.extras.get("training"), bleu_threshold),
-        f"<section><h2>{t('report.html.checks')}</h2>{details}</section>",
-    ])
-    return (f"<!DOCTYPE html>\n<html lang=\"{t('report.html.lang')}\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            '<meta name="viewport" content="width=device-width,initial-scale=1">'
-            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
-            f"<body><main>{body}</main></body></html>\n")
+    status = t(
+        "report.html.status_line",
+        status=html.escape(status_label(result.status)),
+        seconds=format_points(round(result.grading_seconds, 1)),
+    )
+    header = (
+        f'<header><h1>{html.escape(title)}</h1><div class="sub">{status}'
+        f'</div><div class="score">{format_points(total)} <small>/ {format_points(possible)} '
+        f"{t('report.html.points_word')}</small></div></header>"
+    )
+    body = "".join(
+        [
+            header,
+            _overview(parts),
+            _list_section(t("report.load_problems_long"), result.load_problems),
+            _list_section(t("report.notes"), result.notes),
+            attention_section(result.extras.get("attention_mask")),
+            training_section(result.extras.get("training"), bleu_threshold),
+            f"<section><h2>{t('report.html.checks')}</h2>{details}</section>",
+        ]
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="{t("report.html.lang")}"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        f"<body><main>{body}</main></body></html>\n"
+    )
 
 
-def write_html(result: SubmissionResult, path: Path,
-               config_parts: ConfigParts | None = None, assignment: str = "",
-               bleu_threshold: float | None = None) -> None:
+def write_html(
+    result: SubmissionResult,
+    path: Path,
+    config_parts: ConfigParts | None = None,
+    assignment: str = "",
+    bleu_threshold: float | None = None,
+) -> None:
     """Write `render_html(...)` to a file.
 
     Args:

@@ -53,8 +53,7 @@ def score_cell(cell: str) -> str:
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
     """A GFM table; the cells must already be Markdown-safe (see `escape_cell`)."""
     align = ["---:" if is_number else "---" for is_number in numeric]
-    return [f"| {' | '.join(header)} |", f"|{'|'.join(align)}|",
-            *(f"| {' | '.join(row)} |" for row in rows)]
+    return [f"| {' | '.join(header)} |", f"|{'|'.join(align)}|", *(f"| {' | '.join(row)} |" for row in rows)]
 
 
 def _failed_checks(part: PartResult, shown: set[str]) -> str:
@@ -64,7 +63,9 @@ def _failed_checks(part: PartResult, shown: set[str]) -> str:
     by_message: dict[str, list[str]] = {}
     for check in part.checks:
         if not check.passed and not check.skipped:
-            by_message.setdefault(check.message or t("report.failed"), []).append(md_code(check.check_id, table=True))
+            by_message.setdefault(check.message or t("report.failed"), []).append(
+                md_code(check.check_id, table=True)
+            )
     lines = []
     for message, checks in by_message.items():
         # A message shared by many checks (e.g. an unreadable file) is written once.
@@ -74,8 +75,9 @@ def _failed_checks(part: PartResult, shown: set[str]) -> str:
     return "<br>".join(lines)
 
 
-def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = (),
-                      heading_level: int = 3) -> str:
+def render_submission(
+    result: SubmissionResult, columns: Sequence[PartColumn] = (), heading_level: int = 3
+) -> str:
     """One submission: a heading with the total, a table of parts with points and failed-check
     messages, then load problems and notes as lists.
 
@@ -91,23 +93,30 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
     parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
     total = format_score(graded_total(result), graded_possible(result))
     shown: set[str] = set()
-    rows = [[escape_cell(part_title(part.part, part.title)),
-             t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part)),
-             _failed_checks(part, shown)]
-            for part in parts]
+    rows = [
+        [
+            escape_cell(part_title(part.part, part.title)),
+            t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part)),
+            _failed_checks(part, shown),
+        ]
+        for part in parts
+    ]
     rows.append([f"**{t('report.total')}**", f"**{total}**", ""])
     header = [t("report.part"), t("report.points"), t("report.failed_checks")]
-    lines = [f"{'#' * heading_level} {md_code(result.submission)}: {total} ({escape_cell(status_label(result.status))})",
-             "", *_table(header, rows, [False, True, False])]
+    lines = [
+        f"{'#' * heading_level} {md_code(result.submission)}: {total} ({escape_cell(status_label(result.status))})",
+        "",
+        *_table(header, rows, [False, True, False]),
+    ]
     for key, entries in (("report.load_problems", result.load_problems), ("report.notes", result.notes)):
         if entries:
             lines.extend(["", f"**{t(key)}**", "", *(f"- {md_text(entry)}" for entry in entries)])
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(results: Sequence[SubmissionResult],
-                    config_parts: ConfigParts | None = None,
-                    title: str | None = None) -> str:
+def render_markdown(
+    results: Sequence[SubmissionResult], config_parts: ConfigParts | None = None, title: str | None = None
+) -> str:
     """The Markdown report of a batch (or a single submission).
 
     Args:
@@ -123,12 +132,21 @@ def render_markdown(results: Sequence[SubmissionResult],
     columns = part_columns(config_parts, results)
     lines = [f"## {escape_cell(title or t('report.summary_title'))}", ""]
     if len(results) > 1:
-        header = [t("report.submission"), *(escape_cell(part_title(column.name, column.title)) for column in columns), t("report.total"),
-                  t("report.status")]
-        rows = [[md_code(result.submission, table=True), *(score_cell(part_cell(result, c.name)) for c in columns),
-                 format_score(graded_total(result), graded_possible(result)),
-                 escape_cell(status_label(result.status))]
-                for result in results]
+        header = [
+            t("report.submission"),
+            *(escape_cell(part_title(column.name, column.title)) for column in columns),
+            t("report.total"),
+            t("report.status"),
+        ]
+        rows = [
+            [
+                md_code(result.submission, table=True),
+                *(score_cell(part_cell(result, c.name)) for c in columns),
+                format_score(graded_total(result), graded_possible(result)),
+                escape_cell(status_label(result.status)),
+            ]
+            for result in results
+        ]
         numeric = [False, *([True] * (len(columns) + 1)), False]
         lines.extend([*_table(header, rows, numeric), ""])
     sections = [render_submission(result, columns) for result in results]

@@ -37,8 +37,15 @@ def _escape_plain(text: str) -> str:
 
 def _escape_start(line: str) -> str:
     # "- x" or "1. x" after a list marker of ours would open a nested list.
-    return _LIST_START.sub(lambda m: m.group(1) + "\\" + m.group(2) if m.group(2) in "-+"
-                           else m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], line, count=1)
+    return _LIST_START.sub(
+        lambda m: (
+            m.group(1) + "\\" + m.group(2)
+            if m.group(2) in "-+"
+            else m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1]
+        ),
+        line,
+        count=1,
+    )
 
 
 def md_code(text: str, table: bool = False) -> str:
@@ -78,7 +85,7 @@ def md_text(text: str, table: bool = False) -> str:
     for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         pieces, last = [], 0
         for match in _CODE_SPAN.finditer(line):
-            pieces.append(_escape_plain(line[last:match.start()]))
+            pieces.append(_escape_plain(line[last : match.start()]))
             pieces.append(md_code(match.group(1), table=table))
             last = match.end()
         pieces.append(_escape_plain(line[last:]))

@@ -23,9 +23,18 @@ from typing import Any
 PAYLOAD_VERSION = 1
 
 
-def payload_test(name: str, passed: bool, score: float, message: str = "", *, test_code: str = "",
-                 filename: str = "", line_no: int = 0, seconds: float = 0.0,
-                 error: bool = False) -> dict[str, Any]:
+def payload_test(
+    name: str,
+    passed: bool,
+    score: float,
+    message: str = "",
+    *,
+    test_code: str = "",
+    filename: str = "",
+    line_no: int = 0,
+    seconds: float = 0.0,
+    error: bool = False,
+) -> dict[str, Any]:
     """One entry of a payload's `tests`.
 
     Args:
@@ -43,13 +52,21 @@ def payload_test(name: str, passed: bool, score: float, message: str = "", *, te
         The test as a dict.
     """
     status = "pass" if passed else ("error" if error else "fail")
-    return {"name": name, "status": status, "score": score, "message": message,
-            "test_code": test_code, "filename": filename, "line_no": line_no,
-            "execution_time": f"{seconds:.2f}s"}
+    return {
+        "name": name,
+        "status": status,
+        "score": score,
+        "message": message,
+        "test_code": test_code,
+        "filename": filename,
+        "line_no": line_no,
+        "execution_time": f"{seconds:.2f}s",
+    }
 
 
-def runner_payload(tests: Sequence[Mapping[str, Any]], max_score: float,
-                   status: str | None = None) -> dict[str, Any]:
+def runner_payload(
+    tests: Sequence[Mapping[str, Any]], max_score: float, status: str | None = None
+) -> dict[str, Any]:
     """A runner's payload: "pass" when every test passed, "error" when one errored, else "fail".
 
     Args:
@@ -135,14 +152,30 @@ def part_payloads(result: Any) -> dict[str, dict[str, Any]]:
         if part.checks and all(check.skipped for check in part.checks):
             continue
         if not part.checks:
-            tests = [payload_test(part.title, False, part.points, "This part was not graded.",
-                                  test_code=part.part, error=broken)]
+            tests = [
+                payload_test(
+                    part.title,
+                    False,
+                    part.points,
+                    "This part was not graded.",
+                    test_code=part.part,
+                    error=broken,
+                )
+            ]
             payloads[runner_id(part.part)] = runner_payload(tests, part.max_points)
             continue
-        tests = [payload_test(f"{part.title}: {check.check_id}", check.passed, check.points,
-                              "" if check.passed else check.message, test_code=check.check_id,
-                              error=broken and not check.passed)
-                 for check in part.checks if not check.skipped]
+        tests = [
+            payload_test(
+                f"{part.title}: {check.check_id}",
+                check.passed,
+                check.points,
+                "" if check.passed else check.message,
+                test_code=check.check_id,
+                error=broken and not check.passed,
+            )
+            for check in part.checks
+            if not check.skipped
+        ]
         possible = sum(check.max_points for check in part.checks if not check.skipped)
         payloads[runner_id(part.part)] = runner_payload(tests, possible)
     return payloads

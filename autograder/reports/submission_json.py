@@ -9,7 +9,7 @@ from typing import Any
 
 from autograder.results import SubmissionResult
 
-TIMING_DIGITS = 3   # grading_seconds is the only field that changes between identical gradings
+TIMING_DIGITS = 3  # grading_seconds is the only field that changes between identical gradings
 
 
 def json_safe(value: Any) -> Any:
@@ -39,8 +39,12 @@ def dumps_stable(data: Any) -> str:
     Returns:
         The JSON text.
     """
-    return json.dumps(json_safe(data), sort_keys=True, indent=2, ensure_ascii=False,
-                      allow_nan=False, default=str) + "\n"
+    return (
+        json.dumps(
+            json_safe(data), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False, default=str
+        )
+        + "\n"
+    )
 
 
 def submission_json(result: SubmissionResult) -> str:

@@ -59,8 +59,9 @@ def _render_rows(header: list[str], rows: list[list[str]], widths: list[int]) ->
     return [line(header), GAP.join("-" * w for w in widths), *(line(row) for row in rows)]
 
 
-def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartColumn],
-                   width: int | None = None) -> str:
+def render_summary(
+    results: Sequence[SubmissionResult], columns: Sequence[PartColumn], width: int | None = None
+) -> str:
     """One row per submission: a cell per part ("points/possible" or "skipped"), total, status.
 
     Part headers are the parts' titles when the table fits the width, else P1..Pn with a legend;
@@ -75,11 +76,15 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
         The table as text (no colour, no trailing newline).
     """
     width = terminal_width(width)
-    rows = [[result.submission,
-             *(part_cell(result, column.name) for column in columns),
-             format_score(graded_total(result), graded_possible(result)),
-             result.status]
-            for result in results]
+    rows = [
+        [
+            result.submission,
+            *(part_cell(result, column.name) for column in columns),
+            format_score(graded_total(result), graded_possible(result)),
+            result.status,
+        ]
+        for result in results
+    ]
     header = ["submission", *(column.title for column in columns), "total", "status"]
     widths = _layout(rows, header)
     legend: list[str] = []
@@ -98,9 +103,17 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
 def _wrap(text: str, width: int, indent: str = MESSAGE_INDENT) -> list[str]:
     lines = []
     for paragraph in text.splitlines() or [""]:
-        lines.extend(textwrap.wrap(paragraph, width=width, initial_indent=indent,
-                                   subsequent_indent=indent + "  ", break_long_words=True,
-                                   break_on_hyphens=False) or [indent.rstrip()])
+        lines.extend(
+            textwrap.wrap(
+                paragraph,
+                width=width,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_long_words=True,
+                break_on_hyphens=False,
+            )
+            or [indent.rstrip()]
+        )
     return lines
 
 
@@ -118,8 +131,9 @@ def _check_lines(check: CheckResult, name_width: int, width: int, shown: set[str
     return lines
 
 
-def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
-                   width: int | None = None) -> str:
+def render_details(
+    result: SubmissionResult, columns: Sequence[PartColumn] = (), width: int | None = None
+) -> str:
     """Everything about one submission: per part its checks (PASS/FAIL/SKIP) with the failure
     messages, then load problems (cell/line) and grader notes.
 
@@ -137,8 +151,11 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     total = format_score(graded_total(result), graded_possible(result))
     lines = [f"{result.submission}: {total} ({result.status})"]
     check_prefix = len("  PASS  ")
-    name_width = max([len(c.check_id) for p in parts for c in p.checks]
-                     + [len(p.title) - check_prefix for p in parts] + [20])
+    name_width = max(
+        [len(c.check_id) for p in parts for c in p.checks]
+        + [len(p.title) - check_prefix for p in parts]
+        + [20]
+    )
     title_width = name_width + check_prefix
     shown_messages: set[str] = set()
     for part in parts:
@@ -161,9 +178,9 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     return "\n".join(lines)
 
 
-def render_report(results: Sequence[SubmissionResult],
-                  config_parts: ConfigParts | None = None,
-                  width: int | None = None) -> str:
+def render_report(
+    results: Sequence[SubmissionResult], config_parts: ConfigParts | None = None, width: int | None = None
+) -> str:
     """The terminal report: the summary table, plus the details when there is one submission.
 
     Args:

@@ -1,4 +1,5 @@
 """Trusted-side client of the sandboxed worker: start-up with statement recovery, requests, replies, restarts."""
+
 from __future__ import annotations
 
 import itertools
@@ -30,10 +31,17 @@ def _with_device(values: dict[str, Any]) -> dict[str, Any]:
 class Worker:
     """A sandboxed worker holding one submission; a context manager. Calls are serialised by a lock."""
 
-    def __init__(self, statements: Sequence[Statement] | str, limits: Limits | None = None,
-                 grader_globals: dict[str, Any] | None = None, extra_paths: Sequence[Path] = (),
-                 *, helpers_source: str = "", data_paths: Sequence[Path] = (),
-                 deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        statements: Sequence[Statement] | str,
+        limits: Limits | None = None,
+        grader_globals: dict[str, Any] | None = None,
+        extra_paths: Sequence[Path] = (),
+        *,
+        helpers_source: str = "",
+        data_paths: Sequence[Path] = (),
+        deadline: float | None = None,
+    ) -> None:
         """Start the worker and run the student statements in it.
 
         Args:
@@ -55,8 +63,9 @@ class Worker:
             statement_list = [[str(label), int(line), str(code)] for label, line, code in statements]
         self._baseline = _with_device(dict(grader_globals or {}))
         self._output = OutputLog(self.limits.output_bytes)
-        self._launcher = Launcher(self.limits, statement_list, helpers_source, extra_paths, data_paths,
-                                  self._output)
+        self._launcher = Launcher(
+            self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output
+        )
         self._finalizer = weakref.finalize(self, self._launcher.release)
         self._lock = threading.RLock()
         self._handles: set[int] = set()
@@ -86,9 +95,18 @@ class Worker:
         self._check_budget()
         return name in self._report["names"]
 
-    def call(self, func: str, args: list[Any], *, kwargs: dict[str, Any] | None = None, set_globals: dict[str, Any] | None = None,
-             grad_wrt: list[int] | None = None, grad_output: torch.Tensor | None = None, seed: int = 0,
-             timeout_s: float | None = None) -> Any:
+    def call(
+        self,
+        func: str,
+        args: list[Any],
+        *,
+        kwargs: dict[str, Any] | None = None,
+        set_globals: dict[str, Any] | None = None,
+        grad_wrt: list[int] | None = None,
+        grad_output: torch.Tensor | None = None,
+        seed: int = 0,
+        timeout_s: float | None = None,
+    ) -> Any:
         """Call a student function (or "package.module:function" importable in the worker).
 
         Args:
@@ -100,13 +118,24 @@ class Worker:
         Returns:
             the result; with grad_wrt, {"output": result, "grads": [Tensor | None per index]}.
         """
-        return self._request("call", {"target": func, "seed": seed, "grad_wrt": grad_wrt},
-                             {"args": list(args), "kwargs": kwargs, "set_globals": set_globals,
-                              "grad": grad_output}, timeout_s)
+        return self._request(
+            "call",
+            {"target": func, "seed": seed, "grad_wrt": grad_wrt},
+            {"args": list(args), "kwargs": kwargs, "set_globals": set_globals, "grad": grad_output},
+            timeout_s,
+        )
 
-    def new(self, cls: str, args: list[Any], kwargs: dict[str, Any] | None = None, *, seed: int = 0,
-            set_globals: dict[str, Any] | None = None, substitute: dict[str, str] | None = None,
-            timeout_s: float | None = None) -> int:
+    def new(
+        self,
+        cls: str,
+        args: list[Any],
+        kwargs: dict[str, Any] | None = None,
+        *,
+        seed: int = 0,
+        set_globals: dict[str, Any] | None = None,
+        substitute: dict[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> int:
         """Construct cls(*args, **kwargs) under torch.manual_seed(seed).
 
         Args:
@@ -117,8 +146,12 @@ class Worker:
         """
         with self._lock:
             handle = self._last_handle + 1
-            self._request("new", {"target": cls, "seed": seed, "handle": handle, "substitute": substitute},
-                          {"args": list(args), "kwargs": kwargs, "set_globals": set_globals}, timeout_s)
+            self._request(
+                "new",
+                {"target": cls, "seed": seed, "handle": handle, "substitute": substitute},
+                {"args": list(args), "kwargs": kwargs, "set_globals": set_globals},
+                timeout_s,
+            )
             self._last_handle = handle
             self._handles.add(handle)
             return handle
@@ -133,17 +166,31 @@ class Worker:
 
     def load_state(self, handle: int, tensors: dict[str, torch.Tensor], strict: bool = True) -> None:
         """Load a state dict into the module (load_state_dict semantics)."""
-        self._request("load_state", {"handle": self._checked(handle), "strict": strict},
-                      {"tensors": dict(tensors)}, None)
+        self._request(
+            "load_state",
+            {"handle": self._checked(handle), "strict": strict},
+            {"tensors": dict(tensors)},
+            None,
+        )
 
     def state(self, handle: int, *, timeout_s: float | None = None) -> dict[str, torch.Tensor]:
         """Returns: the module's state_dict() as plain CPU tensors (e.g. weights after training)."""
         return expect_state(self._request("state", {"handle": self._checked(handle)}, {}, timeout_s))
 
-    def run(self, handle: int, method: str, args: list[Any], *, kwargs: dict[str, Any] | None = None,
-            mode: Literal["eval", "train"] = "eval", seed: int = 0, set_globals: dict[str, Any] | None = None,
-            grad: torch.Tensor | None = None, grad_wrt: list[int] | None = None,
-            timeout_s: float | None = None) -> Any:
+    def run(
+        self,
+        handle: int,
+        method: str,
+        args: list[Any],
+        *,
+        kwargs: dict[str, Any] | None = None,
+        mode: Literal["eval", "train"] = "eval",
+        seed: int = 0,
+        set_globals: dict[str, Any] | None = None,
+        grad: torch.Tensor | None = None,
+        grad_wrt: list[int] | None = None,
+        timeout_s: float | None = None,
+    ) -> Any:
         """Run module.<method>(*args) ("forward" calls the module itself; dotted paths reach submodules).
 
         Args:
@@ -154,10 +201,19 @@ class Worker:
             the output; with grad/grad_wrt, {"output", "param_grads": {name: Tensor | None},
             "grads": [...] (with grad_wrt)}.
         """
-        return self._request("run", {"handle": self._checked(handle), "target": method, "method": method,
-                                     "mode": mode, "seed": seed, "grad_wrt": grad_wrt},
-                             {"args": list(args), "kwargs": kwargs, "set_globals": set_globals,
-                              "grad": grad}, timeout_s)
+        return self._request(
+            "run",
+            {
+                "handle": self._checked(handle),
+                "target": method,
+                "method": method,
+                "mode": mode,
+                "seed": seed,
+                "grad_wrt": grad_wrt,
+            },
+            {"args": list(args), "kwargs": kwargs, "set_globals": set_globals, "grad": grad},
+            timeout_s,
+        )
 
     def release(self, handle: int) -> None:
         """Drop the worker's reference to a built object."""
@@ -207,8 +263,10 @@ class Worker:
         if handle in self._handles:
             return handle
         if 0 < handle <= self._last_handle:
-            raise WorkerFailure(f"object handle {handle} was lost when the worker restarted after an "
-                                "earlier failure; build it again")
+            raise WorkerFailure(
+                f"object handle {handle} was lost when the worker restarted after an "
+                "earlier failure; build it again"
+            )
         raise ValueError(f"unknown object handle {handle!r}")
 
     def _frame(self, fields: dict[str, Any], values: dict[str, Any]) -> bytes:
@@ -218,7 +276,9 @@ class Worker:
         header.update({key: encoder.encode(value) for key, value in values.items() if value is not None})
         return pack_frame(header, encoder.tensors)
 
-    def _request(self, op: str, fields: dict[str, Any], values: dict[str, Any], timeout_s: float | None) -> Any:
+    def _request(
+        self, op: str, fields: dict[str, Any], values: dict[str, Any], timeout_s: float | None
+    ) -> Any:
         with self._lock:
             if self._closed:
                 raise WorkerFailure("the worker was closed")
@@ -271,13 +331,17 @@ class Worker:
                 self._discard()
                 raise WorkerFailure(f"worker sent a malformed reply: {exc}") from None
         if status == "error":
-            raise StudentError(text(header.get("exc_type")) or "Exception", text(header.get("message")),
-                               text(header.get("where")))
+            raise StudentError(
+                text(header.get("exc_type")) or "Exception",
+                text(header.get("message")),
+                text(header.get("where")),
+            )
         if status == "oom":
             self._discard()
             where = text(header.get("where"))
-            raise WorkerFailure(f"ran out of memory (limit {self.limits.memory_mb} MB)"
-                                + (f" at {where}" if where else ""))
+            raise WorkerFailure(
+                f"ran out of memory (limit {self.limits.memory_mb} MB)" + (f" at {where}" if where else "")
+            )
         if status == "invalid":
             raise WorkerFailure(f"the worker rejected the request: {text(header.get('message'))}")
         self._discard()

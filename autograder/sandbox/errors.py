@@ -1,4 +1,5 @@
 """Exceptions the sandbox client raises: the worker failed, or student code raised."""
+
 from __future__ import annotations
 
 

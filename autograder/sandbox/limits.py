@@ -1,4 +1,5 @@
 """Resource limits and isolation settings for one sandboxed worker."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

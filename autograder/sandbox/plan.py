@@ -1,4 +1,5 @@
 """How a worker is started: its private directory, what it may see, its command line and environment."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -28,7 +29,17 @@ RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRADER_PACKAGES = ("autograder", "reference")
 SYSTEM_NAMES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
-UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private")
+UNSHARE_FLAGS = (
+    "--mount",
+    "--net",
+    "--pid",
+    "--ipc",
+    "--uts",
+    "--fork",
+    "--kill-child",
+    "--propagation",
+    "private",
+)
 FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
 PASSED_THROUGH_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "GLIBC_TUNABLES")
 
@@ -59,9 +70,16 @@ def _namespaces_work() -> bool:
     if HostState.namespace_probe is None:
         unshare = shutil.which("unshare")
         try:
-            HostState.namespace_probe = unshare is not None and subprocess.run(
-                [unshare, *UNSHARE_FLAGS, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
-                timeout=10).returncode == 0
+            HostState.namespace_probe = (
+                unshare is not None
+                and subprocess.run(
+                    [unshare, *UNSHARE_FLAGS, "--", "true"],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=10,
+                ).returncode
+                == 0
+            )
         except (OSError, subprocess.TimeoutExpired):
             HostState.namespace_probe = False
     return HostState.namespace_probe
@@ -105,19 +123,30 @@ def choose_isolation(limits: Limits) -> str:
     if wanted == "weak":
         return "weak"
     if root:
-        why = "the root jail failed (mount/pid/network namespaces with util-linux unshare)" \
-            if wanted != "userns" else "the user-namespace jail is for graders that are not root"
+        why = (
+            "the root jail failed (mount/pid/network namespaces with util-linux unshare)"
+            if wanted != "userns"
+            else "the user-namespace jail is for graders that are not root"
+        )
     else:
-        why = "the user-namespace jail needs a non-root grader" if wanted == "namespace" \
+        why = (
+            "the user-namespace jail needs a non-root grader"
+            if wanted == "namespace"
             else f"unprivileged user namespaces are not available ({_userns_problem()})"
+        )
     raise IsolationUnavailable(
         f"refusing to run student code without a jail: {why}; see docs/SECURITY.md (Hosts) for the "
-        "fix, or set worker.isolation: weak (--isolation weak) to grade with the best-effort audit hook")
+        "fix, or set worker.isolation: weak (--isolation weak) to grade with the best-effort audit hook"
+    )
 
 
 def pick_uid(limits: Limits) -> int:
     """Returns: limits.sandbox_uid, or a fresh uid in [2**20, 2**31) that no account uses."""
-    return limits.sandbox_uid if limits.sandbox_uid is not None else FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
+    return (
+        limits.sandbox_uid
+        if limits.sandbox_uid is not None
+        else FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
+    )
 
 
 def sandbox_uid(uid: int, isolation: str) -> int | None:
@@ -234,8 +263,14 @@ def python_dirs(system_roots: Sequence[str], hidden: Sequence[str]) -> list[str]
     the worker runs with -I, and those may be the script's directory or /tmp."""
     venv = os.path.realpath(sys.prefix)
     site_dirs = site.getsitepackages()
-    candidates = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *site_dirs,
-                  *(path for site_dir in site_dirs for path in _pth_paths(site_dir))]
+    candidates = [
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        sys.prefix,
+        sys.exec_prefix,
+        *site_dirs,
+        *(path for site_dir in site_dirs for path in _pth_paths(site_dir)),
+    ]
     never = ["/", os.path.realpath(tempfile.gettempdir())]  # would expose other sandboxes
     chosen: list[str] = []
     for candidate in sorted({os.path.realpath(c) for c in candidates if c}, key=len):
@@ -266,8 +301,11 @@ def preload_candidates(sources: Sequence[str]) -> list[str]:
     names: list[str] = []
     for source in sources:
         for match in _IMPORT_LINE.finditer(source):
-            found = [match.group(1)] if match.group(1) else \
-                [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
+            found = (
+                [match.group(1)]
+                if match.group(1)
+                else [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
+            )
             names.extend(name for name in found if name.isidentifier() and name not in names)
     visible = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *site.getsitepackages())]
     hidden = hidden_paths()
@@ -278,15 +316,24 @@ def preload_candidates(sources: Sequence[str]) -> list[str]:
         except (ImportError, ValueError):
             continue
         origin = spec.origin if spec else None
-        if spec is None or (origin not in (None, "built-in", "frozen")
-                            and not visible_by_deepest_root(os.path.realpath(origin), visible, hidden)):
+        if spec is None or (
+            origin not in (None, "built-in", "frozen")
+            and not visible_by_deepest_root(os.path.realpath(origin), visible, hidden)
+        ):
             continue
         chosen.append(name)
     return chosen[:MAX_PRELOAD]
 
 
-def build_config(limits: Limits, isolation: str, uid: int | None, sandbox: SandboxDir,
-                 device: str, data_paths: Sequence[Path], preload: Sequence[str] = ()) -> dict[str, Any]:
+def build_config(
+    limits: Limits,
+    isolation: str,
+    uid: int | None,
+    sandbox: SandboxDir,
+    device: str,
+    data_paths: Sequence[Path],
+    preload: Sequence[str] = (),
+) -> dict[str, Any]:
     """Args: settings for one start. Returns: the JSON config the worker bootstrap reads."""
     links, dirs = system_layout()
     system_roots = dirs + [os.path.realpath("/" + name) for name in links]
@@ -298,16 +345,34 @@ def build_config(limits: Limits, isolation: str, uid: int | None, sandbox: Sandb
     py_dirs = python_dirs(system_roots, hidden)
     memory_rlimit = "data" if device.startswith("cuda") else "as"  # CUDA reserves huge address space
     return {
-        "isolation": isolation, "uid": uid, "device": device, "preload": list(preload),
+        "isolation": isolation,
+        "uid": uid,
+        "device": device,
+        "preload": list(preload),
         "bwrap": userns.bwrap_binary() if isolation == "userns" else None,
-        "jail_root": str(sandbox.jail_root), "lib_dir": str(sandbox.lib),
-        "jail": {"system_links": links, "system_dirs": dirs, "python_dirs": py_dirs,
-                 "data_dirs": data, "hidden": hidden, "tmp_mb": limits.tmp_mb},
-        "limits": {"memory_mb": limits.memory_mb, "memory_rlimit": memory_rlimit,
-                   "cpu_s": limits.cpu_s, "file_mb": limits.file_mb,
-                   "processes": limits.processes, "threads": limits.threads},
-        "policy": {"read_roots": [*system_roots, *py_dirs, *data, str(sandbox.path), "/proc", "/sys", "/dev"],
-                   "write_roots": [str(sandbox.work)], "hidden_roots": hidden},
+        "jail_root": str(sandbox.jail_root),
+        "lib_dir": str(sandbox.lib),
+        "jail": {
+            "system_links": links,
+            "system_dirs": dirs,
+            "python_dirs": py_dirs,
+            "data_dirs": data,
+            "hidden": hidden,
+            "tmp_mb": limits.tmp_mb,
+        },
+        "limits": {
+            "memory_mb": limits.memory_mb,
+            "memory_rlimit": memory_rlimit,
+            "cpu_s": limits.cpu_s,
+            "file_mb": limits.file_mb,
+            "processes": limits.processes,
+            "threads": limits.threads,
+        },
+        "policy": {
+            "read_roots": [*system_roots, *py_dirs, *data, str(sandbox.path), "/proc", "/sys", "/dev"],
+            "write_roots": [str(sandbox.work)],
+            "hidden_roots": hidden,
+        },
     }
 
 
@@ -330,14 +395,25 @@ def build_env(limits: Limits, isolation: str, sandbox: SandboxDir) -> dict[str, 
     home = JAIL_HOME if isolation in JAILED_MODES else str(sandbox.work)
     threads = str(limits.threads)
     env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home,
-        "USER": "student", "LOGNAME": "student",  # getpass.getuser() without a passwd entry
-        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "USER": "student",
+        "LOGNAME": "student",  # getpass.getuser() without a passwd entry
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "OPENBLAS_NUM_THREADS": threads,
         "OMP_WAIT_POLICY": "PASSIVE",  # measured: active spinning slows training 3-5x under load
-        "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/.matplotlib", "XDG_CACHE_HOME": f"{home}/.cache",
-        "HF_HOME": f"{home}/.hf", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "HF_HOME": f"{home}/.hf",
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
         "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
     }
     env.update({key: os.environ[key] for key in PASSED_THROUGH_ENV if key in os.environ})

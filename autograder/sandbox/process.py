@@ -1,4 +1,5 @@
 """One worker OS process: spawning it, exchanging frames over pipes under a deadline, keeping its output, killing it."""
+
 from __future__ import annotations
 
 import collections
@@ -54,7 +55,7 @@ class OutputLog:
         self.total_bytes += len(data)
         if len(data) >= self.cap:
             self._chunks.clear()
-            data, self._size = data[-self.cap:], 0
+            data, self._size = data[-self.cap :], 0
         self._chunks.append(data)
         self._size += len(data)
         while self._size > self.cap:
@@ -85,15 +86,18 @@ class _FrameReader:
             return None
         head_len, blob_len = PREFIX.unpack_from(self.buffer)
         if head_len > MAX_HEADER_BYTES or blob_len > self.max_blob:
-            raise ExchangeError("protocol", f"a reply of {(head_len + blob_len) >> 20} MB is over the reply "
-                                            f"limit of {self.max_blob >> 20} MB (worker.reply_mb); "
-                                            "it was refused without being read")
+            raise ExchangeError(
+                "protocol",
+                f"a reply of {(head_len + blob_len) >> 20} MB is over the reply "
+                f"limit of {self.max_blob >> 20} MB (worker.reply_mb); "
+                "it was refused without being read",
+            )
         end = PREFIX.size + head_len + blob_len
         if len(self.buffer) < end:
             return None
         view = memoryview(self.buffer)
-        head = bytes(view[PREFIX.size:PREFIX.size + head_len])
-        blob = bytes(view[PREFIX.size + head_len:end])  # one copy, not a slice and then a copy
+        head = bytes(view[PREFIX.size : PREFIX.size + head_len])
+        blob = bytes(view[PREFIX.size + head_len : end])  # one copy, not a slice and then a copy
         view.release()
         if len(self.buffer) == end:
             self.buffer = bytearray()  # frees the reply's buffer at once
@@ -112,16 +116,23 @@ def _nonblocking(fd: int) -> None:
 class WorkerProcess:
     """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
 
-    def __init__(self, build_argv: Callable[[Sequence[int]], list[str]], env: dict[str, str], cwd: str,
-                 output: OutputLog, with_status_pipe: bool, max_reply_bytes: int,
-                 memory_limit_mb: int | None = None) -> None:
+    def __init__(
+        self,
+        build_argv: Callable[[Sequence[int]], list[str]],
+        env: dict[str, str],
+        cwd: str,
+        output: OutputLog,
+        with_status_pipe: bool,
+        max_reply_bytes: int,
+        memory_limit_mb: int | None = None,
+    ) -> None:
         """Args:
-            build_argv: given the child's (request, reply, status) fds, returns the command line.
-            env: the whole environment; cwd: working directory.
-            output: where the worker's stdout/stderr go.
-            with_status_pipe: jailed modes: the reaper reports the worker's exit status.
-            max_reply_bytes: replies larger than this fail the request.
-            memory_limit_mb: limit of the resident memory of the whole process tree (None: none).
+        build_argv: given the child's (request, reply, status) fds, returns the command line.
+        env: the whole environment; cwd: working directory.
+        output: where the worker's stdout/stderr go.
+        with_status_pipe: jailed modes: the reaper reports the worker's exit status.
+        max_reply_bytes: replies larger than this fail the request.
+        memory_limit_mb: limit of the resident memory of the whole process tree (None: none).
         """
         request_r, self.request_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -130,8 +141,15 @@ class WorkerProcess:
         child_fds = (request_r, reply_w, status_w)
         try:
             self.proc = subprocess.Popen(
-                build_argv(child_fds), stdin=subprocess.DEVNULL, stdout=output_w, stderr=output_w,
-                pass_fds=[fd for fd in child_fds if fd >= 0], env=env, cwd=cwd, start_new_session=True)
+                build_argv(child_fds),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=[fd for fd in child_fds if fd >= 0],
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
         finally:
             for fd in (*child_fds, output_w):
                 if fd >= 0:
@@ -156,8 +174,9 @@ class WorkerProcess:
         """Whether the process is still running."""
         return self.proc.poll() is None
 
-    def exchange(self, frame: bytes, deadline: float,
-                 on_event: Callable[[dict[str, Any]], float | None] | None = None) -> tuple[dict[str, Any], bytes]:
+    def exchange(
+        self, frame: bytes, deadline: float, on_event: Callable[[dict[str, Any]], float | None] | None = None
+    ) -> tuple[dict[str, Any], bytes]:
         """Send a request frame and wait for its reply, draining output meanwhile.
 
         Args:
@@ -210,7 +229,7 @@ class WorkerProcess:
 
     def _write_some(self, pending: memoryview) -> memoryview:
         try:
-            return pending[os.write(self.request_w, pending[:_READ_CHUNK]):]
+            return pending[os.write(self.request_w, pending[:_READ_CHUNK]) :]
         except BlockingIOError:
             return pending
         except BrokenPipeError:
@@ -244,8 +263,10 @@ class WorkerProcess:
     def _raise_died(self) -> None:
         description = self.exit_description()
         if self.memory_watch is not None and self.memory_watch.tripped:
-            raise ExchangeError("memory", f"ran out of memory (limit {self.memory_watch.limit_mb} MB, "
-                                          "all its processes together)")
+            raise ExchangeError(
+                "memory",
+                f"ran out of memory (limit {self.memory_watch.limit_mb} MB, all its processes together)",
+            )
         raise ExchangeError("died", description)
 
     def exit_description(self) -> str:
@@ -266,8 +287,12 @@ class WorkerProcess:
         if not status and self.status_r >= 0 and code is not None and 128 < code < 128 + 65:
             signum = code - 128  # the reaper itself was killed; unshare/bwrap report 128 + signal
         if signum:
-            return _SIGNAL_MEANINGS.get(signum, f"was killed by signal {signal.Signals(signum).name}"
-                                        if signum in signal.Signals._value2member_map_ else f"signal {signum}")
+            return _SIGNAL_MEANINGS.get(
+                signum,
+                f"was killed by signal {signal.Signals(signum).name}"
+                if signum in signal.Signals._value2member_map_
+                else f"signal {signum}",
+            )
         exit_code = status.get("exit_code", code) if status else code
         return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
 

@@ -1,4 +1,5 @@
 """Validation of untrusted reply values: each is checked for shape and rebuilt from plain types."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -31,12 +32,23 @@ def clean_report(value: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> dic
     for item in [*(value.get("errors") or []), *extra_errors]:
         if isinstance(item, dict):
             line = item.get("line")
-            errors.append({"label": text(item.get("label")), "line": line if type(line) is int else None,
-                           "exc_type": text(item.get("exc_type")), "message": text(item.get("message")),
-                           "where": text(item.get("where")), "memory": item.get("memory") is True})
+            errors.append(
+                {
+                    "label": text(item.get("label")),
+                    "line": line if type(line) is int else None,
+                    "exc_type": text(item.get("exc_type")),
+                    "message": text(item.get("message")),
+                    "where": text(item.get("where")),
+                    "memory": item.get("memory") is True,
+                }
+            )
     errors.sort(key=lambda e: (e["label"], e["line"] or 0))
-    return {"functions": _str_list(value.get("functions")), "classes": _str_list(value.get("classes")),
-            "names": _str_list(value.get("names")), "errors": errors}
+    return {
+        "functions": _str_list(value.get("functions")),
+        "classes": _str_list(value.get("classes")),
+        "names": _str_list(value.get("names")),
+        "errors": errors,
+    }
 
 
 def expect_params(value: Any) -> list[tuple[str, list[int]]]:
@@ -45,8 +57,13 @@ def expect_params(value: Any) -> list[tuple[str, list[int]]]:
         raise _malformed("parameter list")
     result = []
     for item in value:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-                and isinstance(item[1], list) and all(type(n) is int for n in item[1])):
+        if not (
+            isinstance(item, list)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], list)
+            and all(type(n) is int for n in item[1])
+        ):
             raise _malformed("parameter entry")
         result.append((item[0], list(item[1])))
     return result
@@ -55,8 +72,8 @@ def expect_params(value: Any) -> list[tuple[str, list[int]]]:
 def expect_modules(value: Any) -> list[tuple[str, str]]:
     """Args: modules reply. Returns: [(name, class name)] (WorkerFailure if malformed)."""
     if not isinstance(value, list) or not all(
-            isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) for s in item)
-            for item in value):
+        isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) for s in item) for item in value
+    ):
         raise _malformed("module list")
     return [(item[0], item[1]) for item in value]
 
@@ -64,6 +81,7 @@ def expect_modules(value: Any) -> list[tuple[str, str]]:
 def expect_state(value: Any) -> dict[str, torch.Tensor]:
     """Args: state reply. Returns: {name: Tensor} (WorkerFailure if malformed)."""
     if not isinstance(value, dict) or not all(
-            isinstance(k, str) and type(v) is torch.Tensor for k, v in value.items()):
+        isinstance(k, str) and type(v) is torch.Tensor for k, v in value.items()
+    ):
         raise _malformed("state dict")
     return value

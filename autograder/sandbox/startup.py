@@ -1,4 +1,5 @@
 """Starting a submission's workers: spawn (a standby after failures), load statements, skip ones that kill it."""
+
 from __future__ import annotations
 
 import json
@@ -50,11 +51,17 @@ class Spawned:
     def describe(self) -> dict[str, Any]:
         """Returns: the protections in force, for reports."""
         jailed = self.isolation in JAILED_MODES
-        files = {"namespace": "chroot of read-only system and Python dirs",
-                 "userns": "bubblewrap root of read-only system and Python dirs"}
-        return {"mode": self.isolation, "uid": self.uid, "memory_rlimit": self.memory_rlimit,
-                "network": "none (network namespace)" if jailed else "audit hook (best effort)",
-                "files": files.get(self.isolation, "audit hook (best effort)")}
+        files = {
+            "namespace": "chroot of read-only system and Python dirs",
+            "userns": "bubblewrap root of read-only system and Python dirs",
+        }
+        return {
+            "mode": self.isolation,
+            "uid": self.uid,
+            "memory_rlimit": self.memory_rlimit,
+            "network": "none (network namespace)" if jailed else "audit hook (best effort)",
+            "files": files.get(self.isolation, "audit hook (best effort)"),
+        }
 
 
 @dataclass
@@ -70,8 +77,15 @@ class Loaded:
 class Launcher:
     """Owns a submission's sandbox directory and its worker processes (current and standby)."""
 
-    def __init__(self, limits: Limits, statements: list[list[Any]], helpers_source: str,
-                 extra_paths: Sequence[Path], data_paths: Sequence[Path], output: OutputLog) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        statements: list[list[Any]],
+        helpers_source: str,
+        extra_paths: Sequence[Path],
+        data_paths: Sequence[Path],
+        output: OutputLog,
+    ) -> None:
         """Args: as for Worker; output: the log every process of this submission prints into."""
         self.limits, self.statements, self.helpers_source = limits, statements, helpers_source
         self.data_paths, self.output = list(data_paths), output
@@ -86,12 +100,19 @@ class Launcher:
         """Start a worker process (jail, limits, import torch); it then waits for its load request."""
         isolation = choose_isolation(self.limits)
         uid = sandbox_uid(self.uid, isolation)
-        config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
+        config = build_config(
+            self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload
+        )
         config_path = self.sandbox.write_config(json.dumps(config))
-        process = WorkerProcess(lambda fds: build_command(isolation, self.sandbox, config_path, fds),
-                                build_env(self.limits, isolation, self.sandbox), str(self.sandbox.work),
-                                self.output, isolation in JAILED_MODES, self.limits.reply_mb << 20,
-                                memory_limit_mb=self.limits.memory_mb)
+        process = WorkerProcess(
+            lambda fds: build_command(isolation, self.sandbox, config_path, fds),
+            build_env(self.limits, isolation, self.sandbox),
+            str(self.sandbox.work),
+            self.output,
+            isolation in JAILED_MODES,
+            self.limits.reply_mb << 20,
+            memory_limit_mb=self.limits.memory_mb,
+        )
         return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
 
     def discard(self, device: str | None) -> None:
@@ -121,32 +142,49 @@ class Launcher:
             self.current = spawned.process
             running: dict[str, Any] = {}
             # each statement gets timeout_s; progress events cannot stretch the load beyond this
-            hard_deadline = spawned.began + self.limits.startup_timeout_s \
+            hard_deadline = (
+                spawned.began
+                + self.limits.startup_timeout_s
                 + self.limits.timeout_s * max(10, len(self.statements))
+            )
 
             # Called only while this statement runs, so it sees this iteration's values.
             def on_event(event: dict[str, Any]) -> float:
                 at, line = event.get("at"), event.get("line")
-                if isinstance(at, list) and len(at) == 2 and all(type(v) is int for v in at) \
-                        and 0 <= at[0] < len(self.statements) and type(line) is int:  # untrusted
+                if (
+                    isinstance(at, list)
+                    and len(at) == 2
+                    and all(type(v) is int for v in at)
+                    and 0 <= at[0] < len(self.statements)
+                    and type(line) is int
+                ):  # untrusted
                     running.update(at=tuple(at), line=line)  # noqa: B023
                 return min(time.monotonic() + self.limits.timeout_s, hard_deadline, budget)  # noqa: B023
 
             budget = deadline if deadline is not None else float("inf")
             try:
-                reply = spawned.process.exchange(self._load_frame(baseline),
-                                                 min(spawned.began + self.limits.startup_timeout_s, budget),
-                                                 on_event)
+                reply = spawned.process.exchange(
+                    self._load_frame(baseline),
+                    min(spawned.began + self.limits.startup_timeout_s, budget),
+                    on_event,
+                )
             except ExchangeError as exc:
                 self.discard(None)
                 if exc.kind == "timeout" and time.monotonic() >= budget:
                     raise BudgetSpent(BUDGET_REASON) from None
-                if not running and exc.kind == "died" and not retried_isolation \
-                        and HostState.learn_from_exit(spawned.isolation, spawned.process.proc.returncode):
+                if (
+                    not running
+                    and exc.kind == "died"
+                    and not retried_isolation
+                    and HostState.learn_from_exit(spawned.isolation, spawned.process.proc.returncode)
+                ):
                     retried_isolation = True  # e.g. no mount permission in a container: go plain
                     continue
-                if running and len(self.skipped) < self.limits.max_skipped_statements \
-                        and running["at"] not in self.skipped:
+                if (
+                    running
+                    and len(self.skipped) < self.limits.max_skipped_statements
+                    and running["at"] not in self.skipped
+                ):
                     self._skip(running["at"], running["line"], exc)
                     continue
                 raise WorkerFailure(self._failure(exc, running)) from None
@@ -163,9 +201,14 @@ class Launcher:
 
     def _load_frame(self, baseline: dict[str, Any]) -> bytes:
         encoder = Encoder(trusted_flatten)
-        header = {"op": "load", "id": LOAD_REQUEST_ID, "statements": self.statements,
-                  "helpers": self.helpers_source, "skip": [list(at) for at in self.skipped],
-                  "globals": encoder.encode(baseline)}
+        header = {
+            "op": "load",
+            "id": LOAD_REQUEST_ID,
+            "statements": self.statements,
+            "helpers": self.helpers_source,
+            "skip": [list(at) for at in self.skipped],
+            "globals": encoder.encode(baseline),
+        }
         return pack_frame(header, encoder.tensors)
 
     def _report(self, reply: tuple[dict[str, Any], bytes]) -> dict[str, Any]:
@@ -190,18 +233,33 @@ class Launcher:
             message = f"the worker process {exc.detail} while running this statement; it was skipped"
         else:
             message = f"this statement broke the worker protocol ({exc.detail}); it was skipped"
-        self.skipped[at] = {"label": label, "line": line, "exc_type": "WorkerFailure",
-                            "message": message, "where": f"{label}, line {line}", "memory": False}
+        self.skipped[at] = {
+            "label": label,
+            "line": line,
+            "exc_type": "WorkerFailure",
+            "message": message,
+            "where": f"{label}, line {line}",
+            "memory": False,
+        }
 
     def _failure(self, exc: ExchangeError, running: dict[str, Any]) -> str:
         if exc.kind == "timeout":
-            detail = f"timed out after {self.limits.startup_timeout_s:g} s" if not running \
+            detail = (
+                f"timed out after {self.limits.startup_timeout_s:g} s"
+                if not running
                 else f"timed out after {self.limits.timeout_s:g} s"
+            )
         else:
             detail = f"worker process {exc.detail}" if exc.kind in ("died", "memory") else exc.detail
-        where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" \
-            if running else ""
+        where = (
+            f" while running {self.statements[running['at'][0]][0]}, line {running['line']}"
+            if running
+            else ""
+        )
         tail = self.output.tail(3) if not running else ""  # bootstrap errors, not student prints
-        hint = f" (memory_mb={self.limits.memory_mb} may be too low to import torch)" \
-            if "failed to map segment" in tail or "MemoryError" in tail else ""
+        hint = (
+            f" (memory_mb={self.limits.memory_mb} may be too low to import torch)"
+            if "failed to map segment" in tail or "MemoryError" in tail
+            else ""
+        )
         return f"worker failed to start: {detail}{where}{hint}" + (f"; it printed: {tail}" if tail else "")

@@ -1,4 +1,5 @@
 """Memory limit for a worker's process tree: a watchdog sums resident memory over /proc, kills it past the limit."""
+
 from __future__ import annotations
 
 import contextlib
@@ -24,7 +25,7 @@ def _parent_map() -> dict[int, list[int]]:
         except OSError:
             continue  # gone meanwhile
         # the command name (field 2) may hold spaces and parentheses: parse after the last ")"
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1:
             children[int(fields[1])].append(int(name))
     return children

@@ -1,4 +1,5 @@
 """The jail without root: bubblewrap builds user, mount, pid, network, IPC and UTS namespaces with a read-only view."""
+
 from __future__ import annotations
 
 import glob
@@ -14,8 +15,19 @@ from autograder.worker_runtime.jail import JAIL_HOME, JAIL_LIB
 JAIL_CONFIG = "/sandbox/config.json"
 JAIL_UID = 1000  # the student's uid inside the user namespace (not 0: no capabilities there)
 # Every namespace bubblewrap knows; nested user namespaces are refused (no capabilities to regain).
-NAMESPACE_FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-                   "--new-session", "--hostname", "sandbox", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID))
+NAMESPACE_FLAGS = (
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--hostname",
+    "sandbox",
+    "--uid",
+    str(JAIL_UID),
+    "--gid",
+    str(JAIL_UID),
+)
 GPU_DEVICES = ("/dev/nvidia*", "/dev/dri")
 
 
@@ -82,8 +94,20 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
         for pattern in GPU_DEVICES:
             for node in sorted(glob.glob(pattern)):
                 args += ["--dev-bind-try", node, node]
-    args += ["--perms", "1777", "--size", str(spec["tmp_mb"] << 20), "--tmpfs", JAIL_HOME,
-             "--perms", "1777", "--size", str(16 << 20), "--tmpfs", "/dev/shm"]
+    args += [
+        "--perms",
+        "1777",
+        "--size",
+        str(spec["tmp_mb"] << 20),
+        "--tmpfs",
+        JAIL_HOME,
+        "--perms",
+        "1777",
+        "--size",
+        str(16 << 20),
+        "--tmpfs",
+        "/dev/shm",
+    ]
     # Shallow paths first, so the deepest decides (as in the root jail): the venv shows through
     # the hidden project, a hidden package inside site-packages stays hidden.
     layers = [(path, False) for path in spec["python_dirs"] + spec["data_dirs"]]

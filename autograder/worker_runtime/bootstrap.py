@@ -1,4 +1,5 @@
 """Worker entry point: confine the process (jail, user, limits), then import torch and serve requests."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,10 @@ from typing import Any
 from . import guards, jail
 
 # What the grader runs with `python -I -B -u -c BOOT_CODE lib_dir config request_fd reply_fd status_fd`.
-BOOT_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); "
-             "from worker_runtime.bootstrap import main; main(sys.argv[1:])")
+BOOT_CODE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from worker_runtime.bootstrap import main; main(sys.argv[1:])"
+)
 EXIT_DROP_FAILED = 76  # plain isolation as root, but switching to the sandbox user was refused
 
 
@@ -35,11 +38,18 @@ def main(argv: list[str]) -> None:
             jail.drop_privileges(config["uid"])
         stage = "limits"
         # in a user namespace RLIMIT_NPROC counts only the namespace's own processes (Linux >= 5.14)
-        jail.apply_rlimits(config["limits"], limit_processes=config["uid"] is not None
-                           or config["isolation"] == "userns")
+        jail.apply_rlimits(
+            config["limits"], limit_processes=config["uid"] is not None or config["isolation"] == "userns"
+        )
     except Exception as exc:
         sys.stderr.write(f"worker setup failed ({stage}): {exc}\n")
-        code = jail.EXIT_JAIL_FAILED if config["isolation"] == "namespace" else EXIT_DROP_FAILED if stage == "user" else 1
+        code = (
+            jail.EXIT_JAIL_FAILED
+            if config["isolation"] == "namespace"
+            else EXIT_DROP_FAILED
+            if stage == "user"
+            else 1
+        )
         os._exit(code)
     _clean_sys_path(config, lib_dir, in_namespace)
     if in_namespace:  # the host path of this package is gone after chroot; later imports need the new one
@@ -75,8 +85,11 @@ def _clean_sys_path(config: dict[str, Any], lib_dir: str, in_namespace: bool) ->
 
 def _from_editable_install(finder: object) -> bool:
     """Returns: whether a finder or path hook comes from an editable install's generated module."""
-    modules = (getattr(finder, "__module__", None), type(finder).__module__,
-               getattr(getattr(finder, "__self__", None), "__module__", None))
+    modules = (
+        getattr(finder, "__module__", None),
+        type(finder).__module__,
+        getattr(getattr(finder, "__self__", None), "__module__", None),
+    )
     return any("__editable__" in (module or "") for module in modules)
 
 
@@ -91,6 +104,7 @@ def _detach_stdio_and(*fds: int) -> None:
 
 def _start_orphan_watchdog(request_fd: int) -> None:
     """Exit as soon as the grader's end of the request pipe closes, even while student code is busy."""
+
     def watch() -> None:
         poller = select.poll()
         poller.register(request_fd, 0)  # hang-up and error are always reported

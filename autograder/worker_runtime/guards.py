@@ -1,4 +1,5 @@
 """Audit-hook guards in the worker: no new processes, no signals to others, (no namespaces) file/network policy."""
+
 from __future__ import annotations
 
 import os
@@ -6,16 +7,33 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-_PROCESS_EVENTS = frozenset({
-    "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-    "subprocess.Popen", "pty.spawn", "os.startfile",
-})
+_PROCESS_EVENTS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "subprocess.Popen",
+        "pty.spawn",
+        "os.startfile",
+    }
+)
 _NETWORK_EVENTS = frozenset({"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"})
 _LISTING_EVENTS = frozenset({"os.listdir", "os.scandir"})
 # Events that change the file system, with the positions of their path arguments.
 _MUTATING_EVENTS = {
-    "os.mkdir": (0,), "os.rmdir": (0,), "os.remove": (0,), "os.rename": (0, 1), "os.link": (0, 1),
-    "os.symlink": (1,), "os.truncate": (0,), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,),
+    "os.mkdir": (0,),
+    "os.rmdir": (0,),
+    "os.remove": (0,),
+    "os.rename": (0, 1),
+    "os.link": (0, 1),
+    "os.symlink": (1,),
+    "os.truncate": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.utime": (0,),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -43,13 +61,14 @@ def visible_by_deepest_root(path: str, visible: Sequence[str], hidden: Sequence[
 class FilePolicy:
     """Which real paths the worker may read and write (used when no mount namespace hides files)."""
 
-    def __init__(self, read_roots: Sequence[str], write_roots: Sequence[str],
-                 hidden_roots: Sequence[str]) -> None:
+    def __init__(
+        self, read_roots: Sequence[str], write_roots: Sequence[str], hidden_roots: Sequence[str]
+    ) -> None:
         """Args:
-            read_roots: trees that may be read (system, Python, sandbox, data).
-            write_roots: trees that may be written (the private working directory).
-            hidden_roots: trees never readable even when inside a read root (the project),
-                except where a read root lies inside them (the virtual environment).
+        read_roots: trees that may be read (system, Python, sandbox, data).
+        write_roots: trees that may be written (the private working directory).
+        hidden_roots: trees never readable even when inside a read root (the project),
+            except where a read root lies inside them (the virtual environment).
         """
         self.read_roots = [os.path.realpath(p) for p in read_roots]
         self.write_roots = [os.path.realpath(p) for p in write_roots]
@@ -98,8 +117,9 @@ def install(policy: FilePolicy | None, block_network: bool) -> None:
         if block_network and event in _NETWORK_EVENTS:
             raise SandboxViolation("the grading sandbox has no network access")
         if event == "open" and args:
-            check_path(args[0], _is_write(args[1] if len(args) > 1 else None,
-                                          args[2] if len(args) > 2 else None))
+            check_path(
+                args[0], _is_write(args[1] if len(args) > 1 else None, args[2] if len(args) > 2 else None)
+            )
         elif event in _MUTATING_EVENTS:
             for index in _MUTATING_EVENTS[event]:
                 check_path(args[index] if index < len(args) else None, True)

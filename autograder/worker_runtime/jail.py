@@ -1,4 +1,5 @@
 """Worker confinement: chroot of read-only bind mounts, an unprivileged user, resource limits, the pid-1 reaper."""
+
 from __future__ import annotations
 
 import ctypes
@@ -21,8 +22,7 @@ class JailError(Exception):
     """Setting up the namespace jail failed (typically: no CAP_SYS_ADMIN in a container)."""
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int,
-           data: str | None = None) -> None:
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     def encode(s: str | None) -> bytes | None:
         return s.encode() if s is not None else None
 
@@ -101,11 +101,13 @@ def apply_rlimits(limits: dict[str, Any], limit_processes: bool) -> None:
         limit_processes: set RLIMIT_NPROC (only meaningful when running as a separate user).
     """
     memory = resource.RLIMIT_AS if limits["memory_rlimit"] == "as" else resource.RLIMIT_DATA
-    wanted = [(memory, limits["memory_mb"] << 20, limits["memory_mb"] << 20),
-              # soft CPU limit sends SIGXCPU; the hard one a second later SIGKILL
-              (resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1),
-              (resource.RLIMIT_FSIZE, limits["file_mb"] << 20, limits["file_mb"] << 20),
-              (resource.RLIMIT_CORE, 0, 0)]
+    wanted = [
+        (memory, limits["memory_mb"] << 20, limits["memory_mb"] << 20),
+        # soft CPU limit sends SIGXCPU; the hard one a second later SIGKILL
+        (resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1),
+        (resource.RLIMIT_FSIZE, limits["file_mb"] << 20, limits["file_mb"] << 20),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
     if limit_processes:
         wanted.append((resource.RLIMIT_NPROC, limits["processes"], limits["processes"]))
     for which, soft, hard in wanted:
@@ -132,8 +134,11 @@ def reap_as_init(worker_pid: int, status_fd: int) -> None:
             os._exit(0)
         if pid != worker_pid:
             continue
-        report = ({"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status)
-                  else {"exit_code": os.WEXITSTATUS(status)})
+        report = (
+            {"signal": os.WTERMSIG(status)}
+            if os.WIFSIGNALED(status)
+            else {"exit_code": os.WEXITSTATUS(status)}
+        )
         try:
             os.write(status_fd, json.dumps(report).encode())
         finally:

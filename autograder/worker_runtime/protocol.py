@@ -1,4 +1,5 @@
 """Wire format between grader and worker: length-prefixed frames of JSON plus one safetensors blob."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,16 @@ _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", "
 _loads = json.JSONDecoder().decode
 
 DTYPES: dict[str, torch.dtype] = {
-    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "int16": torch.int16,
+    "int8": torch.int8,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
 }
 DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
@@ -68,13 +76,16 @@ class TorchObject:
 class Encoder:
     """Turns a value into JSON-able data, collecting its tensors for the safetensors blob."""
 
-    def __init__(self, flatten: Callable[[torch.Tensor], torch.Tensor],
-                 object_ref: Callable[[Any], int | None] | None = None,
-                 check_ref: Callable[[int], object] | None = None) -> None:
+    def __init__(
+        self,
+        flatten: Callable[[torch.Tensor], torch.Tensor],
+        object_ref: Callable[[Any], int | None] | None = None,
+        check_ref: Callable[[int], object] | None = None,
+    ) -> None:
         """Args:
-            flatten: makes a plain, contiguous CPU tensor from a tensor about to be sent.
-            object_ref: returns the handle of an object the other side knows, else None.
-            check_ref: validates the handle of each Ref being sent (raises if unusable).
+        flatten: makes a plain, contiguous CPU tensor from a tensor about to be sent.
+        object_ref: returns the handle of an object the other side knows, else None.
+        check_ref: validates the handle of each Ref being sent (raises if unusable).
         """
         self.tensors: dict[str, torch.Tensor] = {}
         self._flatten = flatten
@@ -161,12 +172,13 @@ def _from_numpy(value: Any) -> Any:
 class Decoder:
     """Rebuilds values from JSON data and received tensors, validating every tensor reference."""
 
-    def __init__(self, tensors: dict[str, torch.Tensor],
-                 resolve: Callable[[str, Any], Any] | None = None) -> None:
+    def __init__(
+        self, tensors: dict[str, torch.Tensor], resolve: Callable[[str, Any], Any] | None = None
+    ) -> None:
         """Args:
-            tensors: the loaded safetensors blob.
-            resolve: builds objects for "$ref", "$global" and "$torch" tags (worker side only);
-                without it such tags are a ProtocolError.
+        tensors: the loaded safetensors blob.
+        resolve: builds objects for "$ref", "$global" and "$torch" tags (worker side only);
+            without it such tags are a ProtocolError.
         """
         self._tensors = tensors
         self._resolve = resolve
@@ -287,4 +299,4 @@ def write_all(fd: int, data: bytes) -> None:
     """Blocking write of all of `data` to `fd`."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

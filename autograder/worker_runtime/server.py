@@ -1,4 +1,5 @@
 """The worker's request loop: runs student statements in a module namespace and answers the grader's requests."""
+
 from __future__ import annotations
 
 import copy
@@ -101,7 +102,9 @@ class Server:
         """Send a progress event (e.g. which statement runs now) ahead of the reply."""
         write_all(self.reply_fd, pack_frame(event, {}))
 
-    def dispatch(self, header: dict[str, Any], tensors: dict[str, torch.Tensor]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def dispatch(
+        self, header: dict[str, Any], tensors: dict[str, torch.Tensor]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Args: request header and tensors. Returns: (reply header, reply tensors)."""
         base = {"id": self.request_id}
         try:
@@ -117,8 +120,9 @@ class Server:
                 try:
                     encoded = encoder.encode(value)
                 except EncodeError as exc:
-                    raise StudentFault("TypeError", f"{header.get('target', 'it')} returned {exc}, "
-                                                    "expected a tensor") from None
+                    raise StudentFault(
+                        "TypeError", f"{header.get('target', 'it')} returned {exc}, expected a tensor"
+                    ) from None
             return {**base, "status": "ok", "value": encoded}, encoder.tensors
         except RequestError as exc:
             return {**base, "status": "invalid", "message": str(exc)}, {}
@@ -204,8 +208,10 @@ class Server:
         self.load_helpers(str(header.get("helpers") or ""))
         skip = {tuple(at) for at in header.get("skip", [])}
         report = self.statements.run(
-            header["statements"], skip,
-            lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line}))
+            header["statements"],
+            skip,
+            lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line}),
+        )
         for key, value in copy.deepcopy(self.baseline).items():  # the grader's values win
             self.namespace[key] = value
         return report
@@ -231,11 +237,14 @@ class Server:
         """Call a student (or importable) function. Returns: its result, or output and gradients."""
         function = self.lookup(header["target"])
         if not callable(function):
-            raise StudentFault("TypeError", f"{header['target']} is a {type(function).__name__}, not callable")
+            raise StudentFault(
+                "TypeError", f"{header['target']} is a {type(function).__name__}, not callable"
+            )
         args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
         seed_everything(int(header.get("seed", 0)))
-        return self.invoke(function, args, kwargs, header.get("grad_wrt"),
-                           decoder.decode(header.get("grad")), None)
+        return self.invoke(
+            function, args, kwargs, header.get("grad_wrt"), decoder.decode(header.get("grad")), None
+        )
 
     def op_new(self, header: dict[str, Any], decoder: Decoder) -> Any:
         """Build an object (with helper stand-ins) under a seed and keep it by handle. Returns: None."""
@@ -287,16 +296,35 @@ class Server:
         args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
         grad = decoder.decode(header.get("grad"))
         seed_everything(int(header.get("seed", 0)))
-        return self.invoke(target, args, kwargs, header.get("grad_wrt"), grad, module,
-                           no_grad=header.get("mode") != "train" and grad is None)
+        return self.invoke(
+            target,
+            args,
+            kwargs,
+            header.get("grad_wrt"),
+            grad,
+            module,
+            no_grad=header.get("mode") != "train" and grad is None,
+        )
 
-    def invoke(self, function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], grad_wrt: list[int] | None,
-               grad: torch.Tensor | None, module: torch.nn.Module | None, no_grad: bool = False) -> Any:
+    def invoke(
+        self,
+        function: Callable[..., Any],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        grad_wrt: list[int] | None,
+        grad: torch.Tensor | None,
+        module: torch.nn.Module | None,
+        no_grad: bool = False,
+    ) -> Any:
         """Call student code; with `grad_wrt` or `grad`, also backpropagate and collect gradients."""
         wants_grads = bool(grad_wrt) or grad is not None
         for index in grad_wrt or []:
-            if not (isinstance(index, int) and 0 <= index < len(args)
-                    and isinstance(args[index], torch.Tensor) and args[index].is_floating_point()):
+            if not (
+                isinstance(index, int)
+                and 0 <= index < len(args)
+                and isinstance(args[index], torch.Tensor)
+                and args[index].is_floating_point()
+            ):
                 raise RequestError(f"argument {index} is not a floating-point tensor")
             args[index] = args[index].detach().requires_grad_(True)
         if module is not None and wants_grads:

@@ -1,4 +1,5 @@
 """Running student statements one top-level node at a time, and describing student exceptions by student line."""
+
 from __future__ import annotations
 import __future__
 
@@ -55,8 +56,12 @@ class StatementRunner:
         self._lines: dict[str, dict[int, str]] = {}
         self._future_flags = 0
 
-    def run(self, statements: list[Any], skip: set[tuple[int, int]],
-            notify: Callable[[tuple[int, int], int], None]) -> dict[str, Any]:
+    def run(
+        self,
+        statements: list[Any],
+        skip: set[tuple[int, int]],
+        notify: Callable[[tuple[int, int], int], None],
+    ) -> dict[str, Any]:
         """Run every statement node not in `skip`; one failing node loses only itself.
 
         Args:
@@ -111,8 +116,13 @@ class StatementRunner:
 
     def _error(self, label: str, line: int, exc: BaseException) -> dict[str, Any]:
         info = describe_exception(exc, self.files)
-        return {"label": label, "line": line, "memory": is_memory_error(exc),
-                **info, "where": info["where"] or f"{label}, line {line}"}
+        return {
+            "label": label,
+            "line": line,
+            "memory": is_memory_error(exc),
+            **info,
+            "where": info["where"] or f"{label}, line {line}",
+        }
 
     def report(self, errors: list[dict[str, Any]]) -> dict[str, Any]:
         """Args: collected errors. Returns: what the namespace now defines, and the errors."""

@@ -10,12 +10,13 @@ import torch
 from mtkit.constants import DEFAULT_MAX_LENGTH, DEFAULT_POOL_SIZE, PAD_IDX
 
 
-
 def _cut_by_count(pool: list[int], batch_size: int) -> list[list[int]]:
-    return [pool[start:start + batch_size] for start in range(0, len(pool), batch_size)]
+    return [pool[start : start + batch_size] for start in range(0, len(pool), batch_size)]
 
 
-def _cut_by_tokens(pool: list[int], lengths: Sequence[int], max_tokens: int, batch_size: int | None) -> list[list[int]]:
+def _cut_by_tokens(
+    pool: list[int], lengths: Sequence[int], max_tokens: int, batch_size: int | None
+) -> list[list[int]]:
     """Cut a length-sorted pool so that rows * longest row stays within max_tokens."""
     batches: list[list[int]] = []
     current: list[int] = []
@@ -72,7 +73,7 @@ def bucket_batches(
     rng.shuffle(order)
     batches: list[list[int]] = []
     for start in range(0, len(order), pool_size):
-        pool = sorted(order[start:start + pool_size], key=lengths.__getitem__)
+        pool = sorted(order[start : start + pool_size], key=lengths.__getitem__)
         if max_tokens is None:
             assert batch_size is not None
             batches.extend(_cut_by_count(pool, batch_size))

@@ -24,7 +24,9 @@ def _check(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> None
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
-def ids_to_tokens(ids: Sequence[int] | Tensor, vocab_itos: Sequence[str], *, stop_at_eos: bool = True) -> list[str]:
+def ids_to_tokens(
+    ids: Sequence[int] | Tensor, vocab_itos: Sequence[str], *, stop_at_eos: bool = True
+) -> list[str]:
     """Map ids to token strings, cutting at the first `<eos>` and dropping special tokens.
 
     Args:

@@ -85,14 +85,32 @@ def greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else _model_device(model)
-    projection = _LastPositionProjection.unknown()   # found on the first step, then kept for every batch
-    return decode_in_length_order(model, src_seqs, batch_size, lambda batch: _translate_batch(
-        model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx,
-        projection))
+    projection = _LastPositionProjection.unknown()  # found on the first step, then kept for every batch
+    return decode_in_length_order(
+        model,
+        src_seqs,
+        batch_size,
+        lambda batch: _translate_batch(
+            model,
+            batch,
+            src_mask_fn,
+            tgt_mask_fn,
+            max_new_tokens,
+            device,
+            sos_idx,
+            eos_idx,
+            pad_idx,
+            projection,
+        ),
+    )
 
 
-def decode_in_length_order(model: nn.Module, src_seqs: Sequence[Sequence[int]], batch_size: int,
-                           decode_batch: Callable[[list[Sequence[int]]], list[list[int]]]) -> list[list[int]]:
+def decode_in_length_order(
+    model: nn.Module,
+    src_seqs: Sequence[Sequence[int]],
+    batch_size: int,
+    decode_batch: Callable[[list[Sequence[int]]], list[list[int]]],
+) -> list[list[int]]:
     """Run a batch decoder over sources sorted longest first, in eval and inference mode.
 
     Sorting keeps the padding within a batch small; the results are put back in input order and
@@ -152,21 +170,51 @@ def _translate_batch(
     act_src, act_enc = src, enc
     owner = model.decoder if isinstance(model.decoder, nn.Module) else model
     with _EncodingProjections(owner) as projections:
-        return _decode_steps(model, gen, rows, act_src, act_enc, src_len, src_mask_fn, tgt_mask_fn,
-                             max_new_tokens, device, eos_idx, pad_idx, projection, projections, owner)
+        return _decode_steps(
+            model,
+            gen,
+            rows,
+            act_src,
+            act_enc,
+            src_len,
+            src_mask_fn,
+            tgt_mask_fn,
+            max_new_tokens,
+            device,
+            eos_idx,
+            pad_idx,
+            projection,
+            projections,
+            owner,
+        )
 
 
-def _decode_steps(model: nn.Module, gen: Tensor, rows: Tensor, act_src: Tensor, act_enc: Tensor,
-                  src_len: int, src_mask_fn: MaskFn, tgt_mask_fn: MaskFn, max_new_tokens: int,
-                  device: torch.device, eos_idx: int, pad_idx: int, projection: _LastPositionProjection,
-                  projections: _EncodingProjections, owner: nn.Module) -> list[list[int]]:
+def _decode_steps(
+    model: nn.Module,
+    gen: Tensor,
+    rows: Tensor,
+    act_src: Tensor,
+    act_enc: Tensor,
+    src_len: int,
+    src_mask_fn: MaskFn,
+    tgt_mask_fn: MaskFn,
+    max_new_tokens: int,
+    device: torch.device,
+    eos_idx: int,
+    pad_idx: int,
+    projection: _LastPositionProjection,
+    projections: _EncodingProjections,
+    owner: nn.Module,
+) -> list[list[int]]:
     """The greedy steps of one batch (see `_translate_batch`); returns its id lists."""
     enc_view, view_of, view_length = act_enc, None, 0
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
         if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
-            act_enc = cast("Callable[..., Tensor]", model.encoder)(act_src, src_mask_fn(act_src, pad_idx).to(device))
+            act_enc = cast("Callable[..., Tensor]", model.encoder)(
+                act_src, src_mask_fn(act_src, pad_idx).to(device)
+            )
         if view_of is not act_enc or view_length != length:
             # One view object while neither the length nor the rows change, so that the decoder's
             # projections of it can be reused (`_EncodingProjections`).
@@ -220,7 +268,7 @@ class _EncodingProjections:
         def forward(x: Tensor) -> Tensor:
             if x is not self.encoding:
                 return plain(x)
-            if self._key is not x:   # a new encoding view: forget the old projections
+            if self._key is not x:  # a new encoding view: forget the old projections
                 self._key, self._cache = x, {}
             cached = self._cache.get(id(layer))
             if cached is None:
@@ -279,14 +327,18 @@ class _LastPositionProjection:
         """
         outputs: dict[nn.Module, list[Tensor]] = {}
         layers = [m for m in owner.modules() if isinstance(m, nn.Linear)]
-        handles = [m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out))
-                   for m in layers]
+        handles = [
+            m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out))
+            for m in layers
+        ]
         try:
             logits = run()
         finally:
             for handle in handles:
                 handle.remove()
-        found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
+        found = [
+            m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3
+        ]
         layer = found[0] if len(found) == 1 else None
         self.layer, self.searched = (layer if isinstance(layer, nn.Linear) else None), True
         return logits

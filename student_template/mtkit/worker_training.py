@@ -34,7 +34,7 @@ def unflatten(flat: Tensor, lengths: Tensor) -> list[list[int]]:
     values = flat.tolist()
     sequences, start = [], 0
     for length in lengths.tolist():
-        sequences.append(values[start:start + length])
+        sequences.append(values[start : start + length])
         start += length
     return sequences
 
@@ -58,8 +58,13 @@ class ModelSession(nn.Module):
     architecture's; it never scores anything this class computes, since student code can replace it.
     """
 
-    def __init__(self, model: nn.Module, padding_mask_fn: Callable[..., Tensor],
-                 look_ahead_mask_fn: Callable[..., Tensor], pad_idx: int = PAD_IDX) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        padding_mask_fn: Callable[..., Tensor],
+        look_ahead_mask_fn: Callable[..., Tensor],
+        pad_idx: int = PAD_IDX,
+    ) -> None:
         super().__init__()
         self.model = model
         self.padding_mask_fn = padding_mask_fn
@@ -75,20 +80,31 @@ class ModelSession(nn.Module):
 class TrainingSession(ModelSession):
     """Holds the student's model and trains it, pausing at evaluation points for the grader."""
 
-    def __init__(self, model_cls: Callable[..., nn.Module], padding_mask_fn: Callable[..., Tensor],
-                 look_ahead_mask_fn: Callable[..., Tensor], loss_fn: Callable[..., Tensor],
-                 model_args: list[Any], recipe: dict[str, Any], label_smoothing: float,
-                 src_flat: Tensor, src_lengths: Tensor, tgt_flat: Tensor, tgt_lengths: Tensor,
-                 threads: int = 1, pad_idx: int = PAD_IDX) -> None:
+    def __init__(
+        self,
+        model_cls: Callable[..., nn.Module],
+        padding_mask_fn: Callable[..., Tensor],
+        look_ahead_mask_fn: Callable[..., Tensor],
+        loss_fn: Callable[..., Tensor],
+        model_args: list[Any],
+        recipe: dict[str, Any],
+        label_smoothing: float,
+        src_flat: Tensor,
+        src_lengths: Tensor,
+        tgt_flat: Tensor,
+        tgt_lengths: Tensor,
+        threads: int = 1,
+        pad_idx: int = PAD_IDX,
+    ) -> None:
         torch.set_num_threads(max(1, int(threads)))
-        torch.manual_seed(int(recipe.get("seed", 0)))   # the model's initial weights
+        torch.manual_seed(int(recipe.get("seed", 0)))  # the model's initial weights
         super().__init__(model_cls(*model_args), padding_mask_fn, look_ahead_mask_fn, pad_idx)
         self.loss_fn = loss_fn
         self.recipe = Recipe(**recipe)
         self.label_smoothing = float(label_smoothing)
         self.pairs = _Pairs(unflatten(src_flat, src_lengths), unflatten(tgt_flat, tgt_lengths))
         self._thread: threading.Thread | None = None
-        self._events: queue.Queue[Any] = queue.Queue()      # training thread -> requests
+        self._events: queue.Queue[Any] = queue.Queue()  # training thread -> requests
         self._decisions: queue.Queue[float] = queue.Queue()  # trusted BLEU -> training thread
         self._progress = {"step": 0, "epochs": 0.0}
 
@@ -128,25 +144,38 @@ class TrainingSession(ModelSession):
 
         def pause_for_evaluation(model: nn.Module) -> float:
             # The trusted side evaluates now; block until it answers.
-            self._events.put({"done": False, "step": self._progress["step"],
-                              "epochs": self._progress["epochs"]})
+            self._events.put(
+                {"done": False, "step": self._progress["step"], "epochs": self._progress["epochs"]}
+            )
             return self._decisions.get()
 
         try:
             result = train(
-                self.model, self.pairs, self.recipe,
+                self.model,
+                self.pairs,
+                self.recipe,
                 src_mask_fn=lambda src: self.padding_mask_fn(src, pad),
                 tgt_mask_fn=lambda tgt: self.look_ahead_mask_fn(tgt, pad),
                 loss_fn=self._counting_loss(criterion),
-                evaluate=pause_for_evaluation, device=default_device(), progress=False, pad_idx=pad,
+                evaluate=pause_for_evaluation,
+                device=default_device(),
+                progress=False,
+                pad_idx=pad,
             )
         except BaseException as error:  # noqa: BLE001 - handed to the request that waits
             self._events.put(error)
             return
-        self.model.to("cpu")   # the trusted side reads the weights from here
-        self._events.put({"done": True, "history": json.dumps(result.history), "step": result.steps,
-                          "epochs": float(result.epochs), "stop_reason": result.stop_reason,
-                          "wall_s": float(result.wall_s)})
+        self.model.to("cpu")  # the trusted side reads the weights from here
+        self._events.put(
+            {
+                "done": True,
+                "history": json.dumps(result.history),
+                "step": result.steps,
+                "epochs": float(result.epochs),
+                "stop_reason": result.stop_reason,
+                "wall_s": float(result.wall_s),
+            }
+        )
 
     def _counting_loss(self, criterion: nn.Module) -> Callable[[Tensor, Tensor], Tensor]:
         batches = len(self.pairs.src) / max(1, self.recipe.batch_size)
@@ -155,4 +184,5 @@ class TrainingSession(ModelSession):
             self._progress["step"] += 1
             self._progress["epochs"] = round(self._progress["step"] / batches, 4)
             return self.loss_fn(logits, tgt, criterion)
+
         return loss

@@ -20,7 +20,7 @@ REPO = build.REPO
 PAYLOADS = REPO / "tests" / "fixtures" / "otter_uploads" / "payloads"
 TEMPLATE = build.STUDENT_DIR / build.MASTER.name
 CORRECT = REPO / "examples" / "correct_original_format.ipynb"
-SUBPROCESS_TIMEOUT_S = 1200          # a loaded 2-core machine, several gradings at once
+SUBPROCESS_TIMEOUT_S = 1200  # a loaded 2-core machine, several gradings at once
 
 
 @dataclass
@@ -81,7 +81,8 @@ def make_fake_engine(root: Path, planted: Planted) -> None:
     for name in ("__init__.py", "cli.py"):
         (root / "source" / "autograder" / name).write_text("")
     (root / "source" / "autograder" / "__main__.py").write_text(
-        f"open({str(planted.markers / 'pwned-fake-engine')!r}, 'w').write('ran')\n")
+        f"open({str(planted.markers / 'pwned-fake-engine')!r}, 'w').write('ran')\n"
+    )
     (root / "submission").mkdir()
 
 
@@ -99,7 +100,7 @@ def link_upload(folder: Path, planted: Planted) -> Path:
 
 
 UPLOADS = {"payloads": payload_upload, "parse": parse_upload, "links": link_upload}
-Builder = Callable[[Path, Planted], Path]   # builds an upload in a new folder (links made in place)
+Builder = Callable[[Path, Planted], Path]  # builds an upload in a new folder (links made in place)
 
 
 def _env(multi30k_dir: Path, **extra: str) -> dict[str, str]:
@@ -116,8 +117,8 @@ class Outcome:
     """One grading of one upload on one path."""
 
     path: str
-    scores: dict[str, float]     # test/question name -> points
-    document: dict               # results.json as written
+    scores: dict[str, float]  # test/question name -> points
+    document: dict  # results.json as written
     seconds: float
     log: str
 
@@ -127,7 +128,9 @@ class Outcome:
         return float(self.document.get("score", sum(self.scores.values())))
 
 
-def run_otter_cli(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
+def run_otter_cli(
+    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
+) -> Outcome:
     """`python -m otter run -a <zip> <upload.zip>` from the project root, with no PYTHONPATH."""
     upload = builder(work / "upload", planted)
     archive = work / "upload.zip"
@@ -135,14 +138,34 @@ def run_otter_cli(builder: Builder, planted: Planted, autograder_zip: Path, work
         for path in sorted(upload.rglob("*")):
             handle.write(path, path.relative_to(upload).as_posix())
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder_zip), "-o", str(work),
-                           "--no-logo", str(archive)], cwd=REPO, env=_env(multi30k_dir), capture_output=True,
-                          text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otter",
+            "run",
+            "-a",
+            str(autograder_zip),
+            "-o",
+            str(work),
+            "--no-logo",
+            str(archive),
+        ],
+        cwd=REPO,
+        env=_env(multi30k_dir),
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     document = json.loads((work / "results.json").read_text()) if (work / "results.json").is_file() else {}
-    return Outcome("otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr)
+    return Outcome(
+        "otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr
+    )
 
 
-def run_zip_entry(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
+def run_zip_entry(
+    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
+) -> Outcome:
     """The zip's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) in a
     copy of Gradescope's /autograder layout."""
     root = work / "autograder"
@@ -152,30 +175,60 @@ def run_zip_entry(builder: Builder, planted: Planted, autograder_zip: Path, work
     (root / "submission_metadata.json").write_text("{}")
     builder(root / "submission", planted)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, str(root / "source" / build.RUN_OTTER)], cwd=work,
-                          env=_env(multi30k_dir), capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    done = subprocess.run(
+        [sys.executable, str(root / "source" / build.RUN_OTTER)],
+        cwd=work,
+        env=_env(multi30k_dir),
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     path = root / "results" / "results.json"
     document = json.loads(path.read_text()) if path.is_file() else {}
-    return Outcome("zip run_otter.py", _scores(document), document, time.monotonic() - started,
-                   done.stdout + done.stderr)
+    return Outcome(
+        "zip run_otter.py", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr
+    )
 
 
 def run_gradescope(builder: Builder, planted: Planted, work: Path, multi30k_dir: Path) -> Outcome:
     """The project's Gradescope entry point (autograder/integrations/gradescope/run.py)."""
     submission = builder(work / "submission", planted)
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.gradescope.run", "--submission-dir",
-                           str(submission), "--results", str(work / "results.json")], cwd=REPO,
-                          env=_env(multi30k_dir), capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.integrations.gradescope.run",
+            "--submission-dir",
+            str(submission),
+            "--results",
+            str(work / "results.json"),
+        ],
+        cwd=REPO,
+        env=_env(multi30k_dir),
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     path = work / "results.json"
     document = json.loads(path.read_text()) if path.is_file() else {}
-    return Outcome("gradescope run.py", _scores(document), document, time.monotonic() - started,
-                   done.stdout + done.stderr)
+    return Outcome(
+        "gradescope run.py",
+        _scores(document),
+        document,
+        time.monotonic() - started,
+        done.stdout + done.stderr,
+    )
 
 
 def run_cli(notebook: Path, work: Path, multi30k_dir: Path) -> float:
     """`python -m autograder grade` on one file; returns its points."""
     work.mkdir(parents=True)
-    subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--out", str(work), "--quiet"],
-                   cwd=REPO, env=_env(multi30k_dir), check=True, timeout=SUBPROCESS_TIMEOUT_S)
+    subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(notebook), "--out", str(work), "--quiet"],
+        cwd=REPO,
+        env=_env(multi30k_dir),
+        check=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     return float(json.loads((work / f"{notebook.stem}.json").read_text())["points"])

@@ -11,8 +11,15 @@ from autograder.config import load_config
 
 CONFIG = load_config(build.REPO / "grader.yml")
 CELLS = json.loads(build.MASTER.read_text(encoding="utf-8"))["cells"]
-MODEL_AND_RECIPE = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "drop_prob",
-                    "learning_rate")
+MODEL_AND_RECIPE = (
+    "embedding_dim",
+    "feed_forward_dim",
+    "num_layers",
+    "num_heads",
+    "batch_size",
+    "drop_prob",
+    "learning_rate",
+)
 
 
 def source(cell: dict) -> str:
@@ -21,13 +28,19 @@ def source(cell: dict) -> str:
 
 def assignments(text: str) -> dict[str, object]:
     """Top-level `name = constant` statements of a code cell."""
-    return {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(text).body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    return {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in ast.parse(text).body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+    }
 
 
 def solution_hparams() -> dict[str, object]:
-    cell = next(source(c) for c in CELLS if c["cell_type"] == "code" and "embedding_dim = " in source(c)
-                and "epochs = " in source(c))
+    cell = next(
+        source(c)
+        for c in CELLS
+        if c["cell_type"] == "code" and "embedding_dim = " in source(c) and "epochs = " in source(c)
+    )
     return assignments(cell)
 
 
@@ -40,9 +53,16 @@ def test_training_section_names_the_graded_mode() -> None:
 def test_cpu_setting_is_the_graders_cpu_profile() -> None:
     profile = CONFIG.training.profile_hparams("cpu")
     hparams = solution_hparams()
-    assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {name: profile[name] for name in MODEL_AND_RECIPE}
-    settings = next(assignments(source(c)) for c in CELLS if c["cell_type"] == "code" and "warmup_steps = " in source(c))
-    assert settings["warmup_steps"] == profile["warmup_steps"] and settings["target_bleu"] == CONFIG.training.threshold_bleu
+    assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {
+        name: profile[name] for name in MODEL_AND_RECIPE
+    }
+    settings = next(
+        assignments(source(c)) for c in CELLS if c["cell_type"] == "code" and "warmup_steps = " in source(c)
+    )
+    assert (
+        settings["warmup_steps"] == profile["warmup_steps"]
+        and settings["target_bleu"] == CONFIG.training.threshold_bleu
+    )
 
 
 def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:

@@ -17,7 +17,10 @@ from pathlib import Path
 import otter_uploads as uploads
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2400)]   # the module fixture grades six times on a shared machine
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.timeout(2400),
+]  # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}
 
 
@@ -30,12 +33,20 @@ def _planted(root: Path) -> uploads.Planted:
     return uploads.Planted(root / "markers", secret, token)
 
 
-JOBS = {("payloads", "otter run"): uploads.run_otter_cli, ("payloads", "zip"): uploads.run_zip_entry,
-        ("parse", "zip"): uploads.run_zip_entry, ("links", "zip"): uploads.run_zip_entry,
-        ("links", "gradescope"): uploads.run_gradescope, ("parse", "cli"): None}
+JOBS = {
+    ("payloads", "otter run"): uploads.run_otter_cli,
+    ("payloads", "zip"): uploads.run_zip_entry,
+    ("parse", "zip"): uploads.run_zip_entry,
+    ("links", "zip"): uploads.run_zip_entry,
+    ("links", "gradescope"): uploads.run_gradescope,
+    ("parse", "cli"): None,
+}
 # The Gradescope entry point never unpickles or starts Otter's kernel, and grades with the CLI's
 # engine: these two cost a minute of grading each, so they run with the slow tests.
-SLOW_JOBS = {("payloads", "gradescope"): uploads.run_gradescope, ("parse", "gradescope"): uploads.run_gradescope}
+SLOW_JOBS = {
+    ("payloads", "gradescope"): uploads.run_gradescope,
+    ("parse", "gradescope"): uploads.run_gradescope,
+}
 
 
 def grade_all(jobs: dict, autograder_zip: Path, multi30k_dir: Path, base: Path) -> dict:
@@ -47,15 +58,24 @@ def grade_all(jobs: dict, autograder_zip: Path, multi30k_dir: Path, base: Path) 
         planted = _planted(work / "planted")
         builder, runner = uploads.UPLOADS[upload], jobs[key]
         if runner is None:
-            return uploads.run_cli(uploads.unparsable_notebook(work / "hw.ipynb"), work / "out", multi30k_dir), planted, work
+            return (
+                uploads.run_cli(uploads.unparsable_notebook(work / "hw.ipynb"), work / "out", multi30k_dir),
+                planted,
+                work,
+            )
         if runner is uploads.run_gradescope:
             return runner(builder, planted, work / "run", multi30k_dir), planted, work
         return runner(builder, planted, autograder_zip, work / "run", multi30k_dir), planted, work
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = dict(zip(jobs, pool.map(run, jobs), strict=True))
-    print("\n" + "\n".join(f"{u} via {p}: {o.total if hasattr(o, 'total') else o} points, "
-                            f"{getattr(o, 'seconds', 0):.1f} s" for (u, p), (o, _, _) in done.items()))
+    print(
+        "\n"
+        + "\n".join(
+            f"{u} via {p}: {o.total if hasattr(o, 'total') else o} points, {getattr(o, 'seconds', 0):.1f} s"
+            for (u, p), (o, _, _) in done.items()
+        )
+    )
     return done
 
 
@@ -79,25 +99,29 @@ def _graded_by_the_engine(outcome: uploads.Outcome) -> None:
 
 
 @pytest.mark.parametrize("path", ["otter run", "zip", pytest.param("gradescope", marks=pytest.mark.slow)])
-def test_otter_state_and_shadowing_modules_run_nothing(request: pytest.FixtureRequest, path: str,
-                                                       autograder_zip: Path) -> None:
+def test_otter_state_and_shadowing_modules_run_nothing(
+    request: pytest.FixtureRequest, path: str, autograder_zip: Path
+) -> None:
     results = request.getfixturevalue("attacked_slow" if path == "gradescope" else "attacked")
     outcome, planted, work = results[("payloads", path)]
     _graded_by_the_engine(outcome)
     assert outcome.total == 0, outcome.document
     assert planted.written() == [], "a payload ran: " + outcome.log[-3000:]
-    if path == "zip":   # the engine the zip ships is untouched
+    if path == "zip":  # the engine the zip ships is untouched
         with zipfile.ZipFile(autograder_zip) as archive:
             for name in archive.namelist():
                 if name.startswith("autograder/") and name.endswith(".py"):
-                    assert (work / "run" / "autograder" / "source" / name).read_bytes() == archive.read(name), name
+                    assert (work / "run" / "autograder" / "source" / name).read_bytes() == archive.read(
+                        name
+                    ), name
     if path != "gradescope":
         assert ".OTTER_LOG" in outcome.document.get("output", ""), "the refusal is reported"
 
 
 @pytest.mark.parametrize("path", ["zip", pytest.param("gradescope", marks=pytest.mark.slow)])
-def test_notebooks_otter_cannot_parse_get_the_cli_score(request: pytest.FixtureRequest, attacked: dict,
-                                                        path: str) -> None:
+def test_notebooks_otter_cannot_parse_get_the_cli_score(
+    request: pytest.FixtureRequest, attacked: dict, path: str
+) -> None:
     cli_points = attacked[("parse", "cli")][0]
     assert cli_points == 80
     results = request.getfixturevalue("attacked_slow" if path == "gradescope" else "attacked")

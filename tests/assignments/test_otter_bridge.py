@@ -26,13 +26,34 @@ def engine_result(parts: list[str], failing: dict[str, str] | None = None) -> di
     failing = failing or {}
     records = []
     for name, part in PARTS.items():
-        checks = [{"check_id": c, "part": name, "max_points": pts, "passed": c not in failing,
-                   "points": 0 if c in failing else pts, "message": failing.get(c, ""),
-                   "skipped": name not in parts} for c, pts in part.checks.items()]
-        records.append({"part": name, "title": part.title, "max_points": part.points,
-                        "points": sum(float(c["points"]) for c in checks if not c["skipped"]), "checks": checks})
-    return {"submission": "submission.ipynb", "status": "graded", "parts": records,
-            "load_problems": ["cell 3, line 1: invalid syntax"], "notes": []}
+        checks = [
+            {
+                "check_id": c,
+                "part": name,
+                "max_points": pts,
+                "passed": c not in failing,
+                "points": 0 if c in failing else pts,
+                "message": failing.get(c, ""),
+                "skipped": name not in parts,
+            }
+            for c, pts in part.checks.items()
+        ]
+        records.append(
+            {
+                "part": name,
+                "title": part.title,
+                "max_points": part.points,
+                "points": sum(float(c["points"]) for c in checks if not c["skipped"]),
+                "checks": checks,
+            }
+        )
+    return {
+        "submission": "submission.ipynb",
+        "status": "graded",
+        "parts": records,
+        "load_problems": ["cell 3, line 1: invalid syntax"],
+        "notes": [],
+    }
 
 
 def _result(run: EngineRun) -> dict[str, Any]:
@@ -44,13 +65,22 @@ def _result(run: EngineRun) -> dict[str, Any]:
 class FakeRunner:
     """Stands in for `run_engine`; records calls; parts in `hang` time out, `combined_fails` fails the joint run."""
 
-    def __init__(self, hang: tuple[str, ...] = (), combined_fails: bool = False,
-                 failing: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, hang: tuple[str, ...] = (), combined_fails: bool = False, failing: dict[str, str] | None = None
+    ) -> None:
         self.calls: list[dict[str, Any]] = []
         self.hang, self.combined_fails, self.failing = hang, combined_fails, failing
 
-    def __call__(self, submission: Path, parts: list[str], timeout_s: float, engine_root: Path, *,
-                 train: bool = False, profile: str | None = None) -> EngineRun:
+    def __call__(
+        self,
+        submission: Path,
+        parts: list[str],
+        timeout_s: float,
+        engine_root: Path,
+        *,
+        train: bool = False,
+        profile: str | None = None,
+    ) -> EngineRun:
         self.calls.append({"parts": list(parts), "timeout_s": timeout_s, "train": train, "profile": profile})
         if (self.combined_fails and len(parts) > 1) or set(parts) & set(self.hang):
             return EngineRun(list(parts), None, f"Grading took longer than {timeout_s:g} s", timeout_s)
@@ -60,7 +90,9 @@ class FakeRunner:
 def test_options_defaults_and_validation() -> None:
     options = BridgeOptions.from_config({"questions": {"look_ahead_mask": "q1"}, "timeouts": {"decoder": 7}})
     assert options.question("look_ahead_mask") == "q1" and options.question("decoder") == "decoder"
-    assert options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
+    assert (
+        options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
+    )
     assert options.timeout_for("training") == bridge.DEFAULT_TRAINING_TIMEOUT_S
     assert BridgeOptions.from_config(None) == BridgeOptions()
     with pytest.raises(ValueError, match="unknown option 'timeout'"):
@@ -79,7 +111,10 @@ def test_unit_parts_run_together_and_training_is_skipped() -> None:
     assert [p["part"] for p in merged["parts"]] == list(PARTS)
     assert merged["points"] == merged["max_points"] == sum(PARTS[p].points for p in UNIT)
     training = merged["parts"][-1]
-    assert all(c["skipped"] for c in training["checks"]) and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
+    assert (
+        all(c["skipped"] for c in training["checks"])
+        and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
+    )
     assert merged["load_problems"] == ["cell 3, line 1: invalid syntax"]
 
 
@@ -101,23 +136,34 @@ def test_training_gets_its_own_run_when_enabled() -> None:
     options = BridgeOptions(train=True, profile="cpu", combined=False)
     merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
     assert [c["parts"] for c in runner.calls] == [[p] for p in UNIT] + [["training"]]
-    assert runner.calls[-1] == {"parts": ["training"], "timeout_s": bridge.DEFAULT_TRAINING_TIMEOUT_S,
-                                "train": True, "profile": "cpu"}
+    assert runner.calls[-1] == {
+        "parts": ["training"],
+        "timeout_s": bridge.DEFAULT_TRAINING_TIMEOUT_S,
+        "train": True,
+        "profile": "cpu",
+    }
     assert merged["max_points"] == sum(part.points for part in PARTS.values())
 
 
 def test_otter_results_mirror_the_engine_parts() -> None:
     failing = {"mask_blocks_future": "Position 1 can see position 2.", "loss_value": "The loss is off."}
-    merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing))
+    merged, _ = bridge.grade_parts(
+        Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing)
+    )
     options = BridgeOptions(questions={"look_ahead_mask": "q1", "masked_loss": "q5"})
     results = GradingResults([])
     bridge.fill_otter_results(results, merged, options, "Assignment")
     assert results.test_files == ["q1", "decoder_layer", "decoder", "transformer_forward", "q5"]
     expected = {p["part"]: p["points"] for p in merged["parts"]}
-    assert results.get_score("q1") == expected["look_ahead_mask"] == 10 - PARTS["look_ahead_mask"].checks["mask_blocks_future"]
+    assert (
+        results.get_score("q1")
+        == expected["look_ahead_mask"]
+        == 10 - PARTS["look_ahead_mask"].checks["mask_blocks_future"]
+    )
     assert results.get_score("q5") == expected["masked_loss"] and results.total == merged["points"]
-    document = results.to_gradescope_dict(AutograderConfig({"show_hidden": True, "show_all_public": True,
-                                                            "force_public_test_summary": False}))
+    document = results.to_gradescope_dict(
+        AutograderConfig({"show_hidden": True, "show_all_public": True, "force_public_test_summary": False})
+    )
     assert [t["name"] for t in document["tests"]] == results.test_files
     q1 = document["tests"][0]
     assert q1["visibility"] == "visible" and "Position 1 can see position 2." in q1["output"]
@@ -131,13 +177,15 @@ def test_otter_kernel_gets_an_empty_notebook() -> None:
     assert bridge.blank_submission("print('student script')") == ""
 
 
-def test_plugin_survives_a_bridge_failure(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_survives_a_bridge_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     submission = tmp_path / "submission" / "notebook.ipynb"
     submission.parent.mkdir()
     submission.write_text("{}")
     plugin = bridge.EnginePlugin(str(submission), {}, {"timeouts": {"decoder": 5}})
     results = GradingResults([])
+
     def no_engine(path: object) -> Path:
         raise FileNotFoundError("no engine")
 
@@ -162,7 +210,7 @@ def test_find_engine_root_trusts_only_otters_folder(tmp_path: Path) -> None:
     assert bridge.find_engine_root(tmp_path / "ag") == source
     assert bridge.find_engine_root(None) == REPO
     (tmp_path / "linked").mkdir()
-    (tmp_path / "linked" / "source").symlink_to(source)   # a link to an engine is not an engine
+    (tmp_path / "linked" / "source").symlink_to(source)  # a link to an engine is not an engine
     assert bridge.find_engine_root(tmp_path / "linked") == REPO
 
 
@@ -173,10 +221,19 @@ def test_the_engines_result_clears_otters_failure(tmp_path: Path, monkeypatch: p
     submission = root / "submission" / "hw.ipynb"
     submission.write_text("{}")
     (root / "submission" / "numpy.py").write_text("raise SystemExit")
-    monkeypatch.setattr(bridge, "grade_parts", lambda path, engine, options: (
-        bridge._merge("hw.ipynb", PARTS, {n: _result(FakeRunner()(path, [n], 1, engine))["parts"][i]
-                                          for i, n in enumerate(PARTS)}, [EngineRun(UNIT, {"status": "graded"})]),
-        []))
+    monkeypatch.setattr(
+        bridge,
+        "grade_parts",
+        lambda path, engine, options: (
+            bridge._merge(
+                "hw.ipynb",
+                PARTS,
+                {n: _result(FakeRunner()(path, [n], 1, engine))["parts"][i] for i, n in enumerate(PARTS)},
+                [EngineRun(UNIT, {"status": "graded"})],
+            ),
+            [],
+        ),
+    )
     plugin = bridge.EnginePlugin(str(submission), {}, {"train": False})
     plugin.before_grading(AutograderConfig({"autograder_dir": str(root)}))
     assert sorted(p.name for p in (root / "submission").iterdir()) == ["__init__.py", "hw.ipynb"]
@@ -193,20 +250,25 @@ def test_run_engine_kills_a_hung_engine(tmp_path: Path) -> None:
     assert run.result is None and "longer than 1 s" in run.failure and run.seconds < 10
 
 
-def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_engine_reports_a_crash_and_reads_a_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MULTI30K_DIR", raising=False)
     submission = tmp_path / "x.ipynb"
     submission.write_text("{}")
     crash = make_fake_engine(tmp_path / "crash", "import sys\nprint('boom')\nsys.exit(3)\n")
     run = bridge.run_engine(submission, ["decoder"], 30, crash)
     assert run.result is None and "exit code 3" in run.failure and "boom" in run.log_tail
-    ok = make_fake_engine(tmp_path / "ok", """
+    ok = make_fake_engine(
+        tmp_path / "ok",
+        """
         import json, os, sys
         from pathlib import Path
         out = Path(sys.argv[sys.argv.index("--out") + 1])
         out.mkdir(parents=True)
         (out / "submission.json").write_text(json.dumps({"argv": sys.argv[1:], "data": os.environ.get("MULTI30K_DIR")}))
-    """)
+    """,
+    )
     (ok / "data" / "multi30k").mkdir(parents=True)
     run = bridge.run_engine(submission, ["decoder", "masked_loss"], 30, ok, train=False, profile="cpu")
     argv = _result(run)["argv"]
@@ -224,7 +286,9 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
     submission = upload / "hw.ipynb"
     submission.write_text("{}")
     (upload / "hw.pt").write_bytes(b"weights")
-    engine = make_fake_engine(tmp_path / "engine", """
+    engine = make_fake_engine(
+        tmp_path / "engine",
+        """
         import json, os, sys
         from pathlib import Path
         graded = Path(sys.argv[2])
@@ -233,19 +297,24 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
         beside = {p.name: ("link" if p.is_symlink() else p.read_text()) for p in graded.parent.iterdir()
                   if p.suffix == ".pt"}
         (out / "submission.json").write_text(json.dumps(beside))
-    """)
-    project = (REPO / "grader.yml").read_text(encoding="utf-8")   # the bridge validates it as the engine does
-    (engine / "grader.yml").write_text(project)   # training.mode: recipe
-    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, \
+    """,
+    )
+    project = (REPO / "grader.yml").read_text(encoding="utf-8")  # the bridge validates it as the engine does
+    (engine / "grader.yml").write_text(project)  # training.mode: recipe
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, (
         "nothing to copy when the grader trains"
-    (engine / "grader.yml").write_text(project.replace("  mode: recipe\n", "  mode: checkpoint\n"))   # {stem}.pt first
+    )
+    (engine / "grader.yml").write_text(
+        project.replace("  mode: recipe\n", "  mode: checkpoint\n")
+    )  # {stem}.pt first
     run = bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
     (upload / "hw.pt").unlink()
     (upload / "hw.pt").symlink_to(tmp_path / "elsewhere.pt")
-    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == \
-        {"submission.pt": "link"}
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {
+        "submission.pt": "link"
+    }
 
 
 def test_otters_kernel_gets_a_start_up_timeout_for_a_loaded_machine() -> None:
@@ -253,7 +322,7 @@ def test_otters_kernel_gets_a_start_up_timeout_for_a_loaded_machine() -> None:
     from traitlets.config import Config
 
     config = Config()
-    config.ExecutePreprocessor.allow_errors = True     # what Otter sets: still applies
+    config.ExecutePreprocessor.allow_errors = True  # what Otter sets: still applies
     patience = bridge._PatientKernelStart()
     patience.__enter__()
     try:
@@ -277,9 +346,9 @@ def test_the_patient_kernel_start_is_in_place_when_otter_imports_its_executor(tm
     plugin = bridge.EnginePlugin(str(submission), {}, {"train": False})
     plugin.before_grading(AutograderConfig({"autograder_dir": str(root)}))
     try:
-        imported = preprocessors.ExecutePreprocessor   # as Otter's grade_notebook does, before the next call
+        imported = preprocessors.ExecutePreprocessor  # as Otter's grade_notebook does, before the next call
         plugin.before_execution(nbformat.v4.new_notebook())
-        plugin.before_execution(nbformat.v4.new_notebook())   # entering twice keeps the real original
+        plugin.before_execution(nbformat.v4.new_notebook())  # entering twice keeps the real original
         assert imported(config=Config()).startup_timeout == bridge.KERNEL_START_TIMEOUT_S
     finally:
         plugin.kernel_start.__exit__()

@@ -20,10 +20,12 @@ REPO = build.REPO
 EXAMPLES = REPO / "examples"
 UNIT_PARTS = ("look_ahead_mask", "decoder_layer", "decoder", "transformer_forward", "masked_loss")
 # case -> notebook; "solution" is the master with solutions (Otter's autograder notebook).
-CASES = {"correct_original": EXAMPLES / "correct_original_format.ipynb",
-         "buggy_original": EXAMPLES / "buggy_original_format.ipynb",
-         "student_template": build.STUDENT_DIR / build.MASTER.name,
-         "solution": None}
+CASES = {
+    "correct_original": EXAMPLES / "correct_original_format.ipynb",
+    "buggy_original": EXAMPLES / "buggy_original_format.ipynb",
+    "student_template": build.STUDENT_DIR / build.MASTER.name,
+    "solution": None,
+}
 SLOW_CASES = {"template_original": EXAMPLES / "template_untouched.ipynb"}
 TIMINGS: dict[str, float] = {}
 # A loaded 2-core machine (CI beside other jobs) makes every step several times slower: the limits are
@@ -39,8 +41,24 @@ def run_cli(notebooks: dict[str, Path], out: Path, env: dict[str, str]) -> dict[
     for case, path in notebooks.items():
         shutil.copyfile(path, folder / f"{case}.ipynb")
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--out", str(out / "reports"),
-                    "--quiet", "--jobs", "2"], cwd=REPO, env=env, check=True, timeout=SUBPROCESS_TIMEOUT_S)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(folder),
+            "--out",
+            str(out / "reports"),
+            "--quiet",
+            "--jobs",
+            "2",
+        ],
+        cwd=REPO,
+        env=env,
+        check=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     TIMINGS["cli (all cases, 2 jobs)"] = time.monotonic() - started
     return {case: json.loads((out / "reports" / f"{case}.json").read_text()) for case in notebooks}
 
@@ -52,9 +70,25 @@ def run_otter(case: str, notebook: Path, autograder_zip: Path, out: Path, env: d
     target.mkdir(parents=True)
     started = time.monotonic()
     env = {key: value for key, value in env.items() if key != "PYTHONPATH"}
-    completed = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder_zip), "-o", str(target),
-                                "--no-logo", str(notebook)], cwd=REPO, env=env, capture_output=True, text=True,
-                               timeout=SUBPROCESS_TIMEOUT_S)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otter",
+            "run",
+            "-a",
+            str(autograder_zip),
+            "-o",
+            str(target),
+            "--no-logo",
+            str(notebook),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
     TIMINGS[f"otter run {case}"] = time.monotonic() - started
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return json.loads((target / "results.json").read_text())
@@ -75,8 +109,10 @@ def grade_both(cases: dict[str, Path], autograder_zip: Path, out: Path, multi30k
     env = {**os.environ, "PYTHONPATH": str(REPO), "MULTI30K_DIR": str(multi30k_dir)}
     cli = run_cli(cases, out / "cli", env)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {case: pool.submit(run_otter, case, path, autograder_zip, out / "otter", env)
-                   for case, path in cases.items()}
+        futures = {
+            case: pool.submit(run_otter, case, path, autograder_zip, out / "otter", env)
+            for case, path in cases.items()
+        }
         otter = {case: future.result() for case, future in futures.items()}
     with zipfile.ZipFile(autograder_zip) as archive:
         plugin = json.loads(archive.read("otter_config.json"))["plugins"][0]
@@ -86,9 +122,16 @@ def grade_both(cases: dict[str, Path], autograder_zip: Path, out: Path, multi30k
 
 
 @pytest.fixture(scope="module")
-def graded(autograder_zip: Path, solution_notebook: Path, multi30k_dir: Path,
-           tmp_path_factory: pytest.TempPathFactory) -> dict:
-    cases = {**{case: path for case, path in CASES.items() if path is not None}, "solution": solution_notebook}
+def graded(
+    autograder_zip: Path,
+    solution_notebook: Path,
+    multi30k_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
+    cases = {
+        **{case: path for case, path in CASES.items() if path is not None},
+        "solution": solution_notebook,
+    }
     return grade_both(cases, autograder_zip, tmp_path_factory.mktemp("graded"), multi30k_dir)
 
 
@@ -114,14 +157,17 @@ def test_untouched_student_notebook_gets_clear_messages(graded: dict) -> None:
     for part in UNIT_PARTS:
         text = outputs[questions[part]]
         assert "All test cases passed" not in text, text
-        assert any(hint in text for hint in ("raised", "stub", "None", "not defined",
-                                                     "예외가 발생", "정의되어 있지 않습니다")), text
+        assert any(
+            hint in text
+            for hint in ("raised", "stub", "None", "not defined", "예외가 발생", "정의되어 있지 않습니다")
+        ), text
     assert "Not graded in this run" in otter["output"]
 
 
 @pytest.mark.slow
-def test_untouched_original_template_through_otter(autograder_zip: Path, multi30k_dir: Path,
-                                                   tmp_path: Path) -> None:
+def test_untouched_original_template_through_otter(
+    autograder_zip: Path, multi30k_dir: Path, tmp_path: Path
+) -> None:
     results = grade_both(SLOW_CASES, autograder_zip, tmp_path, multi30k_dir)
     cli, otter, questions = results["template_original"]
     assert otter_per_part(otter, questions) == per_part(cli) == dict.fromkeys(UNIT_PARTS, 0)

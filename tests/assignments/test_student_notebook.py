@@ -36,8 +36,13 @@ _words = translate_sentence(_tiny, "Zwei Hunde spielen im Schnee.")
 print("SMOKE " + _json.dumps({"losses": _losses, "bleu": _bleu, "n": len(_hyps), "words": _words}))
 """
 # What each untouched stub's public check must tell the student (a fragment of its message).
-STUB_HINTS = {"q1": "look_ahead_mask = ...", "q2": "MultiHeadAttention 이 2개", "q3": "TransformerEmbedding 이 1개",
-              "q4": "decoder_output = model(...)", "q5": "NameError"}
+STUB_HINTS = {
+    "q1": "look_ahead_mask = ...",
+    "q2": "MultiHeadAttention 이 2개",
+    "q3": "TransformerEmbedding 이 1개",
+    "q4": "decoder_output = model(...)",
+    "q5": "NameError",
+}
 
 
 def runnable_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -52,7 +57,9 @@ def runnable_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNod
     return cells
 
 
-def execute(path: Path, extra: list[str], env: dict[str, str]) -> tuple[list[nbformat.NotebookNode], dict[str, str]]:
+def execute(
+    path: Path, extra: list[str], env: dict[str, str]
+) -> tuple[list[nbformat.NotebookNode], dict[str, str]]:
     """Run the runnable cells of a notebook plus `extra` cells in a fresh kernel (cwd: its folder).
 
     Returns:
@@ -61,11 +68,19 @@ def execute(path: Path, extra: list[str], env: dict[str, str]) -> tuple[list[nbf
     notebook = nbformat.read(path, as_version=4)
     notebook.cells = runnable_cells(notebook) + [nbformat.v4.new_code_cell(source) for source in extra]
     # nbclient's default 60 s kernel start-up fails on a loaded 2-core machine; use the Otter path's limit.
-    client = NotebookClient(notebook, timeout=300, startup_timeout=KERNEL_START_TIMEOUT_S, kernel_name="python3",
-                            allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=300,
+        startup_timeout=KERNEL_START_TIMEOUT_S,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     with mock.patch.dict(os.environ, env):
         client.execute()
-    errors = [cell for cell in notebook.cells if any(o.output_type == "error" for o in cell.get("outputs", []))]
+    errors = [
+        cell for cell in notebook.cells if any(o.output_type == "error" for o in cell.get("outputs", []))
+    ]
     printed = {}
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
@@ -78,15 +93,22 @@ def execute(path: Path, extra: list[str], env: dict[str, str]) -> tuple[list[nbf
 
 def describe(errors: list[nbformat.NotebookNode]) -> str:
     """The failing cells' first line and error, for assertion messages."""
-    return "; ".join(f"{cell.source.splitlines()[0]!r}: " + next(
-        f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error") for cell in errors)
+    return "; ".join(
+        f"{cell.source.splitlines()[0]!r}: "
+        + next(f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error")
+        for cell in errors
+    )
 
 
 @pytest.fixture(scope="module")
 def kernel_env(multi30k_dir: Path, mtkit_cache: Path) -> dict[str, str]:
     """Local Multi30k files (no download) and a shared prepared-data cache."""
-    return {"MULTI30K_DIR": str(multi30k_dir), "MTKIT_CACHE_DIR": str(mtkit_cache), "CUDA_VISIBLE_DEVICES": "",
-            "PYTHONDONTWRITEBYTECODE": "1"}
+    return {
+        "MULTI30K_DIR": str(multi30k_dir),
+        "MTKIT_CACHE_DIR": str(mtkit_cache),
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +120,9 @@ def student_run(kernel_env: dict[str, str], tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="module")
-def solution_run(solution_notebook: Path, kernel_env: dict[str, str],
-                 tmp_path_factory: pytest.TempPathFactory) -> tuple[list, dict]:
+def solution_run(
+    solution_notebook: Path, kernel_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[list, dict]:
     # Saved under another name (spaces, Hangul), as students do: grader.check must not depend on it.
     folder = tmp_path_factory.mktemp("solution")
     for item in ("tests", "mtkit"):

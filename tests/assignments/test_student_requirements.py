@@ -25,8 +25,11 @@ def requirements() -> dict[str, Requirement]:
 
 
 def lock_versions() -> dict[str, str]:
-    pins = [line.split("==") for line in (build.REPO / "requirements.lock").read_text(encoding="utf-8").splitlines()
-            if "==" in line and not line.startswith("#")]
+    pins = [
+        line.split("==")
+        for line in (build.REPO / "requirements.lock").read_text(encoding="utf-8").splitlines()
+        if "==" in line and not line.startswith("#")
+    ]
     return {canonicalize_name(name): version.strip().split("+")[0] for name, version in pins}
 
 
@@ -45,23 +48,36 @@ def test_torch_is_a_range_that_keeps_an_installed_torch() -> None:
     torch = requirements()["torch"]
     assert not any(spec.operator in ("==", "===", "~=") for spec in torch.specifier), torch
     assert torch.specifier.contains(lock_versions()["torch"]), "the project's own torch must satisfy it"
-    assert torch.specifier.contains("2.8.0") and not torch.url, torch   # e.g. a recent Colab's torch
-    assert "index-url" not in REQUIREMENTS.read_text(encoding="utf-8").replace("#     pip install torch --index-url", "")
+    assert torch.specifier.contains("2.8.0") and not torch.url, torch  # e.g. a recent Colab's torch
+    assert "index-url" not in REQUIREMENTS.read_text(encoding="utf-8").replace(
+        "#     pip install torch --index-url", ""
+    )
 
 
 def test_every_requirement_admits_the_tested_versions() -> None:
     locked = lock_versions()
     for name, requirement in requirements().items():
         assert name in locked, f"{name} is not in requirements.lock (untested)"
-        assert requirement.specifier.contains(locked[name]), f"{requirement} excludes the tested {locked[name]}"
+        assert requirement.specifier.contains(locked[name]), (
+            f"{requirement} excludes the tested {locked[name]}"
+        )
 
 
 def test_everything_the_notebook_and_mtkit_import_is_required() -> None:
     notebook = json.loads((build.STUDENT_DIR / build.MASTER.name).read_text(encoding="utf-8"))
-    cells = ["\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith(("%", "!")))
-             for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    modules = [path.read_text(encoding="utf-8") for path in sorted((build.STUDENT_DIR / "mtkit").glob("*.py"))]
-    needed = {canonicalize_name(DISTRIBUTIONS.get(name, name))
-              for name in third_party_imports(cells + modules) - GRADER_ONLY_MODULES}
+    cells = [
+        "\n".join(
+            line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith(("%", "!"))
+        )
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+    ]
+    modules = [
+        path.read_text(encoding="utf-8") for path in sorted((build.STUDENT_DIR / "mtkit").glob("*.py"))
+    ]
+    needed = {
+        canonicalize_name(DISTRIBUTIONS.get(name, name))
+        for name in third_party_imports(cells + modules) - GRADER_ONLY_MODULES
+    }
     assert needed <= set(requirements()), needed - set(requirements())
     assert {"torch", "spacy", "nltk", "otter-grader"} <= needed

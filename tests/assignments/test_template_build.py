@@ -19,19 +19,27 @@ REPO = build.REPO
 STUDENT = build.STUDENT_DIR
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 # Reference definitions that are graded parts (their bodies are the solution).
-GRADED_REFERENCE = {"reference/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
-                    "reference/masks.py": ("create_look_ahead_mask_for_attention",),
-                    "reference/loss.py": ("calculate_loss",)}
+GRADED_REFERENCE = {
+    "reference/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
+    "reference/masks.py": ("create_look_ahead_mask_for_attention",),
+    "reference/loss.py": ("calculate_loss",),
+}
 
 
 def _statements(tree: ast.AST) -> set[str]:
     """Every statement below `tree` (nested ones too), unparsed, docstrings and short ones left out."""
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+        if isinstance(node, ast.stmt) and not (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
             text = ast.unparse(node)
-            if len(text) >= 25 and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-                found.add(text.splitlines()[0] if isinstance(node, (ast.For, ast.If, ast.With, ast.While)) else text)
+            if len(text) >= 25 and not isinstance(
+                node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+            ):
+                found.add(
+                    text.splitlines()[0] if isinstance(node, (ast.For, ast.If, ast.With, ast.While)) else text
+                )
     return found
 
 
@@ -94,7 +102,9 @@ def master_code_lines() -> tuple[set[str], set[str]]:
     in_tests = False
     for cell in nbformat.read(build.MASTER, as_version=4).cells:
         if cell.cell_type == "raw":
-            in_tests = cell.source.startswith("# BEGIN TESTS") or (in_tests and not cell.source.startswith("# END TESTS"))
+            in_tests = cell.source.startswith("# BEGIN TESTS") or (
+                in_tests and not cell.source.startswith("# END TESTS")
+            )
         if cell.cell_type != "code" or in_tests:
             continue
         inside = False
@@ -140,19 +150,37 @@ def test_graded_stubs_are_empty() -> None:
     assert len(answers) == 7, "mask, DecoderLayer, Decoder, Transformer, train step, loss, hyperparameters"
     solution, given = master_code_lines()
     assert len(solution) >= 30, "the master lost its solution markers"
-    leaked = {line for source in answers for line in map(str.strip, source.splitlines())
-              if line in solution - given and len(line) > 3}
+    leaked = {
+        line
+        for source in answers
+        for line in map(str.strip, source.splitlines())
+        if line in solution - given and len(line) > 3
+    }
     assert not leaked, f"solution lines in the student notebook: {sorted(leaked)[:5]}"
-    stubs = {"create_look_ahead_mask_for_attention", "DecoderLayer.__init__", "DecoderLayer.forward",
-             "Decoder.__init__", "Decoder.forward", "Transformer.forward", "calculate_loss", "process_batch_for_train"}
+    stubs = {
+        "create_look_ahead_mask_for_attention",
+        "DecoderLayer.__init__",
+        "DecoderLayer.forward",
+        "Decoder.__init__",
+        "Decoder.forward",
+        "Transformer.forward",
+        "calculate_loss",
+        "process_batch_for_train",
+    }
     found = set()
     for source in answers:
         tree = ast.parse(source)
         for node in ast.walk(tree):
             for child in getattr(node, "body", []):
                 if isinstance(child, ast.FunctionDef):
-                    name = child.name if isinstance(node, ast.Module) else f"{getattr(node, 'name', '')}.{child.name}"
-                    has_blank = any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(child))
+                    name = (
+                        child.name
+                        if isinstance(node, ast.Module)
+                        else f"{getattr(node, 'name', '')}.{child.name}"
+                    )
+                    has_blank = any(
+                        isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(child)
+                    )
                     if name in stubs:
                         assert has_blank, f"{name} has no `...` blank in the student notebook"
                         found.add(name)
@@ -164,8 +192,11 @@ def test_graded_stubs_are_empty() -> None:
 def find_leaks(folder: Path) -> list[str]:
     """Hidden-check code, check ids, grader imports or reference solution code found under a folder."""
     files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    leaks = [f"{p.relative_to(folder)}: grader folder" for p in files
-             if {"reference", "checks"} & set(p.relative_to(folder).parts) or p.name == "grader.yml"]
+    leaks = [
+        f"{p.relative_to(folder)}: grader folder"
+        for p in files
+        if {"reference", "checks"} & set(p.relative_to(folder).parts) or p.name == "grader.yml"
+    ]
     solution = reference_solution_statements()
     assert len(solution) >= 10, "the leak test lost its reference statements"
     hidden_lines, ids = hidden_check_lines() - master_code_lines()[1], check_ids()
@@ -212,13 +243,21 @@ def test_autograder_zip_holds_engine_and_pins(autograder_zip: Path) -> None:
         names = set(archive.namelist())
         config = json.loads(archive.read("otter_config.json"))
         environment = yaml.safe_load(archive.read("environment.yml"))
-    for required in ("run_autograder", "setup.sh", "grader.yml", "autograder/engine.py", "autograder/otter_bridge.py",
-                     "autograder/checks/test_decoder.py", "autograder/worker_runtime/server.py",
-                     "reference/model.py", "mtkit/decoding.py"):
+    for required in (
+        "run_autograder",
+        "setup.sh",
+        "grader.yml",
+        "autograder/engine.py",
+        "autograder/otter_bridge.py",
+        "autograder/checks/test_decoder.py",
+        "autograder/worker_runtime/server.py",
+        "reference/model.py",
+        "mtkit/decoding.py",
+    ):
         assert required in names, required
     assert not [n for n in names if n.startswith("tests/") and n != "tests/"], "Otter test files are not used"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    with zipfile.ZipFile(autograder_zip) as archive:   # the project's run_otter.py, once: quarantine first
+    with zipfile.ZipFile(autograder_zip) as archive:  # the project's run_otter.py, once: quarantine first
         assert [n for n in archive.namelist() if n == build.RUN_OTTER] == [build.RUN_OTTER]
         assert "prepare_autograder(" in archive.read(build.RUN_OTTER).decode()
     plugins = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]

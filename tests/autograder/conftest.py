@@ -22,12 +22,14 @@ def tiny_training_config() -> Callable[..., GraderConfig]:
 
     Call it with `mode=` (default recipe) and any other dotted overrides.
     """
+
     def build(mode: str = "recipe", **overrides: object) -> GraderConfig:
         settings = {"training.enabled": True, "training.profile": "cpu", "training.mode": mode}
         profile = yaml.safe_load((TRAINING_FIXTURES / "tiny_profile.yml").read_text())
         settings.update({f"training.profiles.cpu.{key}": value for key, value in profile.items()})
         settings.update(overrides)
         return load_config(overrides=settings)
+
     return build
 
 
@@ -55,4 +57,5 @@ def notebook_variant(tmp_path: Path) -> Callable[..., Path]:
         path = target / name
         path.write_text(json.dumps(notebook))
         return path
+
     return build

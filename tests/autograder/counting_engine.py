@@ -17,7 +17,7 @@ from autograder.results import STATUS_GRADED, CheckResult, PartResult, Submissio
 
 def _log_start(path: Path) -> None:
     with open(os.environ["GRADING_COUNT_FILE"], "a", encoding="utf-8") as log:
-        log.write(f"{os.getpid()} {Path(path).name}\n")   # one short O_APPEND write per grading
+        log.write(f"{os.getpid()} {Path(path).name}\n")  # one short O_APPEND write per grading
 
 
 def _fake(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
@@ -26,12 +26,19 @@ def _fake(path: Path, config: GraderConfig, parts: list[str] | None) -> Submissi
     results = []
     for index, (name, part) in enumerate(config.parts.items()):
         skipped = parts is not None and name not in parts
-        passed = bool(digest[index] & 1)     # the content decides which parts pass
-        checks = [CheckResult(check, name, points, passed and not skipped,
-                              points if passed and not skipped else 0, skipped=skipped)
-                  for check, points in part.checks.items()]
-        results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks),
-                                  checks))
+        passed = bool(digest[index] & 1)  # the content decides which parts pass
+        checks = [
+            CheckResult(
+                check,
+                name,
+                points,
+                passed and not skipped,
+                points if passed and not skipped else 0,
+                skipped=skipped,
+            )
+            for check, points in part.checks.items()
+        ]
+        results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
     return SubmissionResult(Path(path).name, STATUS_GRADED, results)
 
 

@@ -12,7 +12,7 @@ from autograder.executors.local import LocalExecutor
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "soundness" / "corpus"
 NOTEBOOKS = ["alt_mask_bool", "mask_transposed", "mask_upper_triangle", "mask_padding_ignored"]
-PARTS = ["look_ahead_mask"]   # unit parts only, one of them: a grading is seconds
+PARTS = ["look_ahead_mask"]  # unit parts only, one of them: a grading is seconds
 
 
 def small_batch(folder: Path) -> list[Submission]:
@@ -25,8 +25,10 @@ def small_batch(folder: Path) -> list[Submission]:
 
 def scores(results) -> dict[str, tuple[str, float, dict[str, float]]]:
     """label -> (status, points, points per check)."""
-    return {r.submission: (r.status, r.points, {c.check_id: c.points for p in r.parts for c in p.checks})
-            for r in results}
+    return {
+        r.submission: (r.status, r.points, {c.check_id: c.points for p in r.parts for c in p.checks})
+        for r in results
+    }
 
 
 def local_scores(submissions: list[Submission]) -> dict:

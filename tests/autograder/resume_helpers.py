@@ -17,22 +17,35 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 # The CLI with `autograder.engine` replaced by the counting stand-in (spawned pool workers find the
 # module too: spawn hands the children this process's sys.path).
-DRIVER = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import counting_engine; "
-          "sys.modules['autograder.engine'] = counting_engine; "
-          "from autograder.cli import main; sys.exit(main(sys.argv[1:]))")
+DRIVER = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); import counting_engine; "
+    "sys.modules['autograder.engine'] = counting_engine; "
+    "from autograder.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def start_grader(args: Sequence[str], count_file: Path, engine: str = "fake") -> subprocess.Popen:
     """Start `python -m autograder grade ARGS` (counting engine) in its own process group."""
-    env = {**os.environ, "GRADING_COUNT_FILE": str(count_file), "GRADING_ENGINE": engine,
-           "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-c", DRIVER, str(HERE), "grade", "--quiet", *args],
-                            cwd=ROOT, env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "GRADING_COUNT_FILE": str(count_file),
+        "GRADING_ENGINE": engine,
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(HERE), "grade", "--quiet", *args],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
-def run_grader(args: Sequence[str], count_file: Path, engine: str = "fake",
-               timeout: float = 600) -> subprocess.CompletedProcess:
+def run_grader(
+    args: Sequence[str], count_file: Path, engine: str = "fake", timeout: float = 600
+) -> subprocess.CompletedProcess:
     """Run the grader to completion; fail loudly on a non-zero exit."""
     process = start_grader(args, count_file, engine)
     stdout, stderr = process.communicate(timeout=timeout)
@@ -74,8 +87,10 @@ def scores(out_dir: Path) -> dict[str, dict]:
             continue
         data = json.loads(path.read_text(encoding="utf-8"))
         table[data["submission"]] = {
-            "status": data["status"], "points": data["points"],
-            "checks": {c["check_id"]: c["points"] for p in data["parts"] for c in p["checks"]}}
+            "status": data["status"],
+            "points": data["points"],
+            "checks": {c["check_id"]: c["points"] for p in data["parts"] for c in p["checks"]},
+        }
     return table
 
 

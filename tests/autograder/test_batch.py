@@ -26,6 +26,7 @@ def touch(path: Path) -> Path:
 
 # Fake engines: module-level so that worker processes can unpickle them by name.
 
+
 def fake_grade(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
     """Full marks on every selected part; the file's text decides special behaviour."""
     text = Path(path).read_text(encoding="utf-8")
@@ -38,12 +39,14 @@ def fake_grade(path: Path, config: GraderConfig, parts: list[str] | None) -> Sub
     results = []
     for name, part in config.parts.items():
         skipped = parts is not None and name not in parts
-        checks = [CheckResult(check, name, points, not skipped, 0 if skipped else points,
-                              skipped=skipped) for check, points in part.checks.items()]
-        results.append(PartResult(name, part.title, part.points,
-                                  sum(c.points for c in checks), checks))
-    return SubmissionResult(f"engine-name-{Path(path).name}", STATUS_GRADED, results,
-                            notes=[f"parts={parts}"])
+        checks = [
+            CheckResult(check, name, points, not skipped, 0 if skipped else points, skipped=skipped)
+            for check, points in part.checks.items()
+        ]
+        results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
+    return SubmissionResult(
+        f"engine-name-{Path(path).name}", STATUS_GRADED, results, notes=[f"parts={parts}"]
+    )
 
 
 def returns_a_dict(path: Path, config: GraderConfig, parts: list[str] | None) -> dict:
@@ -52,9 +55,16 @@ def returns_a_dict(path: Path, config: GraderConfig, parts: list[str] | None) ->
 
 # expand_paths
 
+
 def test_folder_gives_its_notebooks_and_scripts_sorted_without_hidden_files(tmp_path):
-    for name in ["b.ipynb", "a.py", "notes.txt", ".hidden.py", "nested/c.ipynb",
-                 ".ipynb_checkpoints/a-checkpoint.ipynb"]:
+    for name in [
+        "b.ipynb",
+        "a.py",
+        "notes.txt",
+        ".hidden.py",
+        "nested/c.ipynb",
+        ".ipynb_checkpoints/a-checkpoint.ipynb",
+    ]:
         touch(tmp_path / name)
     assert [s.label for s in expand_paths([tmp_path])] == ["a.py", "b.ipynb"]
     recursive = expand_paths([tmp_path], recursive=True)
@@ -92,15 +102,21 @@ def test_same_stem_with_different_suffixes_and_reserved_stems_stay_apart(tmp_pat
 def test_no_two_submissions_write_the_same_report_file(tmp_path):
     # alice.results.ipynb must not write alice.results.json (alice.ipynb's Gradescope file), nor
     # alice.feedback.ipynb alice.feedback.md; Alice/alice are one file on macOS and Windows.
-    names = ["alice.ipynb", "alice.results.ipynb", "alice.feedback.ipynb", "Alice.py", "gradebook.ipynb",
-             "alice.results.results.ipynb"]
+    names = [
+        "alice.ipynb",
+        "alice.results.ipynb",
+        "alice.feedback.ipynb",
+        "Alice.py",
+        "gradebook.ipynb",
+        "alice.results.results.ipynb",
+    ]
     for name in names:
         touch(tmp_path / name)
     stems = [s.stem for s in expand_paths([tmp_path])]
     files = [f"{stem}{kind}".casefold() for stem in stems for kind in SUBMISSION_FILE_KINDS]
     files += ["summary.md", "gradebook.csv"]
     assert len(files) == len(set(files)), stems
-    check_stems(stems)   # the report writer's own guard agrees
+    check_stems(stems)  # the report writer's own guard agrees
     with pytest.raises(ValueError, match="clash"):
         check_stems(["alice", "alice.results"])
 
@@ -115,6 +131,7 @@ def test_missing_path_and_empty_folder_are_usage_errors(tmp_path):
 
 # grade_all
 
+
 def test_grades_in_order_with_labels_timing_config_and_parts(tmp_path):
     submissions = expand_paths([touch(tmp_path / "b.py"), touch(tmp_path / "a.py")])
     results = grade_all(submissions, CONFIG, parts=["decoder"], grade_function=fake_grade)
@@ -127,8 +144,7 @@ def test_grades_in_order_with_labels_timing_config_and_parts(tmp_path):
 def test_an_exception_becomes_a_grader_error_with_zeros_and_the_rest_is_graded(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("raise", encoding="utf-8")
-    results = grade_all(expand_paths([bad, touch(tmp_path / "good.py")]), CONFIG,
-                        grade_function=fake_grade)
+    results = grade_all(expand_paths([bad, touch(tmp_path / "good.py")]), CONFIG, grade_function=fake_grade)
     error, good = results
     assert (error.submission, error.status, good.status) == ("bad.py", STATUS_ERROR, STATUS_GRADED)
     graded = [p for p in error.parts if not p.checks]
@@ -141,8 +157,7 @@ def test_an_exception_becomes_a_grader_error_with_zeros_and_the_rest_is_graded(t
 
 
 def test_a_wrong_return_type_is_a_grader_error(tmp_path):
-    result, = grade_all(expand_paths([touch(tmp_path / "a.py")]), CONFIG,
-                        grade_function=returns_a_dict)  # type: ignore[arg-type]  # wrong on purpose
+    (result,) = grade_all(expand_paths([touch(tmp_path / "a.py")]), CONFIG, grade_function=returns_a_dict)  # type: ignore[arg-type]  # wrong on purpose
     assert result.status == STATUS_ERROR
     assert "TypeError" in result.notes[0]
 
@@ -168,8 +183,9 @@ def test_a_dying_worker_process_costs_only_its_own_submission(tmp_path):
     crash = tmp_path / "crash.py"
     crash.write_text("crash", encoding="utf-8")
     names = [touch(tmp_path / f"ok{i}.py") for i in range(3)]
-    results = grade_all(expand_paths([names[0], crash, *names[1:]]), CONFIG, jobs=2,
-                        grade_function=fake_grade)
+    results = grade_all(
+        expand_paths([names[0], crash, *names[1:]]), CONFIG, jobs=2, grade_function=fake_grade
+    )
     assert [r.submission for r in results] == ["ok0.py", "crash.py", "ok1.py", "ok2.py"]
     assert [r.status for r in results] == [STATUS_GRADED, STATUS_ERROR, STATUS_GRADED, STATUS_GRADED]
     assert "the grading process died" in results[1].notes[0]

@@ -23,8 +23,12 @@ def _notebook(folder: Path, name: str = "alice.ipynb") -> Path:
 
 def test_generic_names_count_only_for_a_notebook_alone_in_its_folder(tmp_path: Path) -> None:
     alone = _notebook(tmp_path / "alone")
-    assert [n for n, _ in candidate_names(alone, PATTERNS)][:4] == ["alice.pt", "alice.pth", "alice.safetensors",
-                                                                    "checkpoint.pt"]
+    assert [n for n, _ in candidate_names(alone, PATTERNS)][:4] == [
+        "alice.pt",
+        "alice.pth",
+        "alice.safetensors",
+        "checkpoint.pt",
+    ]
     shared = _notebook(tmp_path / "shared")
     _notebook(tmp_path / "shared", "bob.ipynb")
     (tmp_path / "shared" / "checkpoint.pt").write_bytes(b"bob's weights")
@@ -50,7 +54,7 @@ def test_links_and_non_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckpointRefused, match="is a link or not a regular file"):
         find_checkpoint(notebook, PATTERNS, 10)
     (tmp_path / "alice.pt").unlink()
-    os.mkfifo(tmp_path / "alice.pt")   # would block a plain open()
+    os.mkfifo(tmp_path / "alice.pt")  # would block a plain open()
     with pytest.raises(CheckpointRefused, match="is a link or not a regular file"):
         find_checkpoint(notebook, PATTERNS, 10)
     (tmp_path / "alice.pt").unlink()
@@ -58,7 +62,7 @@ def test_links_and_non_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CheckpointRefused, match="is a link or not a regular file"):
         find_checkpoint(notebook, PATTERNS, 10)
     (tmp_path / "alice.pt").rmdir()
-    os.link(secret, tmp_path / "alice.pt")   # a hard link hands over the grader's file just the same
+    os.link(secret, tmp_path / "alice.pt")  # a hard link hands over the grader's file just the same
     with pytest.raises(CheckpointRefused, match="hard link"):
         find_checkpoint(notebook, PATTERNS, 10)
 

@@ -52,7 +52,13 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
     out = tmp_path / "out"
     assert grade(str(notebook), "--out", str(out)) == cli.EXIT_OK
     assert sorted(p.name for p in out.iterdir()) == [
-        ".grading", "bob.json", "bob.md", "bob.results.json", "gradebook.csv", "summary.md"]
+        ".grading",
+        "bob.json",
+        "bob.md",
+        "bob.results.json",
+        "gradebook.csv",
+        "summary.md",
+    ]
     stdout = capsys.readouterr().out
     assert "bob.ipynb: 66/80 (graded)" in stdout
     assert "  FAIL  mask_blocks_future" in stdout
@@ -62,14 +68,32 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
 
 
 def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
-    args = ["--out", str(tmp_path / "o"), "--timeout", "5", "--seed", "7", "--train",
-            "--profile", "cpu", "--parts", "decoder, look_ahead_mask,decoder", "--language", "en"]
+    args = [
+        "--out",
+        str(tmp_path / "o"),
+        "--timeout",
+        "5",
+        "--seed",
+        "7",
+        "--train",
+        "--profile",
+        "cpu",
+        "--parts",
+        "decoder, look_ahead_mask,decoder",
+        "--language",
+        "en",
+    ]
     assert grade(str(notebook), *args) == cli.EXIT_OK
-    call, = engine
+    (call,) = engine
     config = call["config"]
     assert config.worker.timeout_s == 5.0
-    assert config.grading.model_dump() == {"seed": 7, "jobs": 1, "out_dir": str(tmp_path / "o"),
-                                           "submission_budget_s": 300, "max_notebook_mb": 20}
+    assert config.grading.model_dump() == {
+        "seed": 7,
+        "jobs": 1,
+        "out_dir": str(tmp_path / "o"),
+        "submission_budget_s": 300,
+        "max_notebook_mb": 20,
+    }
     assert config.feedback.language == "en"
     assert config.training.enabled is True and config.training.profile == "cpu"
     assert call["parts"] == ["decoder", "look_ahead_mask"]
@@ -89,7 +113,7 @@ def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, n
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["points-per-question", "alice.py", "bob.ipynb"]
     assert ",grader-error," in rows[2]
-    assert "FAIL" not in captured.out   # a batch shows only the summary table
+    assert "FAIL" not in captured.out  # a batch shows only the summary table
 
 
 def test_grading_twice_gives_identical_json_except_the_timing(engine, notebook, tmp_path):
@@ -109,12 +133,15 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     assert capsys.readouterr() == ("", "")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
-    (["--jobs", "0"], "grading.jobs: must be at least 1"),
-    (["--profile", "tpu"], "training.profile: no profile named 'tpu'"),
-    (["--timeout", "0"], "worker.timeout_s: must be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
+        (["--jobs", "0"], "grading.jobs: must be at least 1"),
+        (["--profile", "tpu"], "training.profile: no profile named 'tpu'"),
+        (["--timeout", "0"], "worker.timeout_s: must be greater than 0"),
+    ],
+)
 def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engine, notebook, capsys):
     assert grade(str(notebook), *args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
@@ -135,7 +162,7 @@ def test_missing_path_exits_2(engine, tmp_path, capsys):
 
 
 def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
-    monkeypatch.setitem(sys.modules, "autograder.engine", None)   # makes the import fail
+    monkeypatch.setitem(sys.modules, "autograder.engine", None)  # makes the import fail
     assert grade(str(notebook), "--out", str(tmp_path / "o")) == cli.EXIT_CRASH
     assert "cannot load the grading engine" in capsys.readouterr().err
 
@@ -156,9 +183,19 @@ def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, cap
 
 def test_python_dash_m_entry_point():
     # The timeouts only guard against a hang: starting Python and importing torch takes long on a loaded machine.
-    ok = subprocess.run([sys.executable, "-m", "autograder", "validate-config", FIXTURE_CONFIG],
-                        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    ok = subprocess.run(
+        [sys.executable, "-m", "autograder", "validate-config", FIXTURE_CONFIG],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert (ok.returncode, ok.stderr) == (0, "")
-    usage = subprocess.run([sys.executable, "-m", "autograder", "grade"], cwd=REPO_ROOT,
-                           capture_output=True, text=True, timeout=300)
+    usage = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert usage.returncode == 2 and "PATH" in usage.stderr

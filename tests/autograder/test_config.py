@@ -25,11 +25,18 @@ def _project_document() -> dict:
 def test_project_config_loads_with_every_section() -> None:
     config = load_config()
     assert isinstance(config, GraderConfig)
-    assert set(GraderConfig.model_fields) == {"assignment", "data", "worker", "grading", "feedback", "training",
-                                              "parts"}
+    assert set(GraderConfig.model_fields) == {
+        "assignment",
+        "data",
+        "worker",
+        "grading",
+        "feedback",
+        "training",
+        "parts",
+    }
     assert sum(p.points for p in config.parts.values()) == 100
     assert config.training.threshold_bleu == 0.2
-    assert list(config.training.profiles) == ["cpu", "gpu"]   # file order kept
+    assert list(config.training.profiles) == ["cpu", "gpu"]  # file order kept
 
 
 def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
@@ -43,56 +50,90 @@ def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
 def test_overrides_use_dotted_keys() -> None:
     config = load_config(overrides={"worker.timeout_s": 5, "training.enabled": True})
     assert config.worker.timeout_s == 5 and config.training.enabled is True
-    config = load_config(None, {"grading.submission_budget_s": 10, "training.profiles.cpu.max_steps": 7,
-                                "training.hparam_bounds.num_layers": [1, 2]})
+    config = load_config(
+        None,
+        {
+            "grading.submission_budget_s": 10,
+            "training.profiles.cpu.max_steps": 7,
+            "training.hparam_bounds.num_layers": [1, 2],
+        },
+    )
     assert config.grading.submission_budget_s == 10
     assert config.training.profiles["cpu"].max_steps == 7 and config.training.profiles["gpu"].max_steps == 0
     assert config.training.hparam_bounds.num_layers == [1, 2]
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"grading.submission_budgets": 10}, "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, "),
-    ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, data, worker, grading, "),
-    ({"grading.jobs": "4"}, "grading.jobs: expected an integer, got str ('4')"),
-    ({"grading.seed.value": 1}, "grading.seed.value: seed is not a section"),
-    ({"parts.decoder.checks": {}}, "parts.decoder.checks: "),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (
+            {"grading.submission_budgets": 10},
+            "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, ",
+        ),
+        ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, data, worker, grading, "),
+        ({"grading.jobs": "4"}, "grading.jobs: expected an integer, got str ('4')"),
+        ({"grading.seed.value": 1}, "grading.seed.value: seed is not a section"),
+        ({"parts.decoder.checks": {}}, "parts.decoder.checks: "),
+    ],
+)
 def test_overrides_are_validated_like_the_file(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError) as error:
         load_config(None, overrides)
     assert str(error.value).startswith(message)
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("grading.jobs", 0, "grading.jobs: must be at least 1, got 0"),
-    ("worker.timeout_s", 0, "worker.timeout_s: must be greater than 0, got 0"),
-    ("worker.reply_mb", 0, "worker.reply_mb: must be at least 1, got 0"),
-    ("training.threshold_bleu", 20, "training.threshold_bleu: must be at most 1, got 20"),
-    ("training.profiles.cpu.drop_prob", 1.5, "training.profiles.cpu.drop_prob: must be less than 1, got 1.5"),
-    ("training.profiles.cpu.lr_schedule", "step", "training.profiles.cpu.lr_schedule: must be one of "
-                                                  "'constant', 'inverse_sqrt', 'linear' or 'cosine', got 'step'"),
-    ("feedback.language", "de", "feedback.language: must be one of 'ko' or 'en', got 'de'"),
-    ("training.profile", "tpu", "training.profile: no profile named 'tpu' (have: cpu, gpu)"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("grading.jobs", 0, "grading.jobs: must be at least 1, got 0"),
+        ("worker.timeout_s", 0, "worker.timeout_s: must be greater than 0, got 0"),
+        ("worker.reply_mb", 0, "worker.reply_mb: must be at least 1, got 0"),
+        ("training.threshold_bleu", 20, "training.threshold_bleu: must be at most 1, got 20"),
+        (
+            "training.profiles.cpu.drop_prob",
+            1.5,
+            "training.profiles.cpu.drop_prob: must be less than 1, got 1.5",
+        ),
+        (
+            "training.profiles.cpu.lr_schedule",
+            "step",
+            "training.profiles.cpu.lr_schedule: must be one of "
+            "'constant', 'inverse_sqrt', 'linear' or 'cosine', got 'step'",
+        ),
+        ("feedback.language", "de", "feedback.language: must be one of 'ko' or 'en', got 'de'"),
+        ("training.profile", "tpu", "training.profile: no profile named 'tpu' (have: cpu, gpu)"),
+    ],
+)
 def test_out_of_range_values_are_rejected_naming_key_and_value(key: str, value: object, message: str) -> None:
     with pytest.raises(ConfigError) as error:
         load_config(None, {key: value})
     assert str(error.value) == message
 
 
-@pytest.mark.parametrize("mutate, key", [
-    (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss: unknown key (known: timeout_s, "),
-    (lambda d: d["training"]["profiles"]["cpu"].update(warmup=3), "training.profiles.cpu.warmup: unknown key"),
-    (lambda d: d["parts"]["decoder"].update(weight=3), "parts.decoder.weight: unknown key (known: title, points, "
-                                                       "checks)"),
-    (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
-    (lambda d: d["training"].update(enabled=1), "training.enabled"),
-    (lambda d: d["parts"]["decoder"].update(points=25), "parts.decoder.points"),
-    (lambda d: d["parts"]["decoder"]["checks"].update(decoder_causal=-3), "parts.decoder.checks.decoder_causal"),
-    (lambda d: d.update(extra={}), "extra"),
-    (lambda d: d["training"]["profiles"]["cpu"].update(num_heads=7), "training.profiles.cpu.num_heads"),
-    (lambda d: d["training"].update(mode="magic"), "training.mode"),
-])
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss: unknown key (known: timeout_s, "),
+        (
+            lambda d: d["training"]["profiles"]["cpu"].update(warmup=3),
+            "training.profiles.cpu.warmup: unknown key",
+        ),
+        (
+            lambda d: d["parts"]["decoder"].update(weight=3),
+            "parts.decoder.weight: unknown key (known: title, points, checks)",
+        ),
+        (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
+        (lambda d: d["training"].update(enabled=1), "training.enabled"),
+        (lambda d: d["parts"]["decoder"].update(points=25), "parts.decoder.points"),
+        (
+            lambda d: d["parts"]["decoder"]["checks"].update(decoder_causal=-3),
+            "parts.decoder.checks.decoder_causal",
+        ),
+        (lambda d: d.update(extra={}), "extra"),
+        (lambda d: d["training"]["profiles"]["cpu"].update(num_heads=7), "training.profiles.cpu.num_heads"),
+        (lambda d: d["training"].update(mode="magic"), "training.mode"),
+    ],
+)
 def test_invalid_values_name_the_key(tmp_path: Path, mutate, key: str) -> None:
     document = _project_document()
     mutate(document)
@@ -109,22 +150,26 @@ def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: P
         training = load_config(_write(tmp_path, document)).training
         assert training.mode == mode
         assert training.hparam_bounds.num_layers == [1, 3]
-        assert training.hparam_bounds.embedding_dim == [16, 1024]   # the default
+        assert training.hparam_bounds.embedding_dim == [16, 1024]  # the default
         assert training.hparam_bounds.range_of("num_layers") == (1, 3)
 
 
-@pytest.mark.parametrize("section, value, key", [
-    ("hparam_bounds", {"num_layers": [3, 1]}, "training.hparam_bounds.num_layers"),
-    ("hparam_bounds", {"num_layers": [1]}, "training.hparam_bounds.num_layers"),
-    ("hparam_bounds", {"num_layers": [1, "six"]}, "training.hparam_bounds.num_layers"),
-    ("hparam_bounds", {"depth": [1, 3]}, "training.hparam_bounds.depth"),
-    ("checkpoint_names", [], "training.checkpoint_names"),
-    ("checkpoint_names", ["../other.pt"], "training.checkpoint_names"),
-    ("checkpoint_names", "checkpoint.pt", "training.checkpoint_names"),
-    ("checkpoint_max_mb", 0, "training.checkpoint_max_mb"),
-])
-def test_bad_training_mode_settings_name_their_key(tmp_path: Path, section: str, value: object,
-                                                   key: str) -> None:
+@pytest.mark.parametrize(
+    "section, value, key",
+    [
+        ("hparam_bounds", {"num_layers": [3, 1]}, "training.hparam_bounds.num_layers"),
+        ("hparam_bounds", {"num_layers": [1]}, "training.hparam_bounds.num_layers"),
+        ("hparam_bounds", {"num_layers": [1, "six"]}, "training.hparam_bounds.num_layers"),
+        ("hparam_bounds", {"depth": [1, 3]}, "training.hparam_bounds.depth"),
+        ("checkpoint_names", [], "training.checkpoint_names"),
+        ("checkpoint_names", ["../other.pt"], "training.checkpoint_names"),
+        ("checkpoint_names", "checkpoint.pt", "training.checkpoint_names"),
+        ("checkpoint_max_mb", 0, "training.checkpoint_max_mb"),
+    ],
+)
+def test_bad_training_mode_settings_name_their_key(
+    tmp_path: Path, section: str, value: object, key: str
+) -> None:
     document = _project_document()
     document["training"][section] = value
     with pytest.raises(ConfigError) as error:
@@ -171,7 +216,7 @@ def test_describe_lists_every_key_with_its_default_and_description() -> None:
         assert f"{key}: {kind} = {default}\n    {description}" in text
         assert description.strip(), key
     keys = {key for key, *_ in described}
-    assert _document_keys(_project_document()) <= keys   # every key grader.yml sets is described
+    assert _document_keys(_project_document()) <= keys  # every key grader.yml sets is described
     assert "grading.submission_budget_s: float = 300\n" in text
     assert "training.profiles.<name>.learning_rate: float = 0.0005\n" in text
     assert "training.hparam_bounds.epochs: list[float] = [1, 30]\n" in text
@@ -184,7 +229,10 @@ def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits
     limits = worker_limits(config)
     assert (limits.isolation, limits.reply_mb) == ("weak", 64)
     assert load_config().worker.isolation == "auto"
-    for key, value in (("worker.isolation", "none"), ("worker.reply_mb", 0),
-                       ("grading.submission_budget_s", -1)):
+    for key, value in (
+        ("worker.isolation", "none"),
+        ("worker.reply_mb", 0),
+        ("grading.submission_budget_s", -1),
+    ):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             load_config(None, {key: value})

@@ -74,7 +74,7 @@ def test_training_part_is_reported_as_skipped_when_not_enabled(graded) -> None:
 
 def test_a_lone_surrogate_in_an_exception_costs_only_its_statement(config, tmp_path: Path) -> None:
     notebook = json.loads((EXAMPLES / "correct_original_format.ipynb").read_text())
-    broken = json.loads((NOTEBOOK_FIXTURES / "surrogate.ipynb").read_text())["cells"][1]   # raises '\ud800'
+    broken = json.loads((NOTEBOOK_FIXTURES / "surrogate.ipynb").read_text())["cells"][1]  # raises '\ud800'
     notebook["cells"].insert(3, broken)
     path = tmp_path / "surrogate.ipynb"
     path.write_text(json.dumps(notebook))
@@ -87,7 +87,9 @@ def test_a_notebook_above_the_size_limit_is_refused_before_reading(config) -> No
     small = load_config(overrides={"grading.max_notebook_mb": 0.01, "feedback.language": "en"})
     result = grade_submission(EXAMPLES / "correct_original_format.ipynb", small, parts=["masked_loss"])
     assert result.status == "unreadable" and result.points == 0
-    assert "above the grader's limit of 0.01 MB (grader.yml grading.max_notebook_mb)" in result.load_problems[0]
+    assert (
+        "above the grader's limit of 0.01 MB (grader.yml grading.max_notebook_mb)" in result.load_problems[0]
+    )
     assert "Clear the outputs" in result.load_problems[0]
 
 

@@ -1,4 +1,5 @@
 """The whole-submission time budget: restarts replaying slow top-level code cannot make a submission take minutes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,8 +15,9 @@ def test_parts_not_reached_in_the_budget_score_zero_and_say_so():
     # Each load of the fixture takes >= 6 s (two 3 s sleeps), so the restart the loss part needs
     # ends past 10 s however fast the machine: the loss part is cut by the budget, never reached.
     budget = 10
-    config = load_config(None, {"grading.submission_budget_s": budget, "worker.timeout_s": 30,
-                                 "feedback.language": "en"})
+    config = load_config(
+        None, {"grading.submission_budget_s": budget, "worker.timeout_s": 30, "feedback.language": "en"}
+    )
     result = grade_submission(NOTEBOOK, config, parts=["look_ahead_mask", "masked_loss"])
     # unbounded, this takes a worker start plus two or three 6 s loads (one per crash): 14-40 s
     assert result.grading_seconds < budget + 8

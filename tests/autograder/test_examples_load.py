@@ -19,8 +19,17 @@ GRADED_MODEL_NAMES = ("DecoderLayer", "Decoder", "Transformer")
 
 def grader_globals() -> dict:
     """What the grading worker defines before running a submission's statements."""
-    return {"__name__": "submission", "device": torch.device("cpu"), "src_language": "de", "tgt_language": "en",
-            "unk_idx": 0, "sos_idx": SOS, "eos_idx": EOS, "pad_idx": PAD, "vocab_size": dict(VOCAB_SIZE)}
+    return {
+        "__name__": "submission",
+        "device": torch.device("cpu"),
+        "src_language": "de",
+        "tgt_language": "en",
+        "unk_idx": 0,
+        "sos_idx": SOS,
+        "eos_idx": EOS,
+        "pad_idx": PAD,
+        "vocab_size": dict(VOCAB_SIZE),
+    }
 
 
 def run_statements(submission: LoadedSubmission) -> tuple[dict, list[tuple[str, BaseException]]]:
@@ -59,7 +68,7 @@ def random_batch(batch_size: int, length: int, vocab: int, seed: int) -> torch.T
     for row in range(batch_size):
         end = length - 1 - row % 4
         batch[row, end] = EOS
-        batch[row, end + 1:] = PAD
+        batch[row, end + 1 :] = PAD
     return batch
 
 
@@ -71,7 +80,8 @@ def reference_look_ahead(tgt: torch.Tensor) -> torch.Tensor:
 
 def reference_loss(logits: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
     token_losses = torch.nn.functional.cross_entropy(
-        logits[:, :-1].reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), reduction="none")
+        logits[:, :-1].reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1), reduction="none"
+    )
     not_pad = (tgt[:, 1:] != PAD).reshape(-1)
     return (token_losses * not_pad).sum() / not_pad.sum()
 
@@ -82,8 +92,12 @@ def build_model(namespace: dict) -> torch.nn.Module:
 
 
 def test_builder_output_is_current() -> None:
-    result = subprocess.run([sys.executable, str(EXAMPLES / "build_examples.py"), "--check"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "build_examples.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -179,8 +193,12 @@ def test_correct_notebook_matches_the_reference_solution(correct: dict) -> None:
     src_mask = reference_masks.create_padding_mask_for_attention(src, PAD)
     tgt_mask = reference_masks.create_look_ahead_mask_for_attention(tgt, PAD)
     with torch.no_grad():
-        torch.testing.assert_close(student(src, tgt, src_mask, tgt_mask), expected(src, tgt, src_mask, tgt_mask))
+        torch.testing.assert_close(
+            student(src, tgt, src_mask, tgt_mask), expected(src, tgt, src_mask, tgt_mask)
+        )
     logits = torch.randn(3, 12, VOCAB_SIZE["en"])
     criterion = torch.nn.CrossEntropyLoss(reduction="none")
-    torch.testing.assert_close(correct["calculate_loss"](logits, tgt, criterion),
-                               reference_loss_module.calculate_loss(logits, tgt, criterion))
+    torch.testing.assert_close(
+        correct["calculate_loss"](logits, tgt, criterion),
+        reference_loss_module.calculate_loss(logits, tgt, criterion),
+    )

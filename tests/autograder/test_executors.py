@@ -18,15 +18,28 @@ FIXTURE_CONFIG = ROOT / "tests" / "fixtures" / "results" / "grader.yml"
 
 def test_the_default_grade_command_never_imports_ray(tmp_path):
     (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import counting_engine; "
-            "sys.modules['autograder.engine'] = counting_engine; from autograder.cli import main; "
-            "code = main(['grade', '--quiet', '--config', sys.argv[2], '--out', sys.argv[3], sys.argv[4]]); "
-            "print('ray' in sys.modules, code)")
-    done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(FIXTURE_CONFIG),
-                           str(tmp_path / "out"), str(tmp_path / "a.ipynb")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120,
-                          env={"GRADING_COUNT_FILE": str(tmp_path / "n"), "GRADING_FAKE_SECONDS": "0",
-                               "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import counting_engine; "
+        "sys.modules['autograder.engine'] = counting_engine; from autograder.cli import main; "
+        "code = main(['grade', '--quiet', '--config', sys.argv[2], '--out', sys.argv[3], sys.argv[4]]); "
+        "print('ray' in sys.modules, code)"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(Path(__file__).parent),
+            str(FIXTURE_CONFIG),
+            str(tmp_path / "out"),
+            str(tmp_path / "a.ipynb"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"GRADING_COUNT_FILE": str(tmp_path / "n"), "GRADING_FAKE_SECONDS": "0", "PATH": "/usr/bin:/bin"},
+    )
     assert done.stdout.split() == ["False", "0"], done.stderr
     assert (tmp_path / "out" / "gradebook.csv").is_file()
 
@@ -55,10 +68,20 @@ def test_task_resources_follow_the_parts_and_the_profile():
 def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatch, capsys):
     from autograder import cli
 
-    monkeypatch.setitem(sys.modules, "ray", None)   # import ray -> ImportError
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     monkeypatch.delitem(sys.modules, "autograder.executors.ray", raising=False)
     (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
-    code = cli.main(["grade", "--config", str(FIXTURE_CONFIG), "--executor", "ray", "--out",
-                     str(tmp_path / "out"), str(tmp_path / "a.ipynb")])
+    code = cli.main(
+        [
+            "grade",
+            "--config",
+            str(FIXTURE_CONFIG),
+            "--executor",
+            "ray",
+            "--out",
+            str(tmp_path / "out"),
+            str(tmp_path / "a.ipynb"),
+        ]
+    )
     assert code == cli.EXIT_USAGE
     assert 'pip install ".[ray]"' in capsys.readouterr().err

@@ -25,7 +25,10 @@ def run(submission: LoadedSubmission, namespace: dict | None = None) -> dict:
     """Execute the kept statements one at a time, as the worker does (tests only)."""
     namespace = {"__name__": "submission"} if namespace is None else namespace
     for statement in submission.statements:
-        exec(compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"), namespace)
+        exec(
+            compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"),
+            namespace,
+        )
     return namespace
 
 
@@ -37,7 +40,9 @@ def test_fixture_builder_matches_committed_files() -> None:
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
     for name, text in builder.FIXTURES.items():
-        assert (FIXTURES / name).read_text(encoding="utf-8") == text, f"{name} is stale: run build_fixtures.py"
+        assert (FIXTURES / name).read_text(encoding="utf-8") == text, (
+            f"{name} is stale: run build_fixtures.py"
+        )
 
 
 # ------------------------------------------------------------------------------------------ magics
@@ -124,17 +129,28 @@ def test_traceback_points_at_the_cell_line() -> None:
 def test_top_level_work_is_dropped() -> None:
     submission = load("dropped_work.ipynb")
     dropped = {statement.label for statement in submission.dropped}
-    for label in ('device = torch.device("cpu")', "model = nn.Linear(2, 2)", 'print("hello")',
-                  "for epoch in range(3):", 'if __name__ == "__main__":', 'nlp = spacy.load("en_core_web_sm")',
-                  'data = load_dataset("bentrevett/multi30k")', "plt.plot([1, 2])", 'config["lr"] = 0.1',
-                  "counter += 1", "from_dropped = model"):
+    for label in (
+        'device = torch.device("cpu")',
+        "model = nn.Linear(2, 2)",
+        'print("hello")',
+        "for epoch in range(3):",
+        'if __name__ == "__main__":',
+        'nlp = spacy.load("en_core_web_sm")',
+        'data = load_dataset("bentrevett/multi30k")',
+        "plt.plot([1, 2])",
+        'config["lr"] = 0.1',
+        "counter += 1",
+        "from_dropped = model",
+    ):
         assert label in dropped, label
     assert not any("bare string" in label for label in dropped)  # no-ops are not even listed
     assert {"device", "model", "nlp", "data", "epoch", "from_dropped"}.isdisjoint(defined(submission))
     assert submission.problems == []  # dropping is not a problem...
     debug = submission.dropped_problems()  # ...but is available for debug output
     assert debug and all(p.kind == "dropped" for p in debug)
-    assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (submission.why_missing("nlp") or "")
+    assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (
+        submission.why_missing("nlp") or ""
+    )
 
 
 def test_literal_constants_and_static_expressions_are_kept() -> None:
@@ -167,7 +183,11 @@ def test_try_around_imports_is_kept_and_try_with_work_is_dropped() -> None:
 def test_later_definitions_win() -> None:
     submission = load("redefinition.ipynb")
     assert [(s.cell, s.defines) for s in submission.statements] == [
-        (1, ("version",)), (1, ("Model",)), (3, ("version",)), (3, ("Model",))]
+        (1, ("version",)),
+        (1, ("Model",)),
+        (3, ("version",)),
+        (3, ("Model",)),
+    ]
     namespace = run(submission)
     assert namespace["version"]() == 2 and namespace["Model"].tag == "second"
 
@@ -224,13 +244,16 @@ def test_plain_script_is_one_cell() -> None:
     assert run(submission)["scaled"](2) == 6
 
 
-@pytest.mark.parametrize("name, fragment", [
-    ("corrupt.ipynb", "not valid JSON"),
-    ("not_a_notebook.ipynb", "not a Jupyter notebook"),
-    ("binary.ipynb", "cannot read the file"),
-    ("does_not_exist.ipynb", "cannot read the file"),
-    ("r_kernel.ipynb", "kernel language is 'R', not Python"),
-])
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("corrupt.ipynb", "not valid JSON"),
+        ("not_a_notebook.ipynb", "not a Jupyter notebook"),
+        ("binary.ipynb", "cannot read the file"),
+        ("does_not_exist.ipynb", "cannot read the file"),
+        ("r_kernel.ipynb", "kernel language is 'R', not Python"),
+    ],
+)
 def test_unusable_files_become_a_notebook_problem(name: str, fragment: str) -> None:
     submission = load(name)
     assert submission.statements == [] and not submission.readable
@@ -259,7 +282,7 @@ def test_lone_surrogates_in_the_notebook_become_question_marks_and_cost_nothing_
     loaded = load_submission(FIXTURES / "surrogate.ipynb")
     code = "\n".join(s.code for s in loaded.statements)
     assert "LABEL = '?'" in code and "def also_good" in code and "def good" in code
-    code.encode("utf-8")   # nothing left that UTF-8 cannot hold
+    code.encode("utf-8")  # nothing left that UTF-8 cannot hold
 
 
 def test_a_file_above_max_mb_is_refused_with_the_limit_and_what_to_do(tmp_path: Path) -> None:
@@ -268,4 +291,4 @@ def test_a_file_above_max_mb_is_refused_with_the_limit_and_what_to_do(tmp_path: 
     loaded = load_submission(big, max_mb=0.25)
     assert not loaded.statements and loaded.problems[0].kind == "notebook"
     assert "0.25 MB" in loaded.problems[0].message and "grading.max_notebook_mb" in loaded.problems[0].message
-    assert "no cells" in load_submission(big, max_mb=1).problems[0].message   # read, then judged
+    assert "no cells" in load_submission(big, max_mb=1).problems[0].message  # read, then judged

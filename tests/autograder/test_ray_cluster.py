@@ -27,13 +27,13 @@ GPU_LIKE = "trainer_gpu"
 
 @pytest.fixture(scope="module")
 def cluster():
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})   # the head grades nothing
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # the head grades nothing
     plain = cluster.add_node(num_cpus=1)
     # Two CPUs: a training task asks for training.threads (2) CPUs besides the GPU-like unit.
     gpu_node = cluster.add_node(num_cpus=2, resources={GPU_LIKE: 1})
     cluster.wait_for_nodes()
     executor = RayExecutor(cluster.address, gpu_resource=GPU_LIKE)
-    executor.prepare(load_config())   # connects
+    executor.prepare(load_config())  # connects
     yield cluster, executor, {"plain": plain, "gpu": gpu_node}
     ray.shutdown()
     cluster.shutdown()
@@ -41,6 +41,7 @@ def cluster():
 
 def where_and_sleep(seconds: float):
     """A stand-in grade function (a closure: Ray ships it by value) that sleeps and records its node."""
+
     def grade(path, config, parts):
         import ray as node_ray
 
@@ -48,8 +49,8 @@ def where_and_sleep(seconds: float):
         from autograder.results import SubmissionResult
 
         time.sleep(seconds)
-        return SubmissionResult(path.name, graded, [],
-                                notes=[node_ray.get_runtime_context().get_node_id()])
+        return SubmissionResult(path.name, graded, [], notes=[node_ray.get_runtime_context().get_node_id()])
+
     return grade
 
 
@@ -59,7 +60,7 @@ def test_training_tasks_go_to_the_gpu_like_node_and_unit_tasks_anywhere(cluster,
         (tmp_path / f"s{index}.ipynb").write_text("{}", encoding="utf-8")
     submissions = expand_paths([tmp_path])
     training = executor.prepare(load_config(overrides={"training.enabled": True}))
-    assert training.training.profile == "gpu"   # auto: the cluster offers the GPU-like resource
+    assert training.training.profile == "gpu"  # auto: the cluster offers the GPU-like resource
     placed = grade_all(submissions, training, None, executor=executor, grade_function=where_and_sleep(0.2))
     assert {r.notes[0] for r in placed} == {nodes["gpu"].node_id}
     units = executor.prepare(load_config())
@@ -73,8 +74,7 @@ def test_a_request_no_node_can_meet_is_refused_instead_of_waiting_forever(cluste
     nowhere = RayExecutor(gpu_resource="no_such_accelerator")
     config = load_config(overrides={"training.enabled": True, "training.profile": "gpu"})
     with pytest.raises(RuntimeError, match="no_such_accelerator"):
-        grade_all(expand_paths([tmp_path]), config, None, executor=nowhere,
-                  grade_function=where_and_sleep(0))
+        grade_all(expand_paths([tmp_path]), config, None, executor=nowhere, grade_function=where_and_sleep(0))
 
 
 def test_the_cluster_gives_the_local_executors_scores(cluster, tmp_path):
@@ -103,10 +103,16 @@ def test_a_node_killed_mid_batch_loses_no_submission(cluster, tmp_path):
 
     killer = threading.Thread(target=kill_when_two_are_stored)
     killer.start()
-    run = grade_batch(submissions, executor.prepare(load_config()), None, out, executor=executor,
-                      grade_function=where_and_sleep(1.5))
+    run = grade_batch(
+        submissions,
+        executor.prepare(load_config()),
+        None,
+        out,
+        executor=executor,
+        grade_function=where_and_sleep(1.5),
+    )
     killer.join()
-    assert 2 <= killed[0] < len(submissions)          # the node died mid-batch
+    assert 2 <= killed[0] < len(submissions)  # the node died mid-batch
     assert [r.status for r in run.results] == [STATUS_GRADED] * len(submissions)
     assert sorted(p.stem for p in stored.glob("*.json")) == [s.stem for s in submissions]
     # After the kill, everything ran on the surviving node.

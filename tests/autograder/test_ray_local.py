@@ -21,17 +21,17 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield RayExecutor()   # uses the Ray started above
+    yield RayExecutor()  # uses the Ray started above
     ray.shutdown()
 
 
 def test_local_ray_gives_the_local_executors_scores(local_ray, tmp_path):
     submissions = small_batch(tmp_path / "subs")
     config = local_ray.prepare(load_config())
-    assert config.training.profile == "cpu"   # auto, and no GPU in this Ray
+    assert config.training.profile == "cpu"  # auto, and no GPU in this Ray
     on_ray = scores(grade_all(submissions, config, PARTS, executor=local_ray))
     assert on_ray == local_scores(submissions)
-    assert len({points for _, points, _ in on_ray.values()}) > 1   # the batch has different scores
+    assert len({points for _, points, _ in on_ray.values()}) > 1  # the batch has different scores
 
 
 def test_results_from_ray_go_through_the_resumable_writer(local_ray, tmp_path):
@@ -39,7 +39,8 @@ def test_results_from_ray_go_through_the_resumable_writer(local_ray, tmp_path):
     config = local_ray.prepare(load_config())
     first = grade_batch(submissions, config, PARTS, tmp_path / "out", executor=local_ray)
     assert len(first.graded) == len(submissions)
-    assert sorted(p.stem for p in (tmp_path / "out" / ".grading" / "results").glob("*.json")) == \
-        sorted(s.stem for s in submissions)
+    assert sorted(p.stem for p in (tmp_path / "out" / ".grading" / "results").glob("*.json")) == sorted(
+        s.stem for s in submissions
+    )
     again = grade_batch(submissions, config, PARTS, tmp_path / "out", executor=local_ray)
     assert again.graded == [] and scores(again.results) == scores(first.results)

@@ -21,7 +21,7 @@ from autograder.results_store import (
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
-GRADED: list[str] = []   # file names, in grading order (in-process gradings only: jobs=1)
+GRADED: list[str] = []  # file names, in grading order (in-process gradings only: jobs=1)
 
 
 def fake_grade(path, config, parts):
@@ -61,8 +61,10 @@ def test_atomic_write_replaces_whole_files_and_leaves_no_temporary(tmp_path):
 
 def test_inputs_digest_follows_grading_inputs_but_not_run_only_keys():
     base = inputs_digest(CONFIG, None)
-    assert inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.jobs": 4,
-                                                               "grading.out_dir": "x"}), None) == base
+    assert (
+        inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.jobs": 4, "grading.out_dir": "x"}), None)
+        == base
+    )
     assert inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.seed": 1}), None) != base
     assert inputs_digest(CONFIG, ["decoder"]) != base
     assert len(engine_digest()) == 64
@@ -72,8 +74,7 @@ def test_checkpoint_files_count_as_part_of_the_submission_in_checkpoint_mode(tmp
     notebook = tmp_path / "hw.ipynb"
     notebook.write_text("{}")
     (tmp_path / "hw.pt").write_bytes(b"weights")
-    config = load_config(FIXTURES / "grader.yml", {"training.enabled": True,
-                                                   "training.mode": "checkpoint"})
+    config = load_config(FIXTURES / "grader.yml", {"training.enabled": True, "training.mode": "checkpoint"})
     assert sidecar_files(notebook, CONFIG, None) == []
     assert sidecar_files(notebook, config, None) == [tmp_path / "hw.pt"]
     assert sidecar_files(notebook, config, ["decoder"]) == []
@@ -152,8 +153,7 @@ def test_a_store_with_results_of_other_inputs_reports_them_as_not_graded(tmp_pat
     out = tmp_path / "out"
     grade(tmp_path / "subs", out)
     store = ResultsStore(out)
-    store.start_batch(CONFIG, ["decoder"], inputs_digest(CONFIG, ["decoder"]),
-                      store.batch()["submissions"])
+    store.start_batch(CONFIG, ["decoder"], inputs_digest(CONFIG, ["decoder"]), store.batch()["submissions"])
     assert rebuild_reports(out) == (0, ["s0.ipynb", "s1.ipynb"])
 
 

@@ -1,4 +1,5 @@
 """Sandboxed worker API: values, globals, handles, gradients and student errors (fixture good_submission.py)."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,8 +13,16 @@ import torch
 from autograder.sandbox import Global, Limits, Ref, StudentError, TorchObject, Worker, WorkerFailure
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
-GLOBALS = {"device": "cpu", "src_language": "de", "tgt_language": "en", "unk_idx": 0, "sos_idx": 1,
-           "eos_idx": 2, "pad_idx": 3, "vocab_size": {"de": 40, "en": 50}}
+GLOBALS = {
+    "device": "cpu",
+    "src_language": "de",
+    "tgt_language": "en",
+    "unk_idx": 0,
+    "sos_idx": 1,
+    "eos_idx": 2,
+    "pad_idx": 3,
+    "vocab_size": {"de": 40, "en": 50},
+}
 
 
 def fixture_source(name: str) -> list[tuple[str, int, str]]:
@@ -36,8 +45,9 @@ class Doubler(nn.Module):
 
 @pytest.fixture(scope="module")
 def worker():
-    with Worker(fixture_source("good_submission.py"), Limits(timeout_s=30), GLOBALS,
-                helpers_source=HELPERS) as started:
+    with Worker(
+        fixture_source("good_submission.py"), Limits(timeout_s=30), GLOBALS, helpers_source=HELPERS
+    ) as started:
         yield started
 
 
@@ -79,9 +89,13 @@ def test_student_changes_to_globals_do_not_leak_into_later_requests(worker):
 def test_calculate_loss_with_a_whitelisted_criterion(worker):
     torch.manual_seed(0)
     logits, target = torch.randn(2, 5, 50), torch.tensor([[1, 4, 7, 2, 3], [1, 9, 2, 3, 3]])
-    loss = worker.call("calculate_loss", [logits, target, TorchObject("CrossEntropyLoss", {"reduction": "none"})])
+    loss = worker.call(
+        "calculate_loss", [logits, target, TorchObject("CrossEntropyLoss", {"reduction": "none"})]
+    )
     flat_target = target[:, 1:].reshape(-1)
-    per_token = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 50), flat_target, reduction="none")
+    per_token = torch.nn.functional.cross_entropy(
+        logits[:, :-1].reshape(-1, 50), flat_target, reduction="none"
+    )
     keep = flat_target != 3
     assert torch.allclose(loss, per_token[keep].sum() / keep.sum())
     with pytest.raises(ValueError):
@@ -102,10 +116,17 @@ def test_values_round_trip(worker):
 
 def test_new_params_modules_and_run(worker):
     handle = worker.new("TinyDecoder", [50, 8, 0.5], seed=1)
-    assert worker.params(handle) == [("embedding.weight", [50, 8]), ("dense_layer.weight", [50, 8]),
-                                     ("dense_layer.bias", [50])]
-    assert worker.modules(handle) == [("", "TinyDecoder"), ("embedding", "Embedding"),
-                                      ("dropout", "Dropout"), ("dense_layer", "Linear")]
+    assert worker.params(handle) == [
+        ("embedding.weight", [50, 8]),
+        ("dense_layer.weight", [50, 8]),
+        ("dense_layer.bias", [50]),
+    ]
+    assert worker.modules(handle) == [
+        ("", "TinyDecoder"),
+        ("embedding", "Embedding"),
+        ("dropout", "Dropout"),
+        ("dense_layer", "Linear"),
+    ]
     tokens = torch.tensor([[1, 4, 2]])
     first = worker.run(handle, "forward", [tokens])
     assert torch.equal(first, worker.run(handle, "forward", [tokens]))
@@ -170,10 +191,15 @@ def test_student_exception_names_the_student_line(worker):
     assert error.where == f"good_submission.py, line {line}, in fail_with_value_error"
 
 
-@pytest.mark.parametrize("func, exc_type", [("raise_system_exit", "SystemExit"),
-                                             ("raise_keyboard_interrupt", "KeyboardInterrupt"),
-                                             ("recurse", "RecursionError"),
-                                             ("not_defined_anywhere", "NameError")])
+@pytest.mark.parametrize(
+    "func, exc_type",
+    [
+        ("raise_system_exit", "SystemExit"),
+        ("raise_keyboard_interrupt", "KeyboardInterrupt"),
+        ("recurse", "RecursionError"),
+        ("not_defined_anywhere", "NameError"),
+    ],
+)
 def test_base_exceptions_recursion_and_missing_names_are_student_errors(worker, func, exc_type):
     starts = len(worker.start_seconds)
     with pytest.raises(StudentError) as info:
@@ -209,8 +235,10 @@ def test_per_request_overhead_is_milliseconds(worker):
     for _ in range(50):
         worker.call("echo", [x])
     per_request = (time.perf_counter() - began) / 50
-    print(f"per-request round trip with a 200 KB tensor: {per_request * 1000:.2f} ms; "
-          f"worker start: {worker.start_seconds[0]:.2f} s")
+    print(
+        f"per-request round trip with a 200 KB tensor: {per_request * 1000:.2f} ms; "
+        f"worker start: {worker.start_seconds[0]:.2f} s"
+    )
     assert per_request < 0.05
 
 
@@ -222,13 +250,18 @@ def test_statements_fail_one_by_one_and_extra_paths_are_importable(tmp_path):
     data.chmod(0o755)  # the worker may run as nobody: tmp_path itself is private to the grader
     (data / "pairs.txt").write_text("ein Hund\ta dog\n")
     (data / "pairs.txt").chmod(0o644)
-    statements = [("cell 1", 1, "embedding_dim ="),
-                  ("cell 2", 10, "x = 1\ny = undefined_name\nz = 2"),
-                  ("cell 3", 1, "from __future__ import annotations\ndef f() -> Undefined:\n    return x + z"),
-                  ("cell 4", 1, "import toolkit\ndef read(p):\n    return open(p).read()")]
+    statements = [
+        ("cell 1", 1, "embedding_dim ="),
+        ("cell 2", 10, "x = 1\ny = undefined_name\nz = 2"),
+        ("cell 3", 1, "from __future__ import annotations\ndef f() -> Undefined:\n    return x + z"),
+        ("cell 4", 1, "import toolkit\ndef read(p):\n    return open(p).read()"),
+    ]
     with Worker(statements, Limits(), GLOBALS, extra_paths=[package], data_paths=[data]) as worker:
         errors = {(e["label"], e["exc_type"], e["where"]) for e in worker.load_report()["errors"]}
-        assert errors == {("cell 1", "SyntaxError", "cell 1, line 1"), ("cell 2", "NameError", "cell 2, line 11")}
+        assert errors == {
+            ("cell 1", "SyntaxError", "cell 1, line 1"),
+            ("cell 2", "NameError", "cell 2, line 11"),
+        }
         assert worker.call("f", []) == 3
         assert worker.call("toolkit:triple", [torch.ones(1)]).item() == 3.0
         assert worker.call("read", [str(data / "pairs.txt")]) == "ein Hund\ta dog\n"

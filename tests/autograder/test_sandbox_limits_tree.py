@@ -1,4 +1,5 @@
 """Limits for a worker's whole process tree and a whole submission: the tree memory watchdog and the deadline."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 
 
 def _tree(count: int, mb: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(FIXTURES / "tree_of_hogs.py"), str(count), str(mb)],
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, str(FIXTURES / "tree_of_hogs.py"), str(count), str(mb)], start_new_session=True
+    )
 
 
 def test_the_watchdog_kills_a_tree_whose_processes_together_exceed_the_limit():
@@ -49,8 +51,12 @@ def test_the_watchdog_leaves_a_tree_under_the_limit_alone():
 
 
 def test_a_deadline_cuts_requests_loads_and_restarts():
-    with Worker([("budget.py", 1, (FIXTURES / "budget.py").read_text())], Limits(timeout_s=60), {},
-                deadline=time.monotonic() + 12) as worker:
+    with Worker(
+        [("budget.py", 1, (FIXTURES / "budget.py").read_text())],
+        Limits(timeout_s=60),
+        {},
+        deadline=time.monotonic() + 12,
+    ) as worker:
         assert worker.call("answer", []) == 42
         began = time.monotonic()
         with pytest.raises(BudgetSpent, match="time budget ran out"):

@@ -1,4 +1,5 @@
 """In-process tests of the sandbox's wire format, reply validation, output log, file policy and statement runner."""
+
 from __future__ import annotations
 
 import math
@@ -45,9 +46,16 @@ def test_values_survive_the_wire_format():
         def __repr__(self):
             return "lies"
 
-    value: dict[Any, Any] = {"t": torch.arange(6, dtype=torch.int32).view(2, 3).t(), "b": torch.tensor([True]),
-             "bf": torch.ones(2, dtype=torch.bfloat16), 1: (None, -math.inf, "s"), "n": Count(4),
-             "dev": torch.device("cpu"), "dt": torch.float16, "empty": torch.zeros(0, 4)}
+    value: dict[Any, Any] = {
+        "t": torch.arange(6, dtype=torch.int32).view(2, 3).t(),
+        "b": torch.tensor([True]),
+        "bf": torch.ones(2, dtype=torch.bfloat16),
+        1: (None, -math.inf, "s"),
+        "n": Count(4),
+        "dev": torch.device("cpu"),
+        "dt": torch.float16,
+        "empty": torch.zeros(0, 4),
+    }
     back = round_trip(value)
     assert torch.equal(back["t"], value["t"]) and back["t"].is_contiguous()
     assert back["b"].dtype == torch.bool and back["bf"].dtype == torch.bfloat16
@@ -64,8 +72,14 @@ def test_shared_storage_and_parameters_are_sent():
     assert back[2].tolist() == [2, 3, 4] and back[0].tolist() == [1.0, 1.0, 1.0]
 
 
-@pytest.mark.parametrize("value, message", [(object(), "a object"), ({(1, 2): 3}, "a dict with a tuple key"),
-                                            (torch.ones(1, dtype=torch.complex64), "dtype")])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (object(), "a object"),
+        ({(1, 2): 3}, "a dict with a tuple key"),
+        (torch.ones(1, dtype=torch.complex64), "dtype"),
+    ],
+)
 def test_unsendable_values_are_named(value, message):
     with pytest.raises(EncodeError, match=message):
         Encoder(plain_tensor).encode(value)
@@ -79,19 +93,28 @@ def test_self_referencing_values_stop_at_the_depth_limit():
 
 
 def test_refs_globals_and_torch_objects_need_a_resolver():
-    encoded = Encoder(plain_tensor).encode([Ref(3), Global("f"), TorchObject("NLLLoss", {"reduction": "sum"})])
+    encoded = Encoder(plain_tensor).encode(
+        [Ref(3), Global("f"), TorchObject("NLLLoss", {"reduction": "sum"})]
+    )
     with pytest.raises(ProtocolError):
         Decoder({}).decode(encoded)
     seen = Decoder({}, lambda tag, body: (tag, body)).decode(encoded)
     assert seen == [("$ref", 3), ("$global", "f"), ("$torch", ("NLLLoss", {"reduction": "sum"}))]
 
 
-@pytest.mark.parametrize("data", [
-    {"$t": "t0", "dtype": "float32", "shape": [3]},     # wrong shape
-    {"$t": "t0", "dtype": "int64", "shape": [2]},       # wrong dtype
-    {"$t": "t9", "dtype": "float32", "shape": [2]},     # missing tensor
-    {"$unknown": 1}, {"$dict": [[{"$tuple": []}, 1]]}, {}, {"$float": "1e999"}, {"$device": "gpu:x"},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"$t": "t0", "dtype": "float32", "shape": [3]},  # wrong shape
+        {"$t": "t0", "dtype": "int64", "shape": [2]},  # wrong dtype
+        {"$t": "t9", "dtype": "float32", "shape": [2]},  # missing tensor
+        {"$unknown": 1},
+        {"$dict": [[{"$tuple": []}, 1]]},
+        {},
+        {"$float": "1e999"},
+        {"$device": "gpu:x"},
+    ],
+)
 def test_malformed_replies_are_rejected(data):
     with pytest.raises(ProtocolError):
         Decoder({"t0": torch.zeros(2)}).decode(data)
@@ -118,7 +141,7 @@ def test_frames_arrive_in_pieces():
     reader = _FrameReader(1 << 20)
     frames = []
     for index in range(0, len(frame), 7):
-        reader.buffer += frame[index:index + 7]
+        reader.buffer += frame[index : index + 7]
         while (found := reader.next_frame()) is not None:
             frames.append(found)
     assert [header for header, _ in frames] == [{"a": 1}, {"a": 1}]
@@ -137,8 +160,11 @@ def test_output_log_keeps_only_the_tail():
 
 
 def test_file_policy_lets_the_deepest_root_decide():
-    policy = FilePolicy(read_roots=["/usr", "/proj/.venv", "/tmp/sandbox"], write_roots=["/tmp/sandbox/work"],
-                        hidden_roots=["/proj", "/proj/.venv/lib/site-packages/reference"])
+    policy = FilePolicy(
+        read_roots=["/usr", "/proj/.venv", "/tmp/sandbox"],
+        write_roots=["/tmp/sandbox/work"],
+        hidden_roots=["/proj", "/proj/.venv/lib/site-packages/reference"],
+    )
     assert policy.readable("/proj/.venv/lib/site-packages/torch/__init__.py")
     assert not policy.readable("/proj/.venv/lib/site-packages/reference/model.py")
     assert not policy.readable("/proj/grader.yml") and not policy.readable("/etc/passwd-not-listed/x")
@@ -151,16 +177,22 @@ def test_statements_run_node_by_node_with_student_line_numbers():
     namespace: dict = {}
     runner = StatementRunner(namespace)
     seen = []
-    report = runner.run([["cell 3", 10, "a = 1\nb = missing\nc = 3"],
-                         ["cell 4", 1, "def f(:\n    pass"],
-                         ["cell 5", 20, "from __future__ import annotations\ndef g(x: Nope) -> Nope:\n"
-                                        "    return x / 0"],
-                         ["cell 6", 1, "raise SystemExit(2)\nd = 4"]],
-                        skip={(3, 1)}, notify=lambda at, line: seen.append((at, line)))
+    report = runner.run(
+        [
+            ["cell 3", 10, "a = 1\nb = missing\nc = 3"],
+            ["cell 4", 1, "def f(:\n    pass"],
+            ["cell 5", 20, "from __future__ import annotations\ndef g(x: Nope) -> Nope:\n    return x / 0"],
+            ["cell 6", 1, "raise SystemExit(2)\nd = 4"],
+        ],
+        skip={(3, 1)},
+        notify=lambda at, line: seen.append((at, line)),
+    )
     errors = {(e["label"], e["line"]): (e["exc_type"], e["where"]) for e in report["errors"]}
-    assert errors == {("cell 3", 11): ("NameError", "cell 3, line 11"),
-                      ("cell 4", 1): ("SyntaxError", "cell 4, line 1"),
-                      ("cell 6", 1): ("SystemExit", "cell 6, line 1")}
+    assert errors == {
+        ("cell 3", 11): ("NameError", "cell 3, line 11"),
+        ("cell 4", 1): ("SyntaxError", "cell 4, line 1"),
+        ("cell 6", 1): ("SystemExit", "cell 6, line 1"),
+    }
     assert namespace["a"] == 1 and namespace["c"] == 3 and "d" not in namespace  # (3, 1) skipped
     assert report["functions"] == ["g"] and ((0, 1), 11) in seen
     with pytest.raises(ZeroDivisionError) as info:
@@ -199,6 +231,8 @@ def test_the_project_is_hidden_but_the_interpreter_is_visible(monkeypatch):
     links, dirs = system_layout()
     visible = python_dirs(dirs + [os.path.realpath("/" + name) for name in links], hidden)
     prefixes = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix)]
-    assert all(any(p == v or p.startswith(v + "/") or p.startswith("/usr") for v in visible) for p in prefixes)
+    assert all(
+        any(p == v or p.startswith(v + "/") or p.startswith("/usr") for v in visible) for p in prefixes
+    )
     assert not any(v == str(PROJECT_ROOT) for v in visible)
     assert os.path.realpath(tempfile.gettempdir()) not in visible  # a script's dir is not bound

@@ -15,16 +15,29 @@ CONFIG = load_config(overrides={"feedback.language": "en"})
 
 
 def _evaluation(validation: float, test: float) -> dict:
-    return {"bleu": validation, "sacrebleu": validation, "n_sentences": 1014, "split": "validation",
-            "examples": [], "evaluated_by": "reference architecture with the submission's weights",
-            "test": {"bleu": test, "sacrebleu": test, "n_sentences": 1000, "decode_s": 1.0}}
+    return {
+        "bleu": validation,
+        "sacrebleu": validation,
+        "n_sentences": 1014,
+        "split": "validation",
+        "examples": [],
+        "evaluated_by": "reference architecture with the submission's weights",
+        "test": {"bleu": test, "sacrebleu": test, "n_sentences": 1000, "decode_s": 1.0},
+    }
 
 
 def test_describe_unfitted_names_the_parameters_without_a_counterpart() -> None:
     reference = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("ff.bias", [8]), ("norm.weight", [4])]
-    student = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("extra.weight", [4, 4]), ("norm.weight", [4])]
-    assert describe_unfitted(reference, student) == {"reference_only": [("ff.bias", "(8)")],
-                                                     "student_only": [("extra.weight", "(4, 4)")]}
+    student = [
+        ("embed.weight", [10, 4]),
+        ("ff.weight", [8, 4]),
+        ("extra.weight", [4, 4]),
+        ("norm.weight", [4]),
+    ]
+    assert describe_unfitted(reference, student) == {
+        "reference_only": [("ff.bias", "(8)")],
+        "student_only": [("extra.weight", "(4, 4)")],
+    }
     assert describe_unfitted(reference, reference) == {"reference_only": [], "student_only": []}
 
 
@@ -50,7 +63,15 @@ def test_the_flag_is_loud_in_both_feedback_formats_and_languages() -> None:
 
 
 def test_weights_that_do_not_fit_earn_nothing_and_say_why() -> None:
-    evaluation = {"bleu": 0.0, "sacrebleu": 0.0, "n_sentences": 1014, "split": "validation", "examples": [],
-                  "evaluated_by": NOT_FITTED, "not_fitted": "the reason", "not_fitted_detail": {}}
+    evaluation = {
+        "bleu": 0.0,
+        "sacrebleu": 0.0,
+        "n_sentences": 1014,
+        "split": "validation",
+        "examples": [],
+        "evaluated_by": NOT_FITTED,
+        "not_fitted": "the reason",
+        "not_fitted_detail": {},
+    }
     outcome = _verdict(evaluation, CONFIG, {"mode": "recipe"})
     assert not outcome.passed and outcome.message.endswith("fit it: the reason")

@@ -30,17 +30,20 @@ def test_a_forged_session_earns_no_training_points(mode: str, tiny_training_conf
     config = tiny_training_config(mode, **{"feedback.language": "en"})
     notebook = tmp_path / "submission.ipynb"
     shutil.copyfile(ATTACKS / f"forged_bleu_{mode}.ipynb", notebook)
-    if mode == "checkpoint":   # weights that load into the student's model
+    if mode == "checkpoint":  # weights that load into the student's model
         data = load_data(config)
         torch.manual_seed(0)
-        save_checkpoint(tmp_path / "checkpoint.pt",
-                        build_model(TINY_SIZES, {k: len(v) for k, v in data.vocabs.items()}, data.max_length), {})
+        save_checkpoint(
+            tmp_path / "checkpoint.pt",
+            build_model(TINY_SIZES, {k: len(v) for k, v in data.vocabs.items()}, data.max_length),
+            {},
+        )
     result = grade_submission(notebook, config, parts=["training"])
     part = next(p for p in result.parts if p.part == "training")
     details = result.extras["training"]
     assert part.points == 0 and not part.skipped
     assert details["evaluated_by"] == NOT_FITTED
-    assert "evaluation" not in details and "training" not in details   # nothing scored, nothing trained
+    assert "evaluation" not in details and "training" not in details  # nothing scored, nothing trained
     message = part.checks[0].message
     assert message.startswith("No training points: the grader translates with the assignment's Transformer")
     # The forged logits have 3 classes: the message names both shapes.

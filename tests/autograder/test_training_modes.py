@@ -28,7 +28,9 @@ def _part(result: SubmissionResult) -> tuple[float, str, dict]:
     return part.points, part.checks[0].message, result.extras.get("training", {})
 
 
-def _reference_checkpoint(config: GraderConfig, path: Path, seed: int, sizes: dict = TINY_SIZES) -> Transformer:
+def _reference_checkpoint(
+    config: GraderConfig, path: Path, seed: int, sizes: dict = TINY_SIZES
+) -> Transformer:
     """A reference-architecture model with seeded random weights, saved as a checkpoint at `path`."""
     data = load_data(config)
     torch.manual_seed(seed)
@@ -38,8 +40,11 @@ def _reference_checkpoint(config: GraderConfig, path: Path, seed: int, sizes: di
 
 
 def test_student_hparams_mode_trains_with_the_notebooks_cell(tiny_training_config, notebook_variant) -> None:
-    result = grade_submission(notebook_variant("tiny_hyperparameters"), tiny_training_config("student_hparams", **ENGLISH),
-                              parts=["training"])
+    result = grade_submission(
+        notebook_variant("tiny_hyperparameters"),
+        tiny_training_config("student_hparams", **ENGLISH),
+        parts=["training"],
+    )
     points, message, details = _part(result)
     used = {name: item["value"] for name, item in details["hyperparameters"].items()}
     assert used == {**TINY_SIZES, "batch_size": 32, "learning_rate": 3e-3, "epochs": 1}
@@ -52,34 +57,46 @@ def test_student_hparams_mode_trains_with_the_notebooks_cell(tiny_training_confi
     assert details["training"]["step"] == 12 and details["training"]["stop_reason"] == "max_steps"
     assert details["evaluated_by"].startswith("reference architecture")
     assert "embedding_dim 48" in details["method"] and "`cpu` profile" in details["method"]
-    assert points == 0 and "hyperparameters" in message   # 12 steps cannot reach 0.2
+    assert points == 0 and "hyperparameters" in message  # 12 steps cannot reach 0.2
 
 
 def test_student_hparams_mode_refuses_values_outside_the_bounds_without_training(
-        tiny_training_config, notebook_variant) -> None:
-    points, message, details = _part(grade_submission(
-        notebook_variant("oversized_hyperparameters"), tiny_training_config("student_hparams", **ENGLISH),
-        parts=["training"]))
+    tiny_training_config, notebook_variant
+) -> None:
+    points, message, details = _part(
+        grade_submission(
+            notebook_variant("oversized_hyperparameters"),
+            tiny_training_config("student_hparams", **ENGLISH),
+            parts=["training"],
+        )
+    )
     assert points == 0
     assert message.startswith("Training was skipped: Your hyperparameter cell cannot be used")
     assert "`embedding_dim = 4096` is outside the range this course allows (from 16 to 1024)" in message
     assert "`num_layers = 2.5` must be an integer from 1 to 6" in message
-    assert "training" not in details and "evaluation" not in details   # nothing was trained
+    assert "training" not in details and "evaluation" not in details  # nothing was trained
 
 
 def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
-        tiny_training_config, notebook_variant) -> None:
-    config = tiny_training_config("student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]})
-    _points, message, details = _part(grade_submission(
-        notebook_variant("no_epochs"), config, parts=["training"]))
+    tiny_training_config, notebook_variant
+) -> None:
+    config = tiny_training_config(
+        "student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]}
+    )
+    _points, message, details = _part(
+        grade_submission(notebook_variant("no_epochs"), config, parts=["training"])
+    )
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
     assert "`embedding_dim = 256` is outside the range this course allows (from 16 to 128)" in message
-    assert details["hyperparameters"]["epochs"] == {"value": config.training.profiles["cpu"].max_epochs,
-                                                    "source": "the grader's profile"}
+    assert details["hyperparameters"]["epochs"] == {
+        "value": config.training.profiles["cpu"].max_epochs,
+        "source": "the grader's profile",
+    }
 
 
 def test_checkpoint_mode_evaluates_the_submitted_weights_on_the_trusted_side(
-        tiny_training_config, notebook_variant) -> None:
+    tiny_training_config, notebook_variant
+) -> None:
     config = tiny_training_config("checkpoint", **ENGLISH)
     notebook = notebook_variant("tiny_hyperparameters")
     model = _reference_checkpoint(config, notebook.parent / "checkpoint.pt", seed=3)
@@ -87,19 +104,22 @@ def test_checkpoint_mode_evaluates_the_submitted_weights_on_the_trusted_side(
     expected = evaluate_model(model, load_data(config))
     assert details["evaluated_by"].startswith("reference architecture")
     assert details["evaluation"]["bleu"] == expected["bleu"]
-    assert details["evaluation"]["examples"] == expected["examples"]   # the very same translations
+    assert details["evaluation"]["examples"] == expected["examples"]  # the very same translations
     assert details["checkpoint"]["file"] == "checkpoint.pt" and len(details["checkpoint"]["sha256"]) == 64
-    assert "training" not in details and "history" not in details      # nothing was trained
-    assert points == 0 and "vocabulary" in message                      # random weights: BLEU ~ 0
+    assert "training" not in details and "history" not in details  # nothing was trained
+    assert points == 0 and "vocabulary" in message  # random weights: BLEU ~ 0
     # Negative control: other weights, other translations.
     other = notebook_variant("tiny_hyperparameters", folder=notebook.parent.parent / "other")
     _reference_checkpoint(config, other.parent / "submission.pt", seed=4)
-    assert _part(grade_submission(other, config, parts=["training"]))[2]["evaluation"]["examples"] != \
-        expected["examples"]
+    assert (
+        _part(grade_submission(other, config, parts=["training"]))[2]["evaluation"]["examples"]
+        != expected["examples"]
+    )
 
 
-def test_checkpoint_mode_explains_a_missing_or_unusable_checkpoint(tiny_training_config, notebook_variant,
-                                                                   tmp_path: Path) -> None:
+def test_checkpoint_mode_explains_a_missing_or_unusable_checkpoint(
+    tiny_training_config, notebook_variant, tmp_path: Path
+) -> None:
     config = tiny_training_config("checkpoint", **ENGLISH)
     notebook = notebook_variant("tiny_hyperparameters")
     points, message, _ = _part(grade_submission(notebook, config, parts=["training"]))
@@ -107,12 +127,18 @@ def test_checkpoint_mode_explains_a_missing_or_unusable_checkpoint(tiny_training
     assert "`submission.pt`" in message and "torch.save(model.state_dict()" in message
 
     # Sizes that differ from the cell's: the message names a tensor and both shapes.
-    _reference_checkpoint(config, notebook.parent / "checkpoint.pt", seed=0,
-                          sizes={**TINY_SIZES, "embedding_dim": 64, "feed_forward_dim": 96})
+    _reference_checkpoint(
+        config,
+        notebook.parent / "checkpoint.pt",
+        seed=0,
+        sizes={**TINY_SIZES, "embedding_dim": 64, "feed_forward_dim": 96},
+    )
     points, message, _ = _part(grade_submission(notebook, config, parts=["training"]))
     assert points == 0 and "does not fit the model your notebook builds" in message
-    assert "(64,) in the checkpoint but (48,) in your model" in message or \
-        ", 64) in the checkpoint but" in message
+    assert (
+        "(64,) in the checkpoint but (48,) in your model" in message
+        or ", 64) in the checkpoint but" in message
+    )
 
     # A pickled object instead of tensors: refused by the weights-only loader inside the worker.
     torch.save({"model": {"weight": _Payload()}}, notebook.parent / "checkpoint.pt")
@@ -126,6 +152,7 @@ class _Payload:
 
 def test_the_cli_flag_selects_the_mode() -> None:
     from autograder.cli import build_parser, config_overrides
+
     args = build_parser().parse_args(["grade", "x.ipynb", "--training-mode", "checkpoint"])
     assert config_overrides(args)["training.mode"] == "checkpoint"
     assert load_config(overrides=config_overrides(args)).training.mode == "checkpoint"
@@ -138,8 +165,9 @@ def test_a_trained_checkpoint_earns_the_training_points(reference_cpu_run, noteb
     whose hyperparameter cell has that profile's sizes, passes without any training by the grader."""
     notebook = notebook_variant("two_layers")
     shutil.copyfile(reference_cpu_run / "checkpoint.pt", notebook.parent / "checkpoint.pt")
-    config = load_config(overrides={"training.enabled": True, "training.profile": "cpu",
-                                    "training.mode": "checkpoint"})
+    config = load_config(
+        overrides={"training.enabled": True, "training.profile": "cpu", "training.mode": "checkpoint"}
+    )
     points, _, details = _part(grade_submission(notebook, config, parts=["training"]))
     assert details["evaluated_by"].startswith("reference architecture")
     assert details["evaluation"]["bleu"] >= config.training.threshold_bleu

@@ -22,9 +22,11 @@ def _training(result: SubmissionResult) -> tuple[float, dict]:
 
 
 def test_a_model_copying_the_next_target_token_scores_no_bleu_and_no_points(
-        tiny_training_config, notebook_variant) -> None:
-    result = grade_submission(notebook_variant("copy_next_token"), tiny_training_config(**ENGLISH),
-                              parts=["training"])
+    tiny_training_config, notebook_variant
+) -> None:
+    result = grade_submission(
+        notebook_variant("copy_next_token"), tiny_training_config(**ENGLISH), parts=["training"]
+    )
     points, details = _training(result)
     assert points == 0
     # Its logits are not what its weights compute: nothing is scored, and nothing is trained.
@@ -37,9 +39,11 @@ def test_a_model_copying_the_next_target_token_scores_no_bleu_and_no_points(
 
 
 def test_a_future_visible_mask_is_trained_as_is_and_gets_its_honest_bleu(
-        tiny_training_config, notebook_variant) -> None:
-    result = grade_submission(notebook_variant("future_visible_mask"), tiny_training_config(**ENGLISH),
-                              parts=["training"])
+    tiny_training_config, notebook_variant
+) -> None:
+    result = grade_submission(
+        notebook_variant("future_visible_mask"), tiny_training_config(**ENGLISH), parts=["training"]
+    )
     points, details = _training(result)
     assert points == 0
     assert details["evaluation"]["bleu"] < 0.05
@@ -64,8 +68,12 @@ def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tiny_traini
     part = next(p for p in result.parts if p.part == "training")
     assert part.points == 0
     assert part.checks[0].message.startswith("Training was skipped")
-    korean = grade_submission(template, tiny_training_config(), parts=["training"])   # grader.yml: ko
-    assert next(p for p in korean.parts if p.part == "training").checks[0].message.startswith("학습을 건너뛰었습니다")
+    korean = grade_submission(template, tiny_training_config(), parts=["training"])  # grader.yml: ko
+    assert (
+        next(p for p in korean.parts if p.part == "training")
+        .checks[0]
+        .message.startswith("학습을 건너뛰었습니다")
+    )
 
 
 @pytest.mark.slow

@@ -40,10 +40,10 @@ EXIT_PARSED, EXIT_NEVER_PARSED = 0, 3
 class Command:
     """One command line of a documentation file."""
 
-    doc: str         # path relative to the repository root
-    line: int        # 1-based line of the command in the file
-    text: str        # the command, continuation lines joined
-    not_run: str     # the block's not-run reason, "" when it runs in the slow suite
+    doc: str  # path relative to the repository root
+    line: int  # 1-based line of the command in the file
+    text: str  # the command, continuation lines joined
+    not_run: str  # the block's not-run reason, "" when it runs in the slow suite
 
     @property
     def id(self) -> str:
@@ -70,7 +70,7 @@ def not_run_reason(before: str) -> str:
     before = before.rstrip()
     if not before.endswith("-->"):
         return ""
-    marker = NOT_RUN.fullmatch(before[before.rfind("<!--"):])
+    marker = NOT_RUN.fullmatch(before[before.rfind("<!--") :])
     return " ".join(marker.group(1).split()) if marker else ""
 
 
@@ -105,8 +105,11 @@ def commands_in(text: str, doc: str) -> list[Command]:
 
 def documented_commands(root: Path = ROOT) -> list[Command]:
     """Every command of README.md and docs/*.md."""
-    return [command for path in documentation_files(root)
-            for command in commands_in(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())]
+    return [
+        command
+        for path in documentation_files(root)
+        for command in commands_in(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix())
+    ]
 
 
 def _tracked_files(root: Path) -> list[Path]:
@@ -170,7 +173,9 @@ def _env_for(command: Command, checkout: Path) -> dict[str, str]:
     return env
 
 
-def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600) -> dict[str, tuple[str, str]]:
+def parse_checks(
+    commands: list[Command], checkout: Path, timeout_s: float = 600
+) -> dict[str, tuple[str, str]]:
     """Check commands against their real programs without doing their work.
 
     `make` runs as `make -n`; `mkdir` runs (it only makes a folder in the checkout); `python` and
@@ -194,9 +199,18 @@ def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600
         _, words = command.words()
         program = words[0] if words else ""
         if program == "make":
-            done = subprocess.run(["make", "-n", "-o", ".venv/.installed", *words[1:]], cwd=checkout,
-                                  env=_env_for(command, checkout), capture_output=True, text=True, timeout=timeout_s)
-            results[command.id] = ("make -n", "" if done.returncode == 0 else f"`make -n` failed: {done.stderr.strip()}")
+            done = subprocess.run(
+                ["make", "-n", "-o", ".venv/.installed", *words[1:]],
+                cwd=checkout,
+                env=_env_for(command, checkout),
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+            )
+            results[command.id] = (
+                "make -n",
+                "" if done.returncode == 0 else f"`make -n` failed: {done.stderr.strip()}",
+            )
         elif program == "mkdir":
             done = subprocess.run(words, cwd=checkout, capture_output=True, text=True, timeout=timeout_s)
             results[command.id] = ("mkdir", "" if done.returncode == 0 else done.stderr.strip())
@@ -205,19 +219,30 @@ def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600
         elif shutil.which(program, path=command_env(checkout)["PATH"]):
             results[command.id] = ("on PATH", "")
         else:
-            results[command.id] = ("listed", "" if command.not_run else f"no checker for {program!r} and not on PATH")
+            results[command.id] = (
+                "listed",
+                "" if command.not_run else f"no checker for {program!r} and not on PATH",
+            )
     if batch:
-        done = subprocess.run([str(checkout / ".venv" / "bin" / "python"), str(PARSE_ONLY)], cwd=checkout,
-                              env=command_env(checkout), input=json.dumps([words for _, words in batch]),
-                              capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run(
+            [str(checkout / ".venv" / "bin" / "python"), str(PARSE_ONLY)],
+            cwd=checkout,
+            env=command_env(checkout),
+            input=json.dumps([words for _, words in batch]),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
         assert done.returncode == 0, f"parse_only.py failed: {done.stderr[-3000:]}"
         for (command, words), (code, message) in zip(batch, json.loads(done.stdout), strict=True):
             how = "otter click" if words[0] == "otter" else "argparse"
             if code == EXIT_PARSED:
                 problem = ""
             elif code == EXIT_NEVER_PARSED:
-                problem = ("finished without parsing its arguments (no argparse/click parser to check); "
-                           "precede its block with <!-- not-run: REASON --> and check it another way")
+                problem = (
+                    "finished without parsing its arguments (no argparse/click parser to check); "
+                    "precede its block with <!-- not-run: REASON --> and check it another way"
+                )
             else:
                 problem = f"rejected (exit {code}): {message.strip()[-2000:]}"
             results[command.id] = (how, problem)

@@ -31,7 +31,10 @@ class Parsed(BaseException):
 
 def stop_after_argparse() -> None:
     """Make argparse raise Parsed once the outermost parse succeeds."""
-    parse_args, parse_known_args = argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args
+    parse_args, parse_known_args = (
+        argparse.ArgumentParser.parse_args,
+        argparse.ArgumentParser.parse_known_args,
+    )
     depth = [0]
 
     def patched_parse_args(self, args=None, namespace=None):
@@ -44,7 +47,7 @@ def stop_after_argparse() -> None:
 
     def patched_parse_known_args(self, args=None, namespace=None):
         result = parse_known_args(self, args, namespace)
-        if depth[0] == 0:   # called directly by the program, not through parse_args or a subparser
+        if depth[0] == 0:  # called directly by the program, not through parse_args or a subparser
             raise Parsed
         return result
 

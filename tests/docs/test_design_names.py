@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DESIGN = ROOT / "docs" / "DESIGN.md"
 PACKAGES = ("autograder", "mtkit", "reference")
 EXTENSIONS = ("py", "md", "yml", "yaml", "toml", "lock", "txt", "json", "ipynb", "sh", "cfg")
-FENCE = re.compile(r"^```.*?^```|<!--.*?-->", re.MULTILINE | re.DOTALL)   # fenced blocks, comments
+FENCE = re.compile(r"^```.*?^```|<!--.*?-->", re.MULTILINE | re.DOTALL)  # fenced blocks, comments
 SPAN = re.compile(r"`([^`\n]+)`")
 PATH = re.compile(r"[\w.*-]+(/[\w.*-]+)*/?")
 FILE_NAME = re.compile(r"[\w.-]+\.(?:" + "|".join(EXTENSIONS) + ")")
@@ -47,8 +47,8 @@ NAME = re.compile(r"(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?P<call>\(.*\))?(?
 class Cited:
     """One checked span of the page."""
 
-    kind: str      # "path", "module", "name" or "member"
-    text: str      # the span as written
+    kind: str  # "path", "module", "name" or "member"
+    text: str  # the span as written
     line: int
 
 
@@ -61,7 +61,7 @@ def cited_names(text: str) -> list[Cited]:
     Returns:
         Checked spans in page order.
     """
-    blanked = FENCE.sub(lambda block: "\n" * block.group(0).count("\n"), text)   # line numbers kept
+    blanked = FENCE.sub(lambda block: "\n" * block.group(0).count("\n"), text)  # line numbers kept
     found = []
     for match in SPAN.finditer(blanked):
         span, line = match.group(1).strip(), blanked[: match.start()].count("\n") + 1
@@ -83,8 +83,11 @@ def _import_prefix(dotted: str) -> tuple[ModuleType, list[str]]:
     parts = dotted.split(".")
     module = importlib.import_module(parts[0])
     end = 1
-    while end < len(parts) and hasattr(module, "__path__") \
-            and importlib.util.find_spec(".".join(parts[: end + 1])) is not None:
+    while (
+        end < len(parts)
+        and hasattr(module, "__path__")
+        and importlib.util.find_spec(".".join(parts[: end + 1])) is not None
+    ):
         module = importlib.import_module(".".join(parts[: end + 1]))
         end += 1
     return module, parts[end:]
@@ -96,13 +99,21 @@ def _instance_attributes(cls: type) -> set[str]:
     for klass in inspect.getmro(cls):
         try:
             source = textwrap.dedent(inspect.getsource(klass))
-        except (OSError, TypeError):   # builtins and classes without source
+        except (OSError, TypeError):  # builtins and classes without source
             continue
         for node in ast.walk(ast.parse(source)):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []
-            names.update(t.attr for t in targets if isinstance(t, ast.Attribute)
-                         and isinstance(t.value, ast.Name) and t.value.id == "self")
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign | ast.AugAssign)
+                else []
+            )
+            names.update(
+                t.attr
+                for t in targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            )
     return names
 
 
@@ -206,7 +217,7 @@ def cited_modules(names: list[Cited]) -> list[ModuleType]:
     for cited in names:
         if cited.kind == "name":
             match = NAME.fullmatch(cited.text)
-            assert match is not None, cited.text   # cited_names only yields names NAME matches
+            assert match is not None, cited.text  # cited_names only yields names NAME matches
             module, _ = _import_prefix(match.group("name"))
             modules[module.__name__] = module
     return list(modules.values())
@@ -226,16 +237,19 @@ def test_every_cited_name_exists(cited: Cited) -> None:
     check_cited(cited, cited_modules(CITED))
 
 
-@pytest.mark.parametrize("span", [
-    "autograder.engine.grade",                                                # the engine's old entry point
-    "autograder.engine.grade_submission(path, config, parts) -> GradeResult",  # its old return type
-    "autograder.engine.grade_submission(path, settings)",                    # a parameter it does not have
-    "Worker.train",                                                          # a request the worker lacks
-    "autograder/no_such_module.py",
-    "autograder/engine.py/",                                                 # a file, not a folder
-    "python -m autograder.no_such_module",
-    "mtkit.no_such_module.thing",
-])
+@pytest.mark.parametrize(
+    "span",
+    [
+        "autograder.engine.grade",  # the engine's old entry point
+        "autograder.engine.grade_submission(path, config, parts) -> GradeResult",  # its old return type
+        "autograder.engine.grade_submission(path, settings)",  # a parameter it does not have
+        "Worker.train",  # a request the worker lacks
+        "autograder/no_such_module.py",
+        "autograder/engine.py/",  # a file, not a folder
+        "python -m autograder.no_such_module",
+        "mtkit.no_such_module.thing",
+    ],
+)
 def test_a_name_that_is_gone_fails(span: str) -> None:
     cited = cited_names(f"`{span}` and `autograder.sandbox.Worker`")
     assert cited[0].text == span
@@ -244,6 +258,8 @@ def test_a_name_that_is_gone_fails(span: str) -> None:
 
 
 def test_spans_outside_the_convention_are_not_checked() -> None:
-    text = ("`training.mode`, `\"blank\"`, `Transformer`, `spacy.blank`, `<sos>`\n```\n`autograder.gone`\n```\n"
-            "<!-- `autograder/gone.py` -->\n")
+    text = (
+        '`training.mode`, `"blank"`, `Transformer`, `spacy.blank`, `<sos>`\n```\n`autograder.gone`\n```\n'
+        "<!-- `autograder/gone.py` -->\n"
+    )
     assert cited_names(text) == []

@@ -42,8 +42,11 @@ def test_extractor_reads_blocks_continuations_comments_and_markers() -> None:
     assert [(c.line, c.text, c.not_run) for c in found] == [
         (6, "make grade-examples   # a trailing comment", ""),
         (9, ".venv/bin/python -m autograder grade hw.ipynb      --parts decoder_layer,decoder", ""),
-        (22, "otter grade -n demo -a dist/autograder.zip -o grades/ submissions/",
-         "needs Docker (a reason may span lines)"),
+        (
+            22,
+            "otter grade -n demo -a dist/autograder.zip -o grades/ submissions/",
+            "needs Docker (a reason may span lines)",
+        ),
         (30, "PYTHONPATH=$PWD otter run -a dist/autograder.zip -o out/ 'path/to/submission.ipynb'", ""),
     ]
     env, words = found[3].words()
@@ -65,11 +68,13 @@ def test_documented_command_is_accepted_by_its_program(command: Command, parsed)
 
 def test_a_wrong_flag_a_missing_otter_name_and_an_unknown_target_are_caught(checkout: Path) -> None:
     (checkout / "grades").mkdir(exist_ok=True)
-    wrong = [Command("x.md", 1, "python -m autograder grade hw.ipynb --no-such-flag", ""),
-             Command("x.md", 2, "otter grade -a dist/autograder.zip -o grades/ submissions/", ""),
-             Command("x.md", 3, "make no-such-target", ""),
-             Command("x.md", 4, "otter run --no-such-option hw.ipynb", ""),
-             Command("x.md", 5, "python -m json.tool --help", "")]
+    wrong = [
+        Command("x.md", 1, "python -m autograder grade hw.ipynb --no-such-flag", ""),
+        Command("x.md", 2, "otter grade -a dist/autograder.zip -o grades/ submissions/", ""),
+        Command("x.md", 3, "make no-such-target", ""),
+        Command("x.md", 4, "otter run --no-such-option hw.ipynb", ""),
+        Command("x.md", 5, "python -m json.tool --help", ""),
+    ]
     results = parse_checks(wrong, checkout)
     assert "no-such-flag" in results["x.md:1"][1]
     assert "assignment name" in results["x.md:2"][1]
@@ -85,10 +90,18 @@ def _run_doc(doc: str, tmp_path: Path) -> list[str]:
     repo = make_checkout(tmp_path / "repo")
     ran = []
     for command in (c for c in COMMANDS if c.doc == doc and not c.not_run):
-        done = subprocess.run(["bash", "-c", command.text], cwd=repo, env=command_env(repo), capture_output=True,
-                              text=True, timeout=RUN_TIMEOUT_S)
-        assert done.returncode == 0, (f"{command.id}: {command.text!r} exited {done.returncode}:\n"
-                                      f"{done.stdout[-1500:]}\n{done.stderr[-3000:]}")
+        done = subprocess.run(
+            ["bash", "-c", command.text],
+            cwd=repo,
+            env=command_env(repo),
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+        assert done.returncode == 0, (
+            f"{command.id}: {command.text!r} exited {done.returncode}:\n"
+            f"{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
+        )
         ran.append(command.text)
     return ran
 

@@ -19,7 +19,11 @@ def whitespace_tokenizers():
 
 
 def same_content(first, second):
-    return first.vocabs == second.vocabs and first.splits == second.splits and first.max_length == second.max_length
+    return (
+        first.vocabs == second.vocabs
+        and first.splits == second.splits
+        and first.max_length == second.max_length
+    )
 
 
 def test_encode_hand_computed():
@@ -45,7 +49,11 @@ def test_encode_hand_computed():
 
 def test_max_length_filters_train_only_and_counts_elsewhere():
     fits, src_long, tgt_long = ("a a a", "x x x"), ("a a a a", "x"), ("a", "x x x x")
-    corpus = {"train": [fits, src_long, tgt_long, fits], "validation": [src_long, fits, tgt_long], "test": [fits]}
+    corpus = {
+        "train": [fits, src_long, tgt_long, fits],
+        "validation": [src_long, fits, tgt_long],
+        "test": [fits],
+    }
     data = encode_corpus(corpus, whitespace_tokenizers(), max_length=5)  # 3 tokens + <sos>/<eos> = 5 fits
     train = data.splits["train"]
     assert train.indices == [0, 3] and train.n_too_long == 2 and train.filtered
@@ -78,8 +86,17 @@ def test_small_slice_cache_hit_equals_fresh(tmp_path):
 
 def test_cache_key_changes_with_every_input(tmp_path):
     base = cache_key("corpus", "kind=blank", 50)
-    assert len({base, cache_key("corpus2", "kind=blank", 50), cache_key("corpus", "kind=model", 50),
-                cache_key("corpus", "kind=blank", 60)}) == 4
+    assert (
+        len(
+            {
+                base,
+                cache_key("corpus2", "kind=blank", 50),
+                cache_key("corpus", "kind=model", 50),
+                cache_key("corpus", "kind=blank", 60),
+            }
+        )
+        == 4
+    )
     slice_dir = tmp_path / "slice"
     slice_dir.mkdir()
     for path in SMALL_DIR.iterdir():
@@ -139,7 +156,19 @@ def test_real_data_sizes(real_cold_and_warm):
     assert all(split.n_too_long == 0 for split in cold.splits.values())
     train = cold.splits["train"]
     assert max(map(len, train.src)) == 46 and max(map(len, train.tgt)) == 43
-    assert train.tgt_tokens[0] == ["Two", "young", ",", "White", "males", "are", "outside", "near", "many", "bushes", "."]
+    assert train.tgt_tokens[0] == [
+        "Two",
+        "young",
+        ",",
+        "White",
+        "males",
+        "are",
+        "outside",
+        "near",
+        "many",
+        "bushes",
+        ".",
+    ]
     assert cold.vocabs["en"].decode(train.tgt[0][1:-1]) == train.tgt_tokens[0]
     assert UNK_IDX in {i for seq in cold.splits["validation"].src for i in seq}  # unseen words exist
 

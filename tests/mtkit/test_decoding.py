@@ -170,29 +170,42 @@ class TinySeq2Seq(nn.Module):
 
 
 def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
-    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
+    sources = [
+        [SOS, 4, 5, 6, 7, 8, EOS],
+        [SOS, 9, EOS],
+        [SOS, 10, 11, 4, EOS],
+        [SOS, 6, 6, 6, 6, 6, 6, 6, EOS],
+    ]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
-    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
+    kwargs: dict[str, Any] = dict(
+        src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD
+    )
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
-    assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}   # first step finds the layer
-    assert min(full.out_lengths) == 9   # the decoder's output is not the Linear's: every step in full
+    assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}  # first step finds the layer
+    assert min(full.out_lengths) == 9  # the decoder's output is not the Linear's: every step in full
 
 
 def test_output_layer_is_found_once_per_call_and_kept_for_every_batch():
-    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
+    sources = [
+        [SOS, 4, 5, 6, 7, 8, EOS],
+        [SOS, 9, EOS],
+        [SOS, 10, 11, 4, EOS],
+        [SOS, 6, 6, 6, 6, 6, 6, 6, EOS],
+    ]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
-    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD,
-                                  batch_size=1)
+    kwargs: dict[str, Any] = dict(
+        src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD, batch_size=1
+    )
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
     # Four batches: only the very first step of the call computes the logits of every position.
     assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}
-    assert min(full.out_lengths) >= 3   # the shortest source (<sos> w <eos>) sets the least length
+    assert min(full.out_lengths) >= 3  # the shortest source (<sos> w <eos>) sets the least length
 
 
 def test_encoded_at_the_source_length_then_once_more_at_full_length_past_it():
     class NeverStops(CopyModel):
         def decoder(self, dec, enc, src_mask, trg_mask):
-            super().decoder(dec, enc, src_mask, trg_mask)   # records the call, checks the lengths
+            super().decoder(dec, enc, src_mask, trg_mask)  # records the call, checks the lengths
             return nn.functional.one_hot(torch.full(dec.shape, 7), V).float() + self.dummy
 
     model = NeverStops()

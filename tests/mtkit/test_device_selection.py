@@ -48,8 +48,8 @@ def test_auto_profile_is_gpu_with_cuda_and_cpu_without(monkeypatch: pytest.Monke
     assert config.training.profile_name() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert config.training.profile_name() == "gpu"
-    assert resolve_profile_name("auto", ["cpu"]) == "cpu"   # no gpu profile defined
-    assert resolve_profile_name("tiny", ["cpu"]) == "tiny"   # an explicit name is kept
+    assert resolve_profile_name("auto", ["cpu"]) == "cpu"  # no gpu profile defined
+    assert resolve_profile_name("tiny", ["cpu"]) == "tiny"  # an explicit name is kept
 
 
 def test_no_code_path_hard_codes_the_cuda_device() -> None:

@@ -10,8 +10,11 @@ import yaml
 from autograder.config import load_config
 from mtkit.training import Recipe, is_hopeless, recipe_from_profile, train
 
-CURVES = yaml.safe_load((Path(__file__).resolve().parents[1] / "fixtures" / "training"
-                         / "recorded_bleu_curves.yml").read_text(encoding="utf-8"))
+CURVES = yaml.safe_load(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "training" / "recorded_bleu_curves.yml").read_text(
+        encoding="utf-8"
+    )
+)
 CONFIG = load_config()
 THRESHOLD = CONFIG.training.threshold_bleu
 
@@ -32,14 +35,14 @@ def replay(curve: dict[int, float], recipe: Recipe) -> str:
 @pytest.mark.parametrize("name", [name for name, run in CURVES.items() if run["passes"]])
 def test_no_recorded_run_that_passed_is_stopped(name, profile):
     recipe = recipe_from_profile(CONFIG.training.profile_hparams(profile))
-    assert recipe.hopeless_bleu > 0 and recipe.hopeless_after_steps > 0   # the rule is on
+    assert recipe.hopeless_bleu > 0 and recipe.hopeless_after_steps > 0  # the rule is on
     assert replay(CURVES[name]["curve"], recipe) == "target"
 
 
 def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run():
     recipe = recipe_from_profile(CONFIG.training.profile_hparams("cpu"))
     for name, run in CURVES.items():
-        if run["passes"]:   # the first recorded evaluation at or after the rule's step
+        if run["passes"]:  # the first recorded evaluation at or after the rule's step
             step = min(s for s in run["curve"] if s >= recipe.hopeless_after_steps)
             best = max(b for s, b in run["curve"].items() if s <= step)
             assert best >= 2 * recipe.hopeless_bleu, name
@@ -81,17 +84,35 @@ def small_data_run(tmp_path):
     from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
     from reference.model import Transformer
 
-    data = prepare_data(Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",
-                        cache_dir=tmp_path, expected_counts={"train": 30, "validation": 6, "test": 5})
+    data = prepare_data(
+        Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",
+        cache_dir=tmp_path,
+        expected_counts={"train": 30, "validation": 6, "test": 5},
+    )
     criterion = nn.CrossEntropyLoss(reduction="none")
 
     def run(evaluate):
         seed_everything(0)
         model = Transformer({k: len(v) for k, v in data.vocabs.items()}, data.max_length, 16, 32, 2, 1, 0.0)
-        recipe = Recipe(batch_size=8, max_epochs=3, eval_every_steps=2, eval_start_step=4,
-                        hopeless_bleu=0.05, hopeless_after_steps=6, target_bleu=0.2)
-        return train(model, data.splits["train"], recipe, device="cpu", progress=False, evaluate=evaluate,
-                     src_mask_fn=lambda src: create_padding_mask_for_attention(src, PAD_IDX),
-                     tgt_mask_fn=lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
-                     loss_fn=lambda logits, tgt: calculate_loss(logits, tgt, criterion))
+        recipe = Recipe(
+            batch_size=8,
+            max_epochs=3,
+            eval_every_steps=2,
+            eval_start_step=4,
+            hopeless_bleu=0.05,
+            hopeless_after_steps=6,
+            target_bleu=0.2,
+        )
+        return train(
+            model,
+            data.splits["train"],
+            recipe,
+            device="cpu",
+            progress=False,
+            evaluate=evaluate,
+            src_mask_fn=lambda src: create_padding_mask_for_attention(src, PAD_IDX),
+            tgt_mask_fn=lambda tgt: create_look_ahead_mask_for_attention(tgt, PAD_IDX),
+            loss_fn=lambda logits, tgt: calculate_loss(logits, tgt, criterion),
+        )
+
     return run

@@ -25,9 +25,11 @@ def test_blank_tokens_hand_checked(blank):
 
 
 def test_batch_equals_sentence_by_sentence(blank):
-    sentences = ["Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche. ",
-                 "Mehrere Männer mit Schutzhelmen bedienen ein Antriebsradsystem.",
-                 "Ein  Hund (braun) springt über 3,5 m-hohe Zäune!"]
+    sentences = [
+        "Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche. ",
+        "Mehrere Männer mit Schutzhelmen bedienen ein Antriebsradsystem.",
+        "Ein  Hund (braun) springt über 3,5 m-hohe Zäune!",
+    ]
     nlp = spacy.blank("de")
     assert blank["de"](sentences) == [[token.text for token in nlp(s)] for s in sentences]
     assert blank["de"](iter(sentences)) == blank["de"](sentences)  # any iterable works
@@ -42,7 +44,9 @@ def test_unknown_kind():
 
 @pytest.mark.skipif(importlib.util.find_spec("de_core_news_sm") is not None, reason="model is installed")
 def test_model_kind_missing_gives_actionable_error():
-    with pytest.raises(TokenizerError, match=r"de_core_news_sm.*python -m spacy download de_core_news_sm.*'blank'"):
+    with pytest.raises(
+        TokenizerError, match=r"de_core_news_sm.*python -m spacy download de_core_news_sm.*'blank'"
+    ):
         load_tokenizers("model")
 
 

@@ -38,7 +38,7 @@ def test_encode_unknown_and_decode():
 
 
 def test_json_round_trip_keeps_unicode_and_order():
-    vocab = build_vocab([["Straße", "über", "\"quoted\"", "über"]])
+    vocab = build_vocab([["Straße", "über", '"quoted"', "über"]])
     text = vocab.to_json()
     assert "Straße" in text  # stored as UTF-8, not \\u escapes
     again = Vocab.from_json(text)

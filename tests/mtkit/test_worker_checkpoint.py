@@ -39,10 +39,14 @@ def _mask(batch: torch.Tensor, pad_idx: int) -> torch.Tensor:
 
 def test_state_dicts_are_found_in_the_usual_layouts() -> None:
     state = TinyTranslator({"de": 7, "en": 5}, 4).state_dict()
-    for payload in (state, {"model_state_dict": state, "epoch": 3}, {"state_dict": state},
-                    {"model": state, "extra": {"lr": 1e-3}}):
+    for payload in (
+        state,
+        {"model_state_dict": state, "epoch": 3},
+        {"state_dict": state},
+        {"model": state, "extra": {"lr": 1e-3}},
+    ):
         assert state_dict_of(read_checkpoint(_bytes(payload), "checkpoint.pt")).keys() == state.keys()
-    wrapped = {f"module.{name}": t for name, t in state.items()}   # saved from DataParallel
+    wrapped = {f"module.{name}": t for name, t in state.items()}  # saved from DataParallel
     assert state_dict_of(wrapped).keys() == state.keys()
     raw = save_safetensors({k: v.contiguous() for k, v in state.items()})
     loaded = read_checkpoint(torch.frombuffer(bytearray(raw), dtype=torch.uint8), "weights.safetensors")
@@ -89,15 +93,30 @@ def test_mismatches_name_tensors_and_shapes() -> None:
 
 def test_the_session_loads_matching_weights_and_flags_another_vocabulary() -> None:
     trained = TinyTranslator({"de": 7, "en": 5}, 4)
-    session = CheckpointSession(TinyTranslator, _mask, _mask, [{"de": 7, "en": 5}, 4],
-                                _bytes(trained.state_dict()), "checkpoint.pt")
-    assert all(torch.equal(a, b) for a, b in zip(session.model.state_dict().values(),
-                                                 trained.state_dict().values(), strict=True))
+    session = CheckpointSession(
+        TinyTranslator, _mask, _mask, [{"de": 7, "en": 5}, 4], _bytes(trained.state_dict()), "checkpoint.pt"
+    )
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(session.model.state_dict().values(), trained.state_dict().values(), strict=True)
+    )
     assert not session.model.training
     with pytest.raises(CheckpointError, match="A different vocabulary size means a different vocabulary"):
-        CheckpointSession(TinyTranslator, _mask, _mask, [{"de": 9, "en": 5}, 4],
-                          _bytes(trained.state_dict()), "checkpoint.pt")
-    with pytest.raises(CheckpointError) as error:   # another width: no vocabulary hint
-        CheckpointSession(TinyTranslator, _mask, _mask, [{"de": 7, "en": 5}, 8],
-                          _bytes(trained.state_dict()), "checkpoint.pt")
+        CheckpointSession(
+            TinyTranslator,
+            _mask,
+            _mask,
+            [{"de": 9, "en": 5}, 4],
+            _bytes(trained.state_dict()),
+            "checkpoint.pt",
+        )
+    with pytest.raises(CheckpointError) as error:  # another width: no vocabulary hint
+        CheckpointSession(
+            TinyTranslator,
+            _mask,
+            _mask,
+            [{"de": 7, "en": 5}, 8],
+            _bytes(trained.state_dict()),
+            "checkpoint.pt",
+        )
     assert "vocabulary" not in str(error.value) and "hyperparameter cell" in str(error.value)

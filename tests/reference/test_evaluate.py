@@ -50,7 +50,7 @@ def test_bleu_on_hand_computed_case(monkeypatch):
     assert result["n_sentences"] == 2 and result["split"] == "validation"
     assert result["examples"] == [{"src": SOURCES[0], "ref": REFS[0], "hyp": hyps[0]}]
     # The decoder got the source sequences only: never a target.
-    (src_seqs, kwargs), = seen
+    ((src_seqs, kwargs),) = seen
     assert src_seqs == data.splits["validation"].src
     assert set(kwargs) == {"max_new_tokens", "batch_size"} and kwargs["max_new_tokens"] == 20
 

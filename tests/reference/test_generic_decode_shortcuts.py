@@ -4,13 +4,13 @@ a plain loop on the reference Transformer that encodes at the full length every 
 
 import pytest
 import torch
+from test_fast_decode import EOS, MAX_NEW, PAD, SOS, V_SRC, V_TGT, _sources, _train_copy_model
 from torch import Tensor, nn
 
 from mtkit.bleu import corpus_bleu
 from mtkit.decoding import greedy_translate
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 from reference.model import Transformer
-from test_fast_decode import EOS, MAX_NEW, PAD, SOS, V_SRC, V_TGT, _sources, _train_copy_model
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -43,8 +43,12 @@ def plain_greedy(model: Transformer, srcs: list[list[int]], batch_size: int) -> 
                 dec = torch.full((rows.numel(), length), PAD)
                 dec[:, :cur] = gen[rows, :cur]
                 s = act_src[:, :length]
-                logits = model.decoder(dec, act_enc[:, :length], create_padding_mask_for_attention(s, PAD),
-                                       create_look_ahead_mask_for_attention(dec, PAD))
+                logits = model.decoder(
+                    dec,
+                    act_enc[:, :length],
+                    create_padding_mask_for_attention(s, PAD),
+                    create_look_ahead_mask_for_attention(dec, PAD),
+                )
                 nxt = logits[:, cur - 1].argmax(dim=-1)
                 gen[rows, cur] = nxt
                 alive = nxt != EOS
@@ -57,9 +61,15 @@ def plain_greedy(model: Transformer, srcs: list[list[int]], batch_size: int) -> 
 
 
 def _generic(model, srcs, batch_size):
-    return greedy_translate(model, srcs, src_mask_fn=create_padding_mask_for_attention,
-                            tgt_mask_fn=create_look_ahead_mask_for_attention, max_new_tokens=MAX_NEW,
-                            batch_size=batch_size, pad_idx=PAD)
+    return greedy_translate(
+        model,
+        srcs,
+        src_mask_fn=create_padding_mask_for_attention,
+        tgt_mask_fn=create_look_ahead_mask_for_attention,
+        max_new_tokens=MAX_NEW,
+        batch_size=batch_size,
+        pad_idx=PAD,
+    )
 
 
 def _bleu(outputs: list[list[int]], srcs: list[list[int]]) -> float:
@@ -79,7 +89,7 @@ def test_shortcuts_change_no_token_and_no_bleu(trained, batch_size):
     plain, generic = plain_greedy(trained, srcs, batch_size), _generic(trained, srcs, batch_size)
     assert generic == plain
     assert _bleu(generic, srcs) == _bleu(plain, srcs) > 0.5
-    assert sum(len(o) < MAX_NEW for o in generic) >= 0.8 * len(generic)   # real <eos> stops
+    assert sum(len(o) < MAX_NEW for o in generic) >= 0.8 * len(generic)  # real <eos> stops
 
 
 def test_random_model_without_eos_changes_no_token():
@@ -98,12 +108,12 @@ def test_the_encodings_projections_are_computed_once_per_view(trained, monkeypat
         return plain_forward(self, x)
 
     monkeypatch.setattr(nn.Linear, "forward", counting)
-    srcs = [[SOS, 4, 5, 6, 7, 8, 9, 10, 11, EOS]] * 4   # one length: the view changes only as rows end
+    srcs = [[SOS, 4, 5, 6, 7, 8, 9, 10, 11, EOS]] * 4  # one length: the view changes only as rows end
     plain_greedy(trained, srcs, 4)
     plain_calls = len(calls)
     calls.clear()
     out = _generic(trained, srcs, 4)
-    assert out == [[4, 5, 6, 7, 8, 9, 10, 11]] * 4   # copied, then <eos> after 9 steps at length 10
+    assert out == [[4, 5, 6, 7, 8, 9, 10, 11]] * 4  # copied, then <eos> after 9 steps at length 10
     # Per step and decoder layer the plain loop projects the encoding twice (keys and values);
     # here only at the first step (2 layers x 2). The output layer also runs on one position only.
     steps, layers = 9, 2

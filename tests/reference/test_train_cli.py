@@ -16,9 +16,24 @@ from reference import translate as translate_cli
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMALL_DIR = REPO_ROOT / "tests" / "fixtures" / "multi30k_small"
 COUNTS = "train=30,validation=6,test=5"
-TINY = ["--set", "embedding_dim=16", "--set", "feed_forward_dim=32", "--set", "num_heads=2",
-        "--set", "num_layers=1", "--set", "batch_size=8", "--set", "max_tokens=0",
-        "--set", "eval_every_steps=0", "--set", "learning_rate=0.003"]
+TINY = [
+    "--set",
+    "embedding_dim=16",
+    "--set",
+    "feed_forward_dim=32",
+    "--set",
+    "num_heads=2",
+    "--set",
+    "num_layers=1",
+    "--set",
+    "batch_size=8",
+    "--set",
+    "max_tokens=0",
+    "--set",
+    "eval_every_steps=0",
+    "--set",
+    "learning_rate=0.003",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +42,23 @@ def private_cache(tmp_path, monkeypatch):
 
 
 def tiny_args(out, *extra):
-    return ["--profile", "cpu", "--data-dir", str(SMALL_DIR), "--expected-counts", COUNTS, "--out", str(out),
-            "--no-progress", "--max-epochs", "2", "--seed", "3", *TINY, *extra]
+    return [
+        "--profile",
+        "cpu",
+        "--data-dir",
+        str(SMALL_DIR),
+        "--expected-counts",
+        COUNTS,
+        "--out",
+        str(out),
+        "--no-progress",
+        "--max-epochs",
+        "2",
+        "--seed",
+        "3",
+        *TINY,
+        *extra,
+    ]
 
 
 def test_train_writes_artifacts_and_translate_reads_them(tmp_path, capsys):
@@ -48,7 +78,12 @@ def test_train_writes_artifacts_and_translate_reads_them(tmp_path, capsys):
 
     sentences = tmp_path / "in.txt"
     sentences.write_text("Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n", encoding="utf-8")
-    assert translate_cli.main(["--checkpoint", str(out / "checkpoint.pt"), "--input", str(sentences), "Ein Hund."]) == 0
+    assert (
+        translate_cli.main(
+            ["--checkpoint", str(out / "checkpoint.pt"), "--input", str(sentences), "Ein Hund."]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3  # the argument, then the two non-empty lines of the file
 
@@ -63,13 +98,30 @@ def test_target_reached_exit_status_and_time_to_target(tmp_path):
 
 def test_profile_from_a_custom_grader_yml(tmp_path):
     config = yaml.safe_load((REPO_ROOT / "grader.yml").read_text())
-    config["training"]["profiles"]["tiny"] = {"embedding_dim": 8, "feed_forward_dim": 16, "num_heads": 2,
-                                              "num_layers": 1, "batch_size": 16, "max_epochs": 1}
+    config["training"]["profiles"]["tiny"] = {
+        "embedding_dim": 8,
+        "feed_forward_dim": 16,
+        "num_heads": 2,
+        "num_layers": 1,
+        "batch_size": 16,
+        "max_epochs": 1,
+    }
     path = tmp_path / "grader.yml"
     path.write_text(yaml.safe_dump(config))
     out = tmp_path / "run"
-    args = ["--config", str(path), "--profile", "tiny", "--data-dir", str(SMALL_DIR), "--expected-counts", COUNTS,
-            "--out", str(out), "--no-progress"]
+    args = [
+        "--config",
+        str(path),
+        "--profile",
+        "tiny",
+        "--data-dir",
+        str(SMALL_DIR),
+        "--expected-counts",
+        COUNTS,
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     train_cli.main(args)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["profile"] == "tiny" and metrics["hparams"]["embedding_dim"] == 8 and metrics["steps"] == 2
@@ -79,7 +131,13 @@ def test_profile_from_a_custom_grader_yml(tmp_path):
 
 def test_module_entry_point(tmp_path):
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "MTKIT_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "reference.train", *tiny_args(tmp_path / "run", "--max-epochs", "1")],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "reference.train", *tiny_args(tmp_path / "run", "--max-epochs", "1")],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert "best BLEU" in done.stdout and (tmp_path / "run" / "checkpoint.pt").exists()

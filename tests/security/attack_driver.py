@@ -1,4 +1,5 @@
 """Grades each attack notebook's masked-loss part as the current user; measures what the attack achieved."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,9 +19,14 @@ MARKERS = Path("/tmp/autograder-security-markers")
 GRADEBOOK = "file,masked_loss,total\nvictim.py,10,10\nattacker.py,0,0\n"
 PORT = 47321
 # Files an attack may try to create outside the sandbox (besides anything new in MARKERS).
-OUTSIDE = [Path("/tmp/autograder-security-pwned"), Path("/var/tmp/autograder-security-pwned"),
-           Path("/dev/shm/autograder-security-pwned"), Path("/root/autograder-security-pwned"),
-           ROOT / "autograder-security-pwned", ROOT.parent / "autograder-security-pwned"]
+OUTSIDE = [
+    Path("/tmp/autograder-security-pwned"),
+    Path("/var/tmp/autograder-security-pwned"),
+    Path("/dev/shm/autograder-security-pwned"),
+    Path("/root/autograder-security-pwned"),
+    ROOT / "autograder-security-pwned",
+    ROOT.parent / "autograder-security-pwned",
+]
 
 
 class Listener:
@@ -98,7 +104,7 @@ def _ancestors() -> list[int]:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             break
-        pid = int(stat[stat.rfind(")") + 2:].split()[1])
+        pid = int(stat[stat.rfind(")") + 2 :].split()[1])
     return pids
 
 
@@ -121,8 +127,11 @@ def main(argv: list[str]) -> None:
         time.sleep(2)  # a surviving daemon would write again meanwhile
         survivors = _survivors(tag, os.getuid())
         text = json.dumps(result.to_json())
-        leaked = text + listener.received[before[1]:].decode("utf-8", "replace") + "".join(
-            p.read_text(errors="replace") for p in MARKERS.iterdir() if p.name != "secret.txt")
+        leaked = (
+            text
+            + listener.received[before[1] :].decode("utf-8", "replace")
+            + "".join(p.read_text(errors="replace") for p in MARKERS.iterdir() if p.name != "secret.txt")
+        )
         part = next(p for p in result.parts if p.part == "masked_loss")
         matrix[name] = {
             "points_gained": part.points,

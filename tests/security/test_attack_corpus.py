@@ -1,4 +1,5 @@
 """The attack corpus (tests/fixtures/security/) against the grader, as root and as a non-root user: nothing gained."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,17 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DRIVER = HERE / "attack_driver.py"
 MARKERS = Path("/tmp/autograder-security-markers")
-ATTACKS = ["ctypes_read_reference", "read_hidden_checks", "network_loopback", "daemon_outlives_worker",
-           "kill_everything", "memory_hogs", "fork_bomb", "environment_secrets", "write_outside"]
+ATTACKS = [
+    "ctypes_read_reference",
+    "read_hidden_checks",
+    "network_loopback",
+    "daemon_outlives_worker",
+    "kill_everything",
+    "memory_hogs",
+    "fork_bomb",
+    "environment_secrets",
+    "write_outside",
+]
 IS_ROOT = os.geteuid() == 0
 
 
@@ -47,10 +57,25 @@ def _as_user(user: str, argv: list[str]) -> list[str]:
     below = Path(os.path.realpath(sys.base_prefix))
     if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
         pytest.skip(f"more than one directory on the way to {sys.base_prefix} is closed to other users")
-    script = ('set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
-              'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"')
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", child, parent,
-            *drop, *argv]
+    script = (
+        'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
+        'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
+    )
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        child,
+        parent,
+        *drop,
+        *argv,
+    ]
 
 
 @pytest.fixture(scope="module", params=["root", "non-root"])
@@ -66,8 +91,11 @@ def corpus(request, tmp_path_factory):
         if shutil.which("useradd") is None or shutil.which("setpriv") is None:
             pytest.skip("needs useradd and setpriv to create and become a throwaway user")
         user = f"agsec{secrets.token_hex(3)}"
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+            check=True,
+            capture_output=True,
+        )
     try:
         shutil.rmtree(MARKERS, ignore_errors=True)
         MARKERS.mkdir()
@@ -77,9 +105,15 @@ def corpus(request, tmp_path_factory):
             for path in (MARKERS, tmp, work):
                 shutil.chown(path, user, user)
         token = "ghp_fake" + secrets.token_hex(16)
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp),
-               "LANG": "C.UTF-8", "OMP_WAIT_POLICY": "PASSIVE", "AUTOGRADER_FAKE_TOKEN": token,
-               "GITHUB_TOKEN": token}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(tmp),
+            "TMPDIR": str(tmp),
+            "LANG": "C.UTF-8",
+            "OMP_WAIT_POLICY": "PASSIVE",
+            "AUTOGRADER_FAKE_TOKEN": token,
+            "GITHUB_TOKEN": token,
+        }
         out = work / "matrix.json"
         argv = [sys.executable, str(DRIVER), str(out), *ATTACKS, "control_honest"]
         if user is not None:
@@ -87,7 +121,8 @@ def corpus(request, tmp_path_factory):
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
         assert done.returncode == 0 and out.exists(), (
             f"the grader did not survive the corpus (exit {done.returncode}):\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
         data = json.loads(out.read_text())
         assert (data["uid"] == 0) == (identity == "root")
         leftovers = _processes_of(user) if user is not None else []

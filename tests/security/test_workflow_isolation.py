@@ -1,4 +1,5 @@
 """The instructor workflow grades student code in a jail: the root jail under sudo, never the weak fallback."""
+
 from __future__ import annotations
 
 from pathlib import Path

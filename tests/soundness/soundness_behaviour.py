@@ -45,7 +45,7 @@ def load_namespace(path: Path) -> dict[str, Any]:
             code = compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec")
             with contextlib.suppress(Exception):  # a broken statement only loses itself, as in the worker
                 exec(code, namespace)
-    namespace.update(grader_globals)   # the grader's values win, as in the worker
+    namespace.update(grader_globals)  # the grader's values win, as in the worker
     return namespace
 
 
@@ -82,9 +82,12 @@ def _randomise(module: nn.Module, seed: int) -> list[tuple[int, ...]]:
     return shapes
 
 
-def _compare_modules(build: Callable[[dict[str, Any], float], nn.Module],
-                     inputs: Callable[[dict[str, Any], torch.Generator], list[Any]],
-                     good: dict[str, Any], bad: dict[str, Any]) -> str | None:
+def _compare_modules(
+    build: Callable[[dict[str, Any], float], nn.Module],
+    inputs: Callable[[dict[str, Any], torch.Generator], list[Any]],
+    good: dict[str, Any],
+    bad: dict[str, Any],
+) -> str | None:
     """How a mutated module's behaviour differs from the correct one's (None: not at all)."""
     for drop_prob, mode in ((0.0, "eval"), (0.3, "train")):
         try:
@@ -117,7 +120,9 @@ def _compare_modules(build: Callable[[dict[str, Any], float], nn.Module],
                 mutant.zero_grad()
                 (want * upstream).sum().backward()
                 (got * upstream).sum().backward()
-                for (name, p_good), p_bad in zip(reference.named_parameters(), mutant.parameters(), strict=False):
+                for (name, p_good), p_bad in zip(
+                    reference.named_parameters(), mutant.parameters(), strict=False
+                ):
                     g_good = torch.zeros_like(p_good) if p_good.grad is None else p_good.grad
                     g_bad = torch.zeros_like(p_bad) if p_bad.grad is None else p_bad.grad
                     if _differs(g_good, g_bad):
@@ -126,14 +131,19 @@ def _compare_modules(build: Callable[[dict[str, Any], float], nn.Module],
 
 
 def _masks(namespace: dict[str, Any], src: Tensor, tgt: Tensor) -> tuple[Tensor, Tensor]:
-    return (namespace["create_padding_mask_for_attention"](src, PAD),
-            namespace["create_look_ahead_mask_for_attention"](tgt, PAD))
+    return (
+        namespace["create_padding_mask_for_attention"](src, PAD),
+        namespace["create_look_ahead_mask_for_attention"](tgt, PAD),
+    )
 
 
 def _decoder_layer_inputs(ns: dict[str, Any], gen: torch.Generator) -> list[Any]:
     src, tgt = _tokens(gen, 3, 7, SRC_VOCAB), _tokens(gen, 3, 7, TGT_VOCAB)
-    return [torch.randn(3, 7, D_MODEL, generator=gen), torch.randn(3, 7, D_MODEL, generator=gen),
-            *_masks(ns, src, tgt)]
+    return [
+        torch.randn(3, 7, D_MODEL, generator=gen),
+        torch.randn(3, 7, D_MODEL, generator=gen),
+        *_masks(ns, src, tgt),
+    ]
 
 
 def _decoder_inputs(ns: dict[str, Any], gen: torch.Generator) -> list[Any]:
@@ -199,15 +209,18 @@ def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None
     reports = []
     for ns in (good, bad):
         try:
-            reports.append(run_train_step(ns.get("process_batch_for_train"), src, tgt, *masks,
-                                          SRC_VOCAB, TGT_VOCAB, 0))
+            reports.append(
+                run_train_step(ns.get("process_batch_for_train"), src, tgt, *masks, SRC_VOCAB, TGT_VOCAB, 0)
+            )
         except Exception as error:
             return f"the training step raises {type(error).__name__}: {error}"
     want, got = reports
     for key, value in want.items():
         other = got.get(key)
         if isinstance(value, list) and isinstance(other, list):
-            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other, strict=True))
+            same = len(value) == len(other) and all(
+                _differs(a, b) is None for a, b in zip(value, other, strict=True)
+            )
         elif isinstance(value, Tensor) and isinstance(other, Tensor):
             same = _differs(value, other) is None
         else:
@@ -218,17 +231,20 @@ def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None
 
 
 def _compare_transformer(good: dict[str, Any], bad: dict[str, Any]) -> str | None:
-    return (_compare_modules(_transformer, _transformer_inputs, good, bad)
-            or _compare_train_step(good, bad))
+    return _compare_modules(_transformer, _transformer_inputs, good, bad) or _compare_train_step(good, bad)
 
 
 COMPARISONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] = {
     "look_ahead_mask": _compare_mask,
     "decoder_layer": lambda good, bad: _compare_modules(
-        lambda ns, p: ns["DecoderLayer"](D_MODEL, FF_DIM, HEADS, p), _decoder_layer_inputs, good, bad),
+        lambda ns, p: ns["DecoderLayer"](D_MODEL, FF_DIM, HEADS, p), _decoder_layer_inputs, good, bad
+    ),
     "decoder": lambda good, bad: _compare_modules(
         lambda ns, p: ns["Decoder"](TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p),
-        _decoder_inputs, good, bad),
+        _decoder_inputs,
+        good,
+        bad,
+    ),
     "transformer_forward": _compare_transformer,
     "masked_loss": _compare_loss,
 }

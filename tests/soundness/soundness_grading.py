@@ -41,9 +41,9 @@ class Judgement:
     """Whether a case's grading shows what the spec expects."""
 
     case: Case
-    problems: list[str] = field(default_factory=list)   # empty: as expected
-    caught: bool = False     # mutants: lost points on the tagged part
-    precise: bool = False    # mutants: lost points on the tagged part only
+    problems: list[str] = field(default_factory=list)  # empty: as expected
+    caught: bool = False  # mutants: lost points on the tagged part
+    precise: bool = False  # mutants: lost points on the tagged part only
 
     @property
     def ok(self) -> bool:
@@ -61,8 +61,8 @@ class CorpusRun:
     out_dir: Path
     stems: dict[str, str]
     seconds: float
-    planted_files: list[str]          # forged files found outside the workers after grading
-    report_mismatches: list[str]      # reports that differ from the engine's results
+    planted_files: list[str]  # forged files found outside the workers after grading
+    report_mismatches: list[str]  # reports that differ from the engine's results
 
 
 def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> GraderConfig:
@@ -74,9 +74,14 @@ def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> GraderConfig:
     Returns:
         The validated configuration.
     """
-    return load_config(overrides={"worker.timeout_s": timeout_s, "training.enabled": False,
-                                 # the cases' expected reasons are written in English
-                                 "feedback.language": "en"})
+    return load_config(
+        overrides={
+            "worker.timeout_s": timeout_s,
+            "training.enabled": False,
+            # the cases' expected reasons are written in English
+            "feedback.language": "en",
+        }
+    )
 
 
 def _watched_paths(cases: list[Case]) -> list[Path]:
@@ -125,8 +130,12 @@ def _one_thread_per_job() -> Iterator[None]:
             os.environ.pop(key, None)
 
 
-def grade_corpus(cases: list[Case] | None = None, jobs: int = CORPUS_JOBS,
-                 timeout_s: float = CORPUS_TIMEOUT_S, out_dir: Path | None = None) -> CorpusRun:
+def grade_corpus(
+    cases: list[Case] | None = None,
+    jobs: int = CORPUS_JOBS,
+    timeout_s: float = CORPUS_TIMEOUT_S,
+    out_dir: Path | None = None,
+) -> CorpusRun:
     """Grade every corpus notebook with the batch API and write the reports.
 
     Args:
@@ -157,8 +166,12 @@ def grade_corpus(cases: list[Case] | None = None, jobs: int = CORPUS_JOBS,
     return CorpusRun(cases, by_id, config, out_dir, stems, seconds, planted, mismatches)
 
 
-def planted_files(before: dict[Path, bytes | None], after: dict[Path, bytes | None],
-                  names_before: set[Path], names_after: set[Path]) -> list[str]:
+def planted_files(
+    before: dict[Path, bytes | None],
+    after: dict[Path, bytes | None],
+    names_before: set[Path],
+    names_after: set[Path],
+) -> list[str]:
     """Files a submission managed to plant outside its sandbox.
 
     Args:
@@ -170,8 +183,11 @@ def planted_files(before: dict[Path, bytes | None], after: dict[Path, bytes | No
     Returns:
         The watched paths that now carry the forged text, and the new forged-looking names.
     """
-    planted = [str(path) for path, content in after.items()
-               if content is not None and FORGED_TEXT in content and content != before.get(path)]
+    planted = [
+        str(path)
+        for path, content in after.items()
+        if content is not None and FORGED_TEXT in content and content != before.get(path)
+    ]
     return planted + [str(path) for path in sorted(names_after - names_before)]
 
 
@@ -219,8 +235,10 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     problems = verdict.problems
     points = _points(result)
     if result.status != case.expect.status:
-        problems.append(f"status {result.status!r}, expected {case.expect.status!r}"
-                        + (f" ({'; '.join(result.notes)})" if result.status == STATUS_ERROR else ""))
+        problems.append(
+            f"status {result.status!r}, expected {case.expect.status!r}"
+            + (f" ({'; '.join(result.notes)})" if result.status == STATUS_ERROR else "")
+        )
     internal = result.extras.get("internal_errors")
     if internal:
         problems.append(f"grader-side errors: {internal}")
@@ -231,8 +249,9 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     for part in case.full_parts():
         got, full = points[part]
         if got != full:
-            problems.append(f"{part} got {got:g}/{full:g} but must keep full marks "
-                            f"({_messages(result, part)[:300]!r})")
+            problems.append(
+                f"{part} got {got:g}/{full:g} but must keep full marks ({_messages(result, part)[:300]!r})"
+            )
     if case.kind == "mutant":
         assert case.tag is not None, case.id  # mutants and degenerate cases name their part
         got, full = points[case.tag]
@@ -246,8 +265,10 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
         cap = degenerate_cap(case.tag, full)
         if got > cap + 1e-9:
             passed = [c.check_id for p in result.parts if p.part == case.tag for c in p.checks if c.passed]
-            problems.append(f"{case.tag} got {got:g}/{full:g} points, at most {cap:g} allowed for an "
-                            f"answer that does no work (passed: {', '.join(passed)})")
+            problems.append(
+                f"{case.tag} got {got:g}/{full:g} points, at most {cap:g} allowed for an "
+                f"answer that does no work (passed: {', '.join(passed)})"
+            )
     elif case.kind == "cheat":
         failed = {c.check_id for p in result.parts for c in p.checks if not c.passed}
         for part, cap in case.expect.max_points.items():
@@ -264,12 +285,17 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
                 problems.append(f"{part} kept full marks although the fault breaks it")
             text = _messages(result, part) + "\n" + "\n".join(result.load_problems)
             if not re.search(case.expect.reason, text, re.IGNORECASE):
-                problems.append(f"{part}: no message matches {case.expect.reason!r} "
-                                f"(messages: {_messages(result, part)[:300]!r})")
-        if case.expect.load_problem and not re.search(case.expect.load_problem,
-                                                      "\n".join(result.load_problems), re.IGNORECASE):
-            problems.append(f"no load problem matches {case.expect.load_problem!r} "
-                            f"(load problems: {[p[:200] for p in result.load_problems]})")
+                problems.append(
+                    f"{part}: no message matches {case.expect.reason!r} "
+                    f"(messages: {_messages(result, part)[:300]!r})"
+                )
+        if case.expect.load_problem and not re.search(
+            case.expect.load_problem, "\n".join(result.load_problems), re.IGNORECASE
+        ):
+            problems.append(
+                f"no load problem matches {case.expect.load_problem!r} "
+                f"(load problems: {[p[:200] for p in result.load_problems]})"
+            )
     return verdict
 
 
@@ -296,13 +322,13 @@ class Figures:
     alternatives_false_failed: list[str]
     cheats_contained: int
     faults_contained: int
-    degenerate_within: int                    # degenerate answers within their cap, full elsewhere
+    degenerate_within: int  # degenerate answers within their cap, full elsewhere
     # part -> (cases, highest points of a degenerate answer, mean points, cap, part's points)
     degenerate: dict[str, tuple[int, float, float, float, float]]
-    failures: dict[str, list[str]]            # case id -> problems
+    failures: dict[str, list[str]]  # case id -> problems
     seconds: float
-    per_notebook: dict[str, Any]              # mean, median, max (and its case) of grading_seconds
-    per_kind: dict[str, float]                # mean grading_seconds per kind
+    per_notebook: dict[str, Any]  # mean, median, max (and its case) of grading_seconds
+    per_kind: dict[str, float]  # mean grading_seconds per kind
 
     def lines(self) -> list[str]:
         """The figures as printable lines."""
@@ -320,9 +346,11 @@ class Figures:
             f"cheats contained: {self.cheats_contained}/{n['cheat']}",
             f"faults contained: {self.faults_contained}/{n['fault']}",
             f"degenerate answers within the caps: {self.degenerate_within}/{n['degenerate']}",
-            *(f"  {part:20} {count} answers: max {top:g}, mean {mean:.2f} of {full:g} points "
-              f"(cap {cap:g} = {cap / full:.0%})"
-              for part, (count, top, mean, cap, full) in self.degenerate.items()),
+            *(
+                f"  {part:20} {count} answers: max {top:g}, mean {mean:.2f} of {full:g} points "
+                f"(cap {cap:g} = {cap / full:.0%})"
+                for part, (count, top, mean, cap, full) in self.degenerate.items()
+            ),
             f"total grading time: {self.seconds:.1f} s (wall, the whole batch)",
             f"per notebook: mean {per['mean']:.1f} s, median {per['median']:.1f} s, max {per['max']:.1f} s "
             f"({per['max_case']}); by kind: "
@@ -355,15 +383,23 @@ def figures(run: CorpusRun) -> Figures:
         faults_contained=sum(j.ok for j in by_kind["fault"]),
         degenerate_within=sum(j.ok for j in by_kind["degenerate"]),
         degenerate=_degenerate_points(run, by_kind["degenerate"]),
-        failures=failures, seconds=run.seconds,
-        per_notebook={"mean": statistics.mean(times.values()), "median": statistics.median(times.values()),
-                      "max": times[slowest], "max_case": slowest},
-        per_kind={kind: statistics.mean(times[j.case.id] for j in items)
-                  for kind, items in by_kind.items() if items})
+        failures=failures,
+        seconds=run.seconds,
+        per_notebook={
+            "mean": statistics.mean(times.values()),
+            "median": statistics.median(times.values()),
+            "max": times[slowest],
+            "max_case": slowest,
+        },
+        per_kind={
+            kind: statistics.mean(times[j.case.id] for j in items) for kind, items in by_kind.items() if items
+        },
+    )
 
 
-def _degenerate_points(run: CorpusRun, judgements: list[Judgement]
-                       ) -> dict[str, tuple[int, float, float, float, float]]:
+def _degenerate_points(
+    run: CorpusRun, judgements: list[Judgement]
+) -> dict[str, tuple[int, float, float, float, float]]:
     table = {}
     for part in UNIT_PARTS:
         scored = [_points(run.results[j.case.id])[part] for j in judgements if j.case.tag == part]

@@ -17,8 +17,13 @@ UNIT_PARTS = ("look_ahead_mask", "decoder_layer", "decoder", "transformer_forwar
 MINIMUM_COUNTS = {"mutant": 30, "alternative": 8, "cheat": 10, "fault": 10, "degenerate": 15}
 # A degenerate answer (right shapes, no work) keeps only the structural checks of its part, worth
 # at most this share of the part's points.
-DEGENERATE_CAPS = {"look_ahead_mask": 0.10, "masked_loss": 0.10, "transformer_forward": 0.10,
-                   "decoder_layer": 0.25, "decoder": 0.25}
+DEGENERATE_CAPS = {
+    "look_ahead_mask": 0.10,
+    "masked_loss": 0.10,
+    "transformer_forward": 0.10,
+    "decoder_layer": 0.25,
+    "decoder": 0.25,
+}
 _CASE_KEYS = {"id", "kind", "tag", "description", "patches", "notebook", "expect"}
 _PATCH_KEYS = {"cell", "replace", "source", "prepend", "append", "insert_after"}
 _EXPECT_KEYS = {"max_points", "must_fail", "forged_paths", "affected", "reason", "load_problem", "status"}
@@ -42,7 +47,7 @@ class Patch:
 
     cell: str | None = None
     replace: tuple[Replacement, ...] = ()
-    source: str | None = None          # the whole new cell (or the inserted cell's source)
+    source: str | None = None  # the whole new cell (or the inserted cell's source)
     prepend: str | None = None
     append: str | None = None
     insert_after: str | None = None
@@ -52,13 +57,13 @@ class Patch:
 class Expectation:
     """What grading must show for a cheat or a fault (mutants and alternatives need none)."""
 
-    max_points: dict[str, float] = field(default_factory=dict)   # cheats: cap per dishonest part
-    must_fail: tuple[str, ...] = ()                               # cheats: checks that must fail
-    forged_paths: tuple[str, ...] = ()                            # cheats: files that must not appear
-    affected: tuple[str, ...] = ()                                # faults: parts allowed to lose points
-    reason: str = ""                                              # faults: regex in affected parts' messages
-    load_problem: str = ""                                        # faults: regex in the load problems
-    status: str = "graded"                                        # the submission's status
+    max_points: dict[str, float] = field(default_factory=dict)  # cheats: cap per dishonest part
+    must_fail: tuple[str, ...] = ()  # cheats: checks that must fail
+    forged_paths: tuple[str, ...] = ()  # cheats: files that must not appear
+    affected: tuple[str, ...] = ()  # faults: parts allowed to lose points
+    reason: str = ""  # faults: regex in affected parts' messages
+    load_problem: str = ""  # faults: regex in the load problems
+    status: str = "graded"  # the submission's status
 
 
 @dataclass(frozen=True)
@@ -111,14 +116,23 @@ def _patch(raw: Any, where: str) -> Patch:
         if not old:
             raise SpecError(f"{where}.replace[{index}].old: empty")
         replacements.append(Replacement(old, _text(item["new"], f"{where}.replace[{index}].new")))
-    patch = Patch(cell=raw.get("cell"), replace=tuple(replacements),
-                  source=raw.get("source"), prepend=raw.get("prepend"), append=raw.get("append"),
-                  insert_after=raw.get("insert_after"))
-    if patch.insert_after is not None and (patch.source is None or patch.replace or patch.prepend
-                                           or patch.append):
+    patch = Patch(
+        cell=raw.get("cell"),
+        replace=tuple(replacements),
+        source=raw.get("source"),
+        prepend=raw.get("prepend"),
+        append=raw.get("append"),
+        insert_after=raw.get("insert_after"),
+    )
+    if patch.insert_after is not None and (
+        patch.source is None or patch.replace or patch.prepend or patch.append
+    ):
         raise SpecError(f"{where}: insert_after takes only `source`")
-    if patch.cell is not None and patch.source is not None and (patch.replace or patch.prepend
-                                                                or patch.append):
+    if (
+        patch.cell is not None
+        and patch.source is not None
+        and (patch.replace or patch.prepend or patch.append)
+    ):
         raise SpecError(f"{where}: `source` replaces the whole cell; nothing else can go with it")
     if patch.cell is not None and not (patch.replace or patch.source or patch.prepend or patch.append):
         raise SpecError(f"{where}: the patch changes nothing")
@@ -134,9 +148,13 @@ def _expectation(raw: Any, kind: str, where: str) -> Expectation:
         raise SpecError(f"{where}: unknown key {sorted(unknown)[0]!r}")
     expectation = Expectation(
         max_points={str(k): float(v) for k, v in (raw.get("max_points") or {}).items()},
-        must_fail=tuple(raw.get("must_fail") or ()), forged_paths=tuple(raw.get("forged_paths") or ()),
-        affected=tuple(raw.get("affected") or ()), reason=str(raw.get("reason") or ""),
-        load_problem=str(raw.get("load_problem") or ""), status=str(raw.get("status") or "graded"))
+        must_fail=tuple(raw.get("must_fail") or ()),
+        forged_paths=tuple(raw.get("forged_paths") or ()),
+        affected=tuple(raw.get("affected") or ()),
+        reason=str(raw.get("reason") or ""),
+        load_problem=str(raw.get("load_problem") or ""),
+        status=str(raw.get("status") or "graded"),
+    )
     for part in (*expectation.max_points, *expectation.affected):
         if part not in UNIT_PARTS:
             raise SpecError(f"{where}: {part!r} is not a unit part")
@@ -172,13 +190,23 @@ def _case(raw: Any, index: int) -> Case:
     notebook = raw.get("notebook") or {}
     if not patches and not notebook:
         raise SpecError(f"{where}: no patch and no notebook change")
-    if kind in ("mutant", "alternative", "degenerate") and len({p.cell or p.insert_after for p in patches}) != 1:
+    if (
+        kind in ("mutant", "alternative", "degenerate")
+        and len({p.cell or p.insert_after for p in patches}) != 1
+    ):
         raise SpecError(f"{where}: a {kind} patches exactly one cell")
     expect = _expectation(raw.get("expect"), kind, f"{where}.expect")
     if kind == "cheat" and tag not in expect.max_points:
         raise SpecError(f"{where}: the cheat's tag must be one of its max_points parts")
-    return Case(case_id, kind, tag, _text(raw.get("description"), f"{where}.description"),
-                patches, dict(notebook), expect)
+    return Case(
+        case_id,
+        kind,
+        tag,
+        _text(raw.get("description"), f"{where}.description"),
+        patches,
+        dict(notebook),
+        expect,
+    )
 
 
 def load_cases(path: Path = SPEC_PATH) -> list[Case]:

@@ -42,9 +42,16 @@ def test_every_unit_part_has_several_degenerate_answers_with_a_subclass_or_a_loo
 
 # Checks that only look at the form of an answer (it builds, its parameter layout, its output's
 # shape and dtype): the only ones a degenerate answer may pass.
-STRUCTURAL_CHECKS = {"mask_shape_and_dtype", "decoder_layer_builds", "decoder_layer_parameters",
-                     "decoder_builds", "decoder_parameters", "transformer_output_shape",
-                     "transformer_train_step", "loss_is_scalar"}
+STRUCTURAL_CHECKS = {
+    "mask_shape_and_dtype",
+    "decoder_layer_builds",
+    "decoder_layer_parameters",
+    "decoder_builds",
+    "decoder_parameters",
+    "transformer_output_shape",
+    "transformer_train_step",
+    "loss_is_scalar",
+}
 
 
 def test_structural_checks_fit_under_the_degenerate_caps() -> None:
@@ -77,14 +84,20 @@ def test_cases_differ_from_the_correct_example_and_from_each_other() -> None:
     for name, cells in sources.items():
         if name not in corrupt_or_relabelled:
             assert cells != base_code, f"{name} is the correct example unchanged"
-    assert len({json.dumps(cells) for name, cells in sources.items()
-                if name not in corrupt_or_relabelled}) == len(sources) - len(corrupt_or_relabelled)
+    assert len(
+        {json.dumps(cells) for name, cells in sources.items() if name not in corrupt_or_relabelled}
+    ) == len(sources) - len(corrupt_or_relabelled)
 
 
 def test_mutants_patch_only_their_tagged_part() -> None:
     # Part 4 covers Transformer.forward and the model call in the training step.
-    cells_of_part = {"look_ahead_mask": ("mask",), "decoder_layer": ("decoder_layer",), "decoder": ("decoder",),
-                     "transformer_forward": ("transformer", "train_step"), "masked_loss": ("loss",)}
+    cells_of_part = {
+        "look_ahead_mask": ("mask",),
+        "decoder_layer": ("decoder_layer",),
+        "decoder": ("decoder",),
+        "transformer_forward": ("transformer", "train_step"),
+        "masked_loss": ("loss",),
+    }
     for case in MUTANTS:
         cells = {p.cell for p in case.patches}
         assert case.tag is not None and len(cells) == 1 and cells <= set(cells_of_part[case.tag]), case.id
@@ -104,10 +117,12 @@ def test_mutant_is_not_equivalent(case: Case, correct_namespace: dict[str, Any])
 
 
 def test_the_comparison_finds_no_difference_between_the_correct_notebook_and_itself(
-        correct_namespace: dict[str, Any]) -> None:
+    correct_namespace: dict[str, Any],
+) -> None:
     again = load_namespace(BASE_NOTEBOOK)
-    assert {part: behaviour_difference(correct_namespace, again, part) for part in UNIT_PARTS} == \
-        dict.fromkeys(UNIT_PARTS)
+    assert {
+        part: behaviour_difference(correct_namespace, again, part) for part in UNIT_PARTS
+    } == dict.fromkeys(UNIT_PARTS)
 
 
 def test_planted_file_detection_sees_forged_text_and_forged_names(tmp_path: Path) -> None:
@@ -128,19 +143,25 @@ def test_report_check_notices_an_altered_report(tmp_path: Path) -> None:
     assert report_mismatches(tmp_path, {"x": result}) == []
     (tmp_path / "x.json").write_text('{"points": 80}', encoding="utf-8")
     (tmp_path / "results.json").write_text("{}", encoding="utf-8")
-    assert report_mismatches(tmp_path, {"x": result}) == ["x.json differs from the graded result",
-                                                          "unexpected file results.json"]
+    assert report_mismatches(tmp_path, {"x": result}) == [
+        "x.json differs from the graded result",
+        "unexpected file results.json",
+    ]
 
 
 # Cheats whose dishonest part borrows the solution (an import or a file read): outside the
 # sandbox, with the project at hand, each must really work, or containing it proves nothing.
-BORROWING_CHEATS = {"cheat_import_reference": "decoder_layer", "cheat_read_reference_file": "decoder_layer",
-                    "cheat_read_hidden_files": "masked_loss"}
+BORROWING_CHEATS = {
+    "cheat_import_reference": "decoder_layer",
+    "cheat_read_reference_file": "decoder_layer",
+    "cheat_read_hidden_files": "masked_loss",
+}
 
 
 @pytest.mark.parametrize("case_id", sorted(BORROWING_CHEATS))
-def test_borrowing_cheat_would_score_without_the_sandbox(case_id: str, correct_namespace: dict[str, Any],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_borrowing_cheat_would_score_without_the_sandbox(
+    case_id: str, correct_namespace: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     case = next(c for c in CASES if c.id == case_id)
     monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.syspath_prepend(str(PROJECT_ROOT))

@@ -12,11 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
-PACKAGES = ("autograder", "mtkit", "reference")           # the grader (hidden checks included)
+PACKAGES = ("autograder", "mtkit", "reference")  # the grader (hidden checks included)
 FILES = ("grader.yml", "requirements.lock", "pyproject.toml")
-ENTRY_POINTS = ("setup.sh", "run_autograder")             # Gradescope looks for these at the root
+ENTRY_POINTS = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root
 DATA_FILES = ("train", "val", "test_2016_flickr")
-FIXED_TIME = (2020, 1, 1, 0, 0, 0)                        # same bytes for the same sources
+FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # same bytes for the same sources
 
 
 def _package_files(package: Path) -> Iterator[Path]:
@@ -78,8 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.build_zip")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="zip to write (default: dist/)")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="Multi30k raw-file folder to bundle (for the training part, offline)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="Multi30k raw-file folder to bundle (for the training part, offline)",
+    )
     args = parser.parse_args(argv)
     if args.data is not None and not args.data.is_dir():
         print(f"error: --data {args.data}: no such folder", file=sys.stderr)

@@ -24,12 +24,17 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".safetensors")
 
 def _candidates(scan: UploadScan, folder: Path, suffix: str) -> list[Path]:
     """Regular, singly linked files with `suffix` (links and special files were refused by the scan)."""
-    found = [name for name in scan.files if name.endswith(suffix)
-             and not any(p.startswith(".") or p in IGNORED_DIRS for p in name.split("/"))]
+    found = [
+        name
+        for name in scan.files
+        if name.endswith(suffix) and not any(p.startswith(".") or p in IGNORED_DIRS for p in name.split("/"))
+    ]
     return [folder / name for name in sorted(found)]
 
 
-def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None = None) -> tuple[Path | None, str]:
+def pick_submission(
+    folder: Path, preferred: str = "", scan: UploadScan | None = None
+) -> tuple[Path | None, str]:
     """The file to grade among the uploaded ones: the notebook (else a .py export); links, special
     files and hard links are never picked.
 
@@ -60,7 +65,9 @@ def _private_copy(folder: Path, path: Path, scan: UploadScan, private: Path) -> 
     Returns: the copy, or None."""
     picked = path.relative_to(folder).as_posix()
     parent = picked.rpartition("/")[0]
-    beside = [picked] + [n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)]
+    beside = [picked] + [
+        n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)
+    ]
     try:
         for name in beside:
             write_new(private / name.rpartition("/")[2], read_beneath(folder, name))
@@ -84,8 +91,10 @@ def missing_result(config: grader_config.GraderConfig, message: str) -> Submissi
     for name, part in config.parts.items():
         skipped = name in disabled
         reason = disabled.get(name, message)
-        checks = [CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
-                  for check_id, points in part.checks.items()]
+        checks = [
+            CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
+            for check_id, points in part.checks.items()
+        ]
         parts.append(PartResult(name, part.title, part.points, 0.0, checks))
     return SubmissionResult("(no notebook)", STATUS_UNREADABLE, parts, load_problems=[message])
 
@@ -113,8 +122,9 @@ def environment_overrides(environ: dict[str, str] | None = None) -> dict[str, An
     return overrides
 
 
-def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | None = None,
-                 preferred: str = "") -> SubmissionResult:
+def grade_upload(
+    submission_dir: Path, results_path: Path, config_path: Path | None = None, preferred: str = ""
+) -> SubmissionResult:
     """Grade the upload and write Gradescope's results.json.
 
     Args:
@@ -133,16 +143,20 @@ def grade_upload(submission_dir: Path, results_path: Path, config_path: Path | N
     with tempfile.TemporaryDirectory(prefix="gradescope-upload-") as private:
         copy = _private_copy(submission_dir, path, scan, Path(private)) if path is not None else None
         if copy is None:
-            result = missing_result(config, "No .ipynb notebook (or .py export) was found in the upload; "
-                                    "submit the assignment's notebook file itself (not a link).")
+            result = missing_result(
+                config,
+                "No .ipynb notebook (or .py export) was found in the upload; "
+                "submit the assignment's notebook file itself (not a link).",
+            )
             result.load_problems += refused
         else:
             submission = batch.expand_paths([copy])[0]
             result = batch.grade_all([submission], config, None, jobs=1)[0]
             result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    write_gradescope_results(result, results_path, config.parts, config.assignment.name,
-                             language=config.feedback.language)
+    write_gradescope_results(
+        result, results_path, config.parts, config.assignment.name, language=config.feedback.language
+    )
     return result
 
 
@@ -159,12 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
     parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
     parser.add_argument("--config", type=Path, default=None, help="grader.yml (default: the project's)")
-    parser.add_argument("--prefer", default=os.environ.get("AUTOGRADER_NOTEBOOK", ""),
-                        help="notebook name to grade when several are uploaded")
+    parser.add_argument(
+        "--prefer",
+        default=os.environ.get("AUTOGRADER_NOTEBOOK", ""),
+        help="notebook name to grade when several are uploaded",
+    )
     args = parser.parse_args(argv)
     result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
     config = grader_config.load_config(args.config, environment_overrides())
-    sys.stdout.write(render_report([result], config.parts, width=100))   # for staff (stdout hidden)
+    sys.stdout.write(render_report([result], config.parts, width=100))  # for staff (stdout hidden)
     return 0
 
 

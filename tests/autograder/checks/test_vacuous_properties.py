@@ -29,8 +29,17 @@ class _Degenerate(ReferenceStudent):
     def _functions(self) -> dict[str, Any]:
         return {**super()._functions(), **self.replaced}
 
-    def run(self, handle: int, method: str, args: list, *, mode: str, seed: int = 0,
-            set_globals: dict | None = None, grad: torch.Tensor | None = None) -> Any:
+    def run(
+        self,
+        handle: int,
+        method: str,
+        args: list,
+        *,
+        mode: str,
+        seed: int = 0,
+        set_globals: dict | None = None,
+        grad: torch.Tensor | None = None,
+    ) -> Any:
         module = self.objects[handle]
         if type(module).__name__ != self.cls or method != "forward":
             return super().run(handle, method, args, mode=mode, seed=seed, set_globals=set_globals, grad=grad)
@@ -41,18 +50,23 @@ class _Degenerate(ReferenceStudent):
 
     def _degenerate_output(self, module: torch.nn.Module, args: list) -> torch.Tensor:
         if self.cls == "DecoderLayer":
-            return args[0].clone()                                   # its input
+            return args[0].clone()  # its input
         model: Any = module  # the reference Transformer or Decoder
-        vocab = model.decoder.dense_layer.out_features if self.cls == "Transformer" else \
-            model.dense_layer.out_features
+        vocab = (
+            model.decoder.dense_layer.out_features
+            if self.cls == "Transformer"
+            else model.dense_layer.out_features
+        )
         return torch.zeros(*args[1 if self.cls == "Transformer" else 0].shape, vocab)
 
 
 def _points(student: ReferenceStudent, part: str) -> tuple[float, dict[str, bool]]:
     checks = load_config().parts[part].checks
     verdicts = run_checks(CheckContext(student=student, seed=0), list(checks))
-    return (sum(points for check, points in checks.items() if verdicts[check].passed),
-            {check: verdicts[check].passed for check in checks})
+    return (
+        sum(points for check, points in checks.items() if verdicts[check].passed),
+        {check: verdicts[check].passed for check in checks},
+    )
 
 
 def test_a_decoder_layer_returning_its_input_keeps_only_the_structural_points() -> None:
@@ -70,13 +84,16 @@ def test_a_decoder_returning_constant_logits_keeps_only_the_structural_points() 
 def test_a_forward_returning_zeros_keeps_at_most_a_tenth() -> None:
     points, passed = _points(_Degenerate("Transformer"), "transformer_forward")
     assert not passed["transformer_causal"] and not passed["transformer_mask_routing"]
-    assert passed["transformer_train_step"]          # the training step is the reference's
+    assert passed["transformer_train_step"]  # the training step is the reference's
     assert points <= 0.10 * 20, passed
 
 
 def test_a_mask_that_blocks_everything_does_not_earn_the_padding_point() -> None:
-    blocked = {"create_look_ahead_mask_for_attention":
-               lambda tgt, pad_idx: torch.zeros(tgt.shape[0], 1, tgt.shape[1], tgt.shape[1], dtype=torch.int)}
+    blocked = {
+        "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: torch.zeros(
+            tgt.shape[0], 1, tgt.shape[1], tgt.shape[1], dtype=torch.int
+        )
+    }
     points, passed = _points(_Degenerate(functions=blocked), "look_ahead_mask")
     assert passed["mask_shape_and_dtype"] and not passed["mask_blocks_padding"]
     assert points <= 0.10 * 10, passed
@@ -96,7 +113,7 @@ def test_a_real_loss_with_one_bug_keeps_the_properties_it_has() -> None:
     student = _Degenerate()
 
     def by_batch(output: torch.Tensor, tgt: torch.Tensor, criterion: Any) -> torch.Tensor:
-        pad = student.globals["pad_idx"]                   # the case's pad_idx (set_globals)
+        pad = student.globals["pad_idx"]  # the case's pad_idx (set_globals)
         mean = reference.loss.calculate_loss(output, tgt, torch.nn.CrossEntropyLoss(reduction="none"), pad)
         return mean * int((tgt[:, 1:] != pad).sum()) / tgt.shape[0]
 
@@ -110,7 +127,8 @@ def test_the_training_step_check_sees_swapped_masks_and_a_missing_model_call() -
     for wrong in ("model(src_batch, tgt_batch, tgt_attention_mask, src_padding_mask)", "..."):
         student = ReferenceStudent(dict(GRADER_GLOBALS))
         text = reference_student._TRAIN_STEP_SOURCE.replace(
-            "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)", wrong)
+            "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)", wrong
+        )
         exec(compile(text, "<wrong train step>", "exec"), student.namespace)
         verdicts = run_checks(CheckContext(student=student, seed=0), ["transformer_train_step"])
         assert not verdicts["transformer_train_step"].passed, wrong

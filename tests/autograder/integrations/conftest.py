@@ -16,12 +16,18 @@ def graded_examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Returns:
         The checkout folder; the reports are in its grading-output/.
     """
-    checkout = tmp_path_factory.mktemp("instructor-checkout")   # the grader comes via PYTHONPATH
+    checkout = tmp_path_factory.mktemp("instructor-checkout")  # the grader comes via PYTHONPATH
     notebooks = checkout / "submissions" / "notebooks"
     notebooks.mkdir(parents=True)
     for name in EXAMPLE_NAMES:
         shutil.copyfile(EXAMPLES / f"{name}.ipynb", notebooks / f"{name}.ipynb")
-    done = run_step(load_workflow(INSTRUCTOR_WORKFLOW), "grade", "grade", checkout,
-                    {"inputs.jobs": "2"}, {"PYTHONPATH": str(ROOT)})
+    done = run_step(
+        load_workflow(INSTRUCTOR_WORKFLOW),
+        "grade",
+        "grade",
+        checkout,
+        {"inputs.jobs": "2"},
+        {"PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return checkout

@@ -26,15 +26,16 @@ def picture_of(notebook: str) -> dict:
     """collect_mask_picture on a real sandboxed worker holding the notebook (as the engine would)."""
     loaded = load_submission(EXAMPLES / f"{notebook}.ipynb")
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
-    with Worker(statements, worker_limits(load_config()), dict(GRADER_GLOBALS),
-                helpers_source=PROBE_SOURCE) as worker:
+    with Worker(
+        statements, worker_limits(load_config()), dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE
+    ) as worker:
         return collect_mask_picture(worker)
 
 
 @pytest.fixture(scope="module")
 def pictures() -> dict[str, dict]:
     names = ["correct_original_format", "buggy_original_format"]
-    with ThreadPoolExecutor(len(names)) as pool:   # two worker processes start side by side
+    with ThreadPoolExecutor(len(names)) as pool:  # two worker processes start side by side
         return dict(zip(names, pool.map(picture_of, names), strict=True))
 
 
@@ -59,14 +60,16 @@ def test_triu_bug_shows_the_future_and_hides_the_past(pictures) -> None:
     picture = pictures["buggy_original_format"]
     mask = torch.tensor(picture["mask"])
     assert picture["error"] is None and picture["matches"] is False
-    assert mask.triu(1).any() and not mask.tril(-1).any()         # upper-triangular
+    assert mask.triu(1).any() and not mask.tril(-1).any()  # upper-triangular
     assert any("LATER" in f for f in picture["findings"])
     assert picture["expected"] == pictures["correct_original_format"]["mask"]
 
 
 def test_fixtures_used_by_the_report_tests_are_what_the_worker_returns(pictures) -> None:
-    for name, fixture in [("correct_original_format", "mask_correct.json"),
-                          ("buggy_original_format", "mask_triu.json")]:
+    for name, fixture in [
+        ("correct_original_format", "mask_correct.json"),
+        ("buggy_original_format", "mask_triu.json"),
+    ]:
         assert json.loads((FIXTURES / fixture).read_text(encoding="utf-8")) == pictures[name]
 
 
@@ -91,14 +94,19 @@ class _Returning:
         return self.value
 
 
-@pytest.mark.parametrize("student, fragment", [
-    (_Failing(StudentError("NameError", "name 'create_look_ahead_mask_for_attention' is not defined")),
-     "NameError"),
-    (_Failing(WorkerFailure("timed out after 30 s")), "timed out after 30 s"),
-    (_Returning(None), "still a stub"),
-    (_Returning([[1, 0]]), "not a torch.Tensor"),
-    (_Returning(torch.ones(2, 6)), "shape (2, 6)"),
-])
+@pytest.mark.parametrize(
+    "student, fragment",
+    [
+        (
+            _Failing(StudentError("NameError", "name 'create_look_ahead_mask_for_attention' is not defined")),
+            "NameError",
+        ),
+        (_Failing(WorkerFailure("timed out after 30 s")), "timed out after 30 s"),
+        (_Returning(None), "still a stub"),
+        (_Returning([[1, 0]]), "not a torch.Tensor"),
+        (_Returning(torch.ones(2, 6)), "shape (2, 6)"),
+    ],
+)
 def test_errors_are_recorded_never_raised(student, fragment) -> None:
     picture = collect_mask_picture(student)
     assert picture["mask"] is None and fragment in picture["error"]

@@ -42,14 +42,17 @@ def test_payloads_add_up_to_the_cli_total(graded_examples: Path, name: str) -> N
         assert payload == document["payloads"][runner] and payload["version"] == 1
         per_part[runner] = sum(test["score"] for test in payload["tests"])
     graded = {p["part"]: p["points"] for p in cli["parts"] if not all(c["skipped"] for c in p["checks"])}
-    assert per_part == graded                      # one runner per graded part, same points
+    assert per_part == graded  # one runner per graded part, same points
     assert sum(per_part.values()) == cli["points"] == float(row["total_points_earned"]) == document["total"]
-    assert "training" not in per_part              # skipped parts are not reported as 0
+    assert "training" not in per_part  # skipped parts are not reported as 0
 
 
 def test_buggy_example_fails_exactly_its_two_parts(graded_examples: Path) -> None:
-    document = json.loads((graded_examples / "grading-output" / "buggy_original_format.reporter.json")
-                          .read_text(encoding="utf-8"))
+    document = json.loads(
+        (graded_examples / "grading-output" / "buggy_original_format.reporter.json").read_text(
+            encoding="utf-8"
+        )
+    )
     statuses = {runner: payload["status"] for runner, payload in document["payloads"].items()}
     assert {r for r, s in statuses.items() if s != "pass"} == {"look_ahead_mask", "masked_loss"}
 

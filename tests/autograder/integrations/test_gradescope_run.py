@@ -33,15 +33,22 @@ def run_autograder(root: Path, upload: dict[str, Path]) -> subprocess.CompletedP
         target = root / "submission" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(ROOT),
-           "AUTOGRADER_PYTHON": sys.executable, "MTKIT_CACHE_DIR": str(root / "cache")}
-    return subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], env=env, capture_output=True,
-                          text=True, timeout=600)
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "AUTOGRADER_SOURCE": str(ROOT),
+        "AUTOGRADER_PYTHON": sys.executable,
+        "MTKIT_CACHE_DIR": str(root / "cache"),
+    }
+    return subprocess.run(
+        ["bash", str(GRADESCOPE / "run_autograder")], env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
 def gradescope_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """results.json of the three examples, each graded by run_autograder (two at a time)."""
+
     def grade(name: str) -> dict:
         root = tmp_path_factory.mktemp(f"gradescope-{name}")
         done = run_autograder(root, {f"{name}.ipynb": EXAMPLES / f"{name}.ipynb"})
@@ -53,7 +60,9 @@ def gradescope_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
-def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(gradescope_results, graded_examples, name) -> None:
+def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(
+    gradescope_results, graded_examples, name
+) -> None:
     document = gradescope_results[name]
     jsonschema.validate(document, load_schema())
     assert document["score"] == sum(test["score"] for test in document["tests"])
@@ -113,7 +122,9 @@ def test_an_unreadable_upload_is_graded_zero_with_the_reason(tmp_path: Path) -> 
 
 def test_environment_switches_training_on() -> None:
     assert environment_overrides({"AUTOGRADER_TRAIN": "1", "AUTOGRADER_PROFILE": "cpu"}) == {
-        "training.enabled": True, "training.profile": "cpu"}
+        "training.enabled": True,
+        "training.profile": "cpu",
+    }
     assert environment_overrides({}) == {}
 
 
@@ -123,25 +134,36 @@ def test_setup_script_installs_python_311_and_the_pinned_environment(tmp_path: P
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     venv = tmp_path / "venv"
-    fake_python = (f'#!/bin/sh\necho "$(basename $0) $*" >> "{log}"\n'
-                   'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; '
-                   'cp "$0" "$3/bin/python"; fi\n')
-    for name, body in {"python3.11": fake_python, "apt-get": f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n'}.items():
+    fake_python = (
+        f'#!/bin/sh\necho "$(basename $0) $*" >> "{log}"\n'
+        'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; '
+        'cp "$0" "$3/bin/python"; fi\n'
+    )
+    for name, body in {
+        "python3.11": fake_python,
+        "apt-get": f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n',
+    }.items():
         (bin_dir / name).write_text(body, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
     source = tmp_path / "source"
     shutil.copytree(ROOT / "autograder" / "integrations", source / "autograder" / "integrations")
     shutil.copyfile(ROOT / "requirements.lock", source / "requirements.lock")
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "AUTOGRADER_SOURCE": str(source),
-           "AUTOGRADER_VENV": str(venv)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "AUTOGRADER_SOURCE": str(source),
+        "AUTOGRADER_VENV": str(venv),
+    }
     done = subprocess.run(["bash", str(GRADESCOPE / "setup.sh")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     calls = log.read_text(encoding="utf-8").splitlines()
     assert f"python3.11 -m venv {venv}" in calls and not any("add-apt-repository" in c for c in calls)
-    torch_call = calls.index("python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
+    torch_call = calls.index(
+        "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+    )
     assert calls[torch_call + 1].startswith("python -m pip install -r ")
     assert calls[-1] == "python -m autograder validate-config"
-    assert not source.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO)   # grader hidden from others
+    assert not source.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO)  # grader hidden from others
 
 
 def test_zip_has_the_entry_points_at_its_root_and_no_tests(tmp_path: Path) -> None:
@@ -151,7 +173,7 @@ def test_zip_has_the_entry_points_at_its_root_and_no_tests(tmp_path: Path) -> No
         (data / name).write_bytes(b"x")
     first = build_zip(tmp_path / "a.zip", data)
     second = build_zip(tmp_path / "b.zip", data)
-    assert first.read_bytes() == second.read_bytes()          # deterministic
+    assert first.read_bytes() == second.read_bytes()  # deterministic
     with zipfile.ZipFile(first) as archive:
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
@@ -159,5 +181,8 @@ def test_zip_has_the_entry_points_at_its_root_and_no_tests(tmp_path: Path) -> No
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert "autograder/checks/test_look_ahead_mask.py" in names and "reference/model.py" in names
     assert {"data/multi30k/train.de.gz", "data/multi30k/val.en.gz"} <= names
-    assert not any(n.startswith(("tests/", "examples/", ".venv/", "student_template/", "data/multi30k/notes"))
-                   or "__pycache__" in n for n in names)
+    assert not any(
+        n.startswith(("tests/", "examples/", ".venv/", "student_template/", "data/multi30k/notes"))
+        or "__pycache__" in n
+        for n in names
+    )

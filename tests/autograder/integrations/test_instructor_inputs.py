@@ -22,8 +22,9 @@ PARTS = grader_config.load_config(None).parts
 UNIT = [name for name in PARTS if name != "training"]
 
 
-def repo_with(path: Path, links: dict[str, str], files: dict[str, str] | None = None,
-              folders: tuple[str, ...] = ()) -> Path:
+def repo_with(
+    path: Path, links: dict[str, str], files: dict[str, str] | None = None, folders: tuple[str, ...] = ()
+) -> Path:
     """A git repository committed before the deadline holding symlinks, files and folders."""
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, check=True)
@@ -34,17 +35,26 @@ def repo_with(path: Path, links: dict[str, str], files: dict[str, str] | None = 
     for name in folders:
         (path / name).mkdir()
         (path / name / "inside.txt").write_text("a folder named like a notebook", encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_DATE": BEFORE, "GIT_COMMITTER_DATE": BEFORE, "GIT_AUTHOR_NAME": "S",
-           "GIT_AUTHOR_EMAIL": "s@example.edu", "GIT_COMMITTER_NAME": "S", "GIT_COMMITTER_EMAIL": "s@example.edu"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": BEFORE,
+        "GIT_COMMITTER_DATE": BEFORE,
+        "GIT_AUTHOR_NAME": "S",
+        "GIT_AUTHOR_EMAIL": "s@example.edu",
+        "GIT_COMMITTER_NAME": "S",
+        "GIT_COMMITTER_EMAIL": "s@example.edu",
+    }
     subprocess.run(["git", "add", "-A"], cwd=path, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "work"], cwd=path, check=True, env=env)
     return path
 
 
-def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_collect_skips_and_reports_every_bad_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = secrets.token_hex(16)
-    monkeypatch.setenv("GH_TOKEN", "")                # local repositories need none
-    monkeypatch.setenv("COLLECT_TEST_SECRET", token)   # what /proc/self/environ would hand over
+    monkeypatch.setenv("GH_TOKEN", "")  # local repositories need none
+    monkeypatch.setenv("COLLECT_TEST_SECRET", token)  # what /proc/self/environ would hand over
     remotes = tmp_path / "remotes"
     repos = {
         "good": repo_with(remotes / "good", {}, {"hw.ipynb": '{"cells": []}', "checkpoint.pt": "weights"}),
@@ -57,8 +67,9 @@ def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypa
     listing = tmp_path / "repos.txt"
     listing.write_text("\n".join(str(p) for p in repos.values()) + "\n", encoding="utf-8")
     out = tmp_path / "submissions"
-    code = collect_submissions.main(["--repos", str(listing), "--deadline", DEADLINE, "--out", str(out),
-                                     "--with-checkpoint"])
+    code = collect_submissions.main(
+        ["--repos", str(listing), "--deadline", DEADLINE, "--out", str(out), "--with-checkpoint"]
+    )
     assert code == 0
     with (out / "manifest.csv").open(encoding="utf-8") as handle:
         rows = {Path(row["repo"]).name: row for row in csv.DictReader(handle)}
@@ -76,18 +87,34 @@ def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypa
         assert path.stat().st_size < 1000
 
 
-def result_for(stem: str, points: dict[str, float] | None = None, graded: tuple[str, ...] = tuple(UNIT),
-               extra_parts: tuple[str, ...] = ()) -> dict[str, Any]:
+def result_for(
+    stem: str,
+    points: dict[str, float] | None = None,
+    graded: tuple[str, ...] = tuple(UNIT),
+    extra_parts: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """A `<stem>.json` as the engine writes it: `graded` parts graded (points per part spread over its
     checks, full marks by default), the others skipped; `extra_parts` adds parts grader.yml lacks."""
     parts = []
     for name, part in [*PARTS.items(), *((n, PARTS["decoder"]) for n in extra_parts)]:
         share = (points or {}).get(name, part.points) / part.points
-        checks = [CheckResult(check, name, float(top), share == 1, float(top) * share, "",
-                              skipped=name not in graded and name not in extra_parts)
-                  for check, top in part.checks.items()]
-        parts.append(PartResult(name, part.title, float(part.points),
-                                sum(c.points for c in checks if not c.skipped), checks))
+        checks = [
+            CheckResult(
+                check,
+                name,
+                float(top),
+                share == 1,
+                float(top) * share,
+                "",
+                skipped=name not in graded and name not in extra_parts,
+            )
+            for check, top in part.checks.items()
+        ]
+        parts.append(
+            PartResult(
+                name, part.title, float(part.points), sum(c.points for c in checks if not c.skipped), checks
+            )
+        )
     return SubmissionResult(f"{stem}.ipynb", "graded", parts).to_json()
 
 
@@ -99,27 +126,36 @@ def write_results(folder: Path, results: dict[str, dict[str, Any]]) -> Path:
 
 
 def test_merge_validates_against_grader_yml_and_lists_every_roster_student(tmp_path: Path) -> None:
-    unit = write_results(tmp_path / "grading-output", {
-        "alice": result_for("alice", {"decoder": 10}),
-        "bob": result_for("bob", dict.fromkeys(UNIT, 0)),
-        "bob2": result_for("bob"),                            # a second row for bob.ipynb
-    })
+    unit = write_results(
+        tmp_path / "grading-output",
+        {
+            "alice": result_for("alice", {"decoder": 10}),
+            "bob": result_for("bob", dict.fromkeys(UNIT, 0)),
+            "bob2": result_for("bob"),  # a second row for bob.ipynb
+        },
+    )
     forged_over_max = result_for("bob", dict.fromkeys(UNIT, 0), graded=("training",))
     forged_over_max["parts"][-1]["checks"][0]["points"] = 1000.0
-    training = write_results(tmp_path / "training-output", {
-        "alice": result_for("alice", graded=("training",)),   # honest: adds the training part
-        "bob": result_for("bob", graded=(*UNIT, "training")),  # tries to replace graded unit parts
-        "carol": forged_over_max,                              # a file for nobody in the first folder
-        "eve": result_for("eve", extra_parts=("bonus",)),
-    })
+    training = write_results(
+        tmp_path / "training-output",
+        {
+            "alice": result_for("alice", graded=("training",)),  # honest: adds the training part
+            "bob": result_for("bob", graded=(*UNIT, "training")),  # tries to replace graded unit parts
+            "carol": forged_over_max,  # a file for nobody in the first folder
+            "eve": result_for("eve", extra_parts=("bonus",)),
+        },
+    )
     (training / "broken.json").write_text("{not json", encoding="utf-8")
     (training / "linked.json").symlink_to(unit / "alice.json")
     manifest = tmp_path / "manifest.csv"
-    manifest.write_text("repo,status,commit,commit_date,notebook,file,detail,checkpoint\n"
-                        "course/alice,ok,1,,hw.ipynb,notebooks/alice.ipynb,,\n"
-                        "course/bob,ok,1,,hw.ipynb,notebooks/bob.ipynb,,\n"
-                        "course/dave,no-notebook,1,,,,no .ipynb at the repository root,\n"
-                        "course/erin,refused,1,,,,hw.ipynb is a symbolic link (not followed),\n", encoding="utf-8")
+    manifest.write_text(
+        "repo,status,commit,commit_date,notebook,file,detail,checkpoint\n"
+        "course/alice,ok,1,,hw.ipynb,notebooks/alice.ipynb,,\n"
+        "course/bob,ok,1,,hw.ipynb,notebooks/bob.ipynb,,\n"
+        "course/dave,no-notebook,1,,,,no .ipynb at the repository root,\n"
+        "course/erin,refused,1,,,,hw.ipynb is a symbolic link (not followed),\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "final"
     assert merge_results.main([str(unit), str(training), "--out", str(out), "--manifest", str(manifest)]) == 0
     with (out / "gradebook.csv").open(encoding="utf-8") as handle:
@@ -134,8 +170,13 @@ def test_merge_validates_against_grader_yml_and_lists_every_roster_student(tmp_p
     with (out / merge_results.MERGE_MANIFEST).open(encoding="utf-8") as handle:
         log = {row["source"]: row for row in csv.DictReader(handle)}
     refused = {source for source, row in log.items() if row["outcome"] == "refused"}
-    assert refused == {"grading-output/bob2.json", "training-output/carol.json", "training-output/eve.json",
-                       "training-output/broken.json", "training-output/linked.json"}
+    assert refused == {
+        "grading-output/bob2.json",
+        "training-output/carol.json",
+        "training-output/eve.json",
+        "training-output/broken.json",
+        "training-output/linked.json",
+    }
     assert "unknown part 'bonus'" in log["training-output/eve.json"]["detail"]
     assert "link" in log["training-output/linked.json"]["detail"]
     assert log["manifest:course/dave"]["outcome"] == "missing"

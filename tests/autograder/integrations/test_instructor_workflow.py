@@ -25,13 +25,20 @@ def commit(repo: Path, when: str, files: dict[str, str], message: str) -> str:
     """Write files and commit them with author and committer date `when`."""
     for name, text in files.items():
         (repo / name).write_text(text, encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when,
-           "GIT_AUTHOR_NAME": "Student", "GIT_AUTHOR_EMAIL": "s@example.edu",
-           "GIT_COMMITTER_NAME": "Student", "GIT_COMMITTER_EMAIL": "s@example.edu"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": when,
+        "GIT_AUTHOR_NAME": "Student",
+        "GIT_AUTHOR_EMAIL": "s@example.edu",
+        "GIT_COMMITTER_NAME": "Student",
+        "GIT_COMMITTER_EMAIL": "s@example.edu",
+    }
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=repo, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, env=env,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def new_repo(path: Path) -> Path:
@@ -60,13 +67,21 @@ def classroom(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return tmp_path / "checkout", {"alice_commit": on_time}
 
 
-def run_collect(checkout: Path, deadline: str = DEADLINE, checkpoints: bool = False,
-                ) -> subprocess.CompletedProcess[str]:
-    context = {"secrets.STUDENT_REPOS_TOKEN": "", "inputs.deadline": deadline,
-               "inputs.repos-file": "roster/student-repos.txt", "inputs.notebook": "",
-               "inputs.checkpoints": "true" if checkpoints else "false"}
-    return run_step(load_workflow(INSTRUCTOR_WORKFLOW), "collect", "collect", checkout, context,
-                    {"PYTHONPATH": str(ROOT)})
+def run_collect(
+    checkout: Path,
+    deadline: str = DEADLINE,
+    checkpoints: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    context = {
+        "secrets.STUDENT_REPOS_TOKEN": "",
+        "inputs.deadline": deadline,
+        "inputs.repos-file": "roster/student-repos.txt",
+        "inputs.notebook": "",
+        "inputs.checkpoints": "true" if checkpoints else "false",
+    }
+    return run_step(
+        load_workflow(INSTRUCTOR_WORKFLOW), "collect", "collect", checkout, context, {"PYTHONPATH": str(ROOT)}
+    )
 
 
 def test_collect_takes_the_last_commit_before_the_deadline(classroom) -> None:
@@ -76,13 +91,19 @@ def test_collect_takes_the_last_commit_before_the_deadline(classroom) -> None:
     with (checkout / "submissions" / "manifest.csv").open(encoding="utf-8") as handle:
         rows = {Path(row["repo"]).name: row for row in csv.DictReader(handle)}
     assert {name: row["status"] for name, row in rows.items()} == {
-        "hw-alice": "ok", "hw-bob": "no-commit-before-deadline", "hw-carol": "no-notebook",
-        "hw-dave": "several-notebooks", "hw-missing": "clone-failed"}
+        "hw-alice": "ok",
+        "hw-bob": "no-commit-before-deadline",
+        "hw-carol": "no-notebook",
+        "hw-dave": "several-notebooks",
+        "hw-missing": "clone-failed",
+    }
     alice = rows["hw-alice"]
     assert alice["commit"] == expected["alice_commit"] and alice["commit_date"].startswith("2026-11-20")
     copied = checkout / "submissions" / alice["file"]
     assert copied.name == "course__hw-alice.ipynb" and copied.read_text(encoding="utf-8") == "on time"
-    assert sorted(p.name for p in (checkout / "submissions" / "notebooks").iterdir()) == ["course__hw-alice.ipynb"]
+    assert sorted(p.name for p in (checkout / "submissions" / "notebooks").iterdir()) == [
+        "course__hw-alice.ipynb"
+    ]
     assert alice["checkpoint"] == "", "checkpoints are collected only when asked for"
 
 
@@ -94,7 +115,7 @@ def test_collect_brings_the_checkpoint_of_the_same_commit_when_asked(classroom) 
         alice = next(row for row in csv.DictReader(handle) if row["repo"].endswith("hw-alice"))
     assert alice["checkpoint"] == "checkpoint.pt"
     copied = checkout / "submissions" / "notebooks" / "course__hw-alice.pt"
-    assert copied.read_text(encoding="utf-8") == "weights on time"   # named so that {stem}.pt finds it
+    assert copied.read_text(encoding="utf-8") == "weights on time"  # named so that {stem}.pt finds it
 
 
 @pytest.mark.parametrize("deadline", ["yesterday", "2026-12-01 23:59", "2026-13-01T00:00:00+09:00"])
@@ -144,21 +165,28 @@ def test_report_step_merges_training_into_the_gradebook(graded_examples: Path, t
     checkout = tmp_path / "report-job"
     shutil.copytree(graded_examples / "grading-output", checkout / "grading-output")
     (checkout / "training-output").mkdir()
-    training_only(checkout / "grading-output" / "correct_original_format.json",
-                  checkout / "training-output" / "correct_original_format.json")
+    training_only(
+        checkout / "grading-output" / "correct_original_format.json",
+        checkout / "training-output" / "correct_original_format.json",
+    )
     (checkout / "submissions").mkdir()
     (checkout / "submissions" / "manifest.csv").write_text("repo,status\n", encoding="utf-8")
-    done = run_step(load_workflow(INSTRUCTOR_WORKFLOW), "report", "merge", checkout,
-                    extra_env={"PYTHONPATH": str(ROOT)})
+    done = run_step(
+        load_workflow(INSTRUCTOR_WORKFLOW), "report", "merge", checkout, extra_env={"PYTHONPATH": str(ROOT)}
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     with (checkout / "final" / "gradebook.csv").open(encoding="utf-8") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle)}
     correct = rows["correct_original_format.ipynb"]
-    assert (correct["training"], correct["look_ahead_mask"], correct["total_points_earned"]) == ("20", "10", "100")
-    assert rows["buggy_original_format.ipynb"]["training"] == ""     # not trained: skipped, not 0
+    assert (correct["training"], correct["look_ahead_mask"], correct["total_points_earned"]) == (
+        "20",
+        "10",
+        "100",
+    )
+    assert rows["buggy_original_format.ipynb"]["training"] == ""  # not trained: skipped, not 0
     assert (checkout / "final" / "manifest.csv").is_file()
     page = (checkout / "final" / "correct_original_format.html").read_text(encoding="utf-8")
-    assert 'lang="ko"' in page and "0.268" in page   # the course's feedback language
+    assert 'lang="ko"' in page and "0.268" in page  # the course's feedback language
     summary = (checkout / ".runner" / "summary.md").read_text(encoding="utf-8")
     assert "| `correct_original_format.ipynb` |" in summary
 
@@ -169,11 +197,17 @@ def test_install_script_puts_the_torch_pin_first(tmp_path: Path) -> None:
     stub.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n', encoding="utf-8")
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
     script = ROOT / "autograder" / "integrations" / "install_env.sh"
-    for variant, torch_line in [("cpu", "-m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"),
-                                ("cuda", "-m pip install torch==2.13.0")]:
+    for variant, torch_line in [
+        ("cpu", "-m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"),
+        ("cuda", "-m pip install torch==2.13.0"),
+    ]:
         log.unlink(missing_ok=True)
-        done = subprocess.run(["bash", str(script), variant], env={**os.environ, "PYTHON": str(stub)},
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["bash", str(script), variant],
+            env={**os.environ, "PYTHON": str(stub)},
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
         first, second = log.read_text(encoding="utf-8").splitlines()
         assert first == torch_line and second.startswith("-m pip install -r ")

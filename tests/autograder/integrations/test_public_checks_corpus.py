@@ -58,8 +58,11 @@ def test_a_caught_bug_costs_only_its_own_check_and_is_explained_in_korean(case, 
 @pytest.mark.parametrize("case", CORRECT, ids=lambda case: case["id"])
 def test_a_correct_notebook_passes_every_public_check(case, public_outcomes) -> None:
     outcomes = public_outcomes[case["id"]]
-    failed = {name: [c.message[:300] for c in o.cases if not c.passed] or o.error
-              for name, o in outcomes.items() if not o.passed}
+    failed = {
+        name: [c.message[:300] for c in o.cases if not c.passed] or o.error
+        for name, o in outcomes.items()
+        if not o.passed
+    }
     assert failed == {}
     assert sorted(outcomes) == ["q1", "q2", "q3", "q4", "q5"]
 

@@ -45,11 +45,15 @@ def reporter_totals(runners: str, environment: dict[str, str]) -> tuple[float, f
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, object]]:
     """The `checks` step on the correct and the buggy example (in parallel)."""
     workflow = load_workflow(STUDENT_WORKFLOW)
-    repos = {name: student_repo(tmp_path_factory.mktemp(name), name)
-             for name in ["correct_original_format", "buggy_original_format"]}
+    repos = {
+        name: student_repo(tmp_path_factory.mktemp(name), name)
+        for name in ["correct_original_format", "buggy_original_format"]
+    }
     with ThreadPoolExecutor(2) as pool:
-        runs = {name: pool.submit(run_step, workflow, "public-checks", "checks", repo)
-                for name, repo in repos.items()}
+        runs = {
+            name: pool.submit(run_step, workflow, "public-checks", "checks", repo)
+            for name, repo in repos.items()
+        }
         return {name: (repos[name], future.result()) for name, future in runs.items()}
 
 
@@ -61,8 +65,13 @@ def test_install_step_puts_the_cpu_torch_pin_first(tmp_path: Path) -> None:
     stub = stubs / "python"
     stub.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n', encoding="utf-8")
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
-    done = run_step(load_workflow(STUDENT_WORKFLOW), "public-checks", "install", repo,
-                    extra_env={"PATH": f"{stubs}:/usr/bin:/bin"})
+    done = run_step(
+        load_workflow(STUDENT_WORKFLOW),
+        "public-checks",
+        "install",
+        repo,
+        extra_env={"PATH": f"{stubs}:/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     calls = log.read_text(encoding="utf-8").splitlines()
     assert calls[0] == "-m pip install --upgrade pip"
@@ -85,12 +94,13 @@ def test_checks_step_writes_summary_outputs_and_results(checked) -> None:
 
 def test_buggy_notebook_fails_the_mask_check_and_the_strict_step(checked) -> None:
     repo, done = checked["buggy_original_format"]
-    assert done.returncode == 1   # --strict: the job goes red, the summary says why
+    assert done.returncode == 1  # --strict: the job goes red, the summary says why
     summary = (repo / ".runner" / "summary.md").read_text(encoding="utf-8")
     first_row = next(line for line in summary.splitlines() if line.startswith("| q1 "))
     assert "❌" in first_row
     assert float(read_outputs(repo / ".runner" / "output")["score"]) < float(
-        read_outputs(repo / ".runner" / "output")["max-score"])
+        read_outputs(repo / ".runner" / "output")["max-score"]
+    )
 
 
 @pytest.mark.parametrize("name", ["correct_original_format", "buggy_original_format"])

@@ -23,18 +23,25 @@ def test_both_workflows_pass_the_linter() -> None:
 
 def test_linter_catches_planted_mistakes(tmp_path: Path) -> None:
     text = STUDENT_WORKFLOW.read_text(encoding="utf-8")
-    broken = (text.replace("steps.checks.outputs.runners", "steps.chekcs.outputs.runners")
-              .replace("actions/checkout@v4", "actions/checkout")
-              .replace("needs: public-checks", "needs: public-check")
-              .replace("--out public-checks --strict", "--out public-checks --strict ${{ inputs.x }}")
-              .replace('printf \'%s\\n\' "$REPORTER_ENV"', 'printf \'%s\\n\' "$REPORTER_ENV" (')
-              .replace("timeout-minutes: 20", "timeout-minutes: 20\n    runs_on: typo"))
+    broken = (
+        text.replace("steps.checks.outputs.runners", "steps.chekcs.outputs.runners")
+        .replace("actions/checkout@v4", "actions/checkout")
+        .replace("needs: public-checks", "needs: public-check")
+        .replace("--out public-checks --strict", "--out public-checks --strict ${{ inputs.x }}")
+        .replace("printf '%s\\n' \"$REPORTER_ENV\"", "printf '%s\\n' \"$REPORTER_ENV\" (")
+        .replace("timeout-minutes: 20", "timeout-minutes: 20\n    runs_on: typo")
+    )
     path = tmp_path / "broken.yml"
     path.write_text(broken, encoding="utf-8")
     problems = "\n".join(lint_workflow(path))
-    for expected in ["steps.chekcs is not an earlier step", "not pinned to a ref",
-                     "needs unknown job 'public-check'", "inside run:", "bash -n",
-                     "unknown key 'runs_on'"]:
+    for expected in [
+        "steps.chekcs is not an earlier step",
+        "not pinned to a ref",
+        "needs unknown job 'public-check'",
+        "inside run:",
+        "bash -n",
+        "unknown key 'runs_on'",
+    ]:
         assert expected in problems, (expected, problems)
 
 
@@ -54,11 +61,15 @@ def test_student_side_holds_no_secret_and_no_hidden_check() -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in files)
     workflows = "\n".join(p.read_text(encoding="utf-8") for p in files if p.suffix in {".yml", ".yaml"})
     assert "secrets." not in workflows and "GITHUB_TOKEN" not in workflows
-    assert not re.search(r"^\s*(from|import)\s+(reference|autograder\.checks|autograder\.engine)\b", text, re.M)
+    assert not re.search(
+        r"^\s*(from|import)\s+(reference|autograder\.checks|autograder\.engine)\b", text, re.M
+    )
     hidden_ids = [check for part in load_config().parts.values() for check in part.checks]
     assert [c for c in hidden_ids if c in text] == []
     names = {p.relative_to(STUDENT_GITHUB).as_posix() for p in files}
-    assert not any(name.startswith(("autograding/reference", "autograding/autograder/checks")) for name in names)
+    assert not any(
+        name.startswith(("autograding/reference", "autograding/autograder/checks")) for name in names
+    )
 
 
 def test_vendored_public_bundle_is_up_to_date() -> None:
@@ -74,7 +85,8 @@ def test_instructor_workflow_is_marked_as_a_private_template_and_uses_hidden_che
     assert "TEMPLATE" in header and "PRIVATE" in header and "never" in header
     workflow = load_workflow(INSTRUCTOR_WORKFLOW)
     assert {"deadline", "repos-file", "jobs", "train", "training-runner"} <= set(
-        workflow["on"]["workflow_dispatch"]["inputs"])
+        workflow["on"]["workflow_dispatch"]["inputs"]
+    )
     grade = next(s for s in workflow["jobs"]["grade"]["steps"] if s.get("id") == "grade")["run"]
     assert "python -m autograder grade" in grade and '--jobs "$JOBS"' in grade
     assert "fromJSON(inputs.training-runner)" in workflow["jobs"]["train"]["runs-on"]

@@ -26,21 +26,97 @@ INSTRUCTOR_WORKFLOW = ROOT / ".github" / "workflows" / "instructor-batch-grade.y
 STUDENT_WORKFLOW = ROOT / "student_template" / ".github" / "workflows" / "public-checks.yml"
 
 TOP_KEYS = {"name", "run-name", "on", "permissions", "env", "defaults", "concurrency", "jobs"}
-EVENTS = {"push", "pull_request", "pull_request_target", "workflow_dispatch", "workflow_call",
-          "schedule", "repository_dispatch", "release", "workflow_run"}
+EVENTS = {
+    "push",
+    "pull_request",
+    "pull_request_target",
+    "workflow_dispatch",
+    "workflow_call",
+    "schedule",
+    "repository_dispatch",
+    "release",
+    "workflow_run",
+}
 INPUT_TYPES = {"string", "boolean", "choice", "number", "environment"}
-JOB_KEYS = {"name", "needs", "if", "runs-on", "permissions", "environment", "concurrency", "outputs",
-            "env", "defaults", "steps", "timeout-minutes", "strategy", "continue-on-error",
-            "container", "services", "uses", "with", "secrets"}
-STEP_KEYS = {"id", "if", "name", "uses", "run", "shell", "with", "env", "continue-on-error",
-             "timeout-minutes", "working-directory"}
-PERMISSION_SCOPES = {"actions", "checks", "contents", "deployments", "id-token", "issues",
-                     "discussions", "packages", "pages", "pull-requests", "repository-projects",
-                     "security-events", "statuses", "attestations", "models"}
-CONTEXTS = {"github", "env", "vars", "secrets", "inputs", "steps", "needs", "runner", "matrix",
-            "strategy", "job", "jobs"}
-FUNCTIONS = {"contains", "startsWith", "endsWith", "format", "join", "toJSON", "fromJSON",
-             "hashFiles", "success", "always", "cancelled", "failure"}
+JOB_KEYS = {
+    "name",
+    "needs",
+    "if",
+    "runs-on",
+    "permissions",
+    "environment",
+    "concurrency",
+    "outputs",
+    "env",
+    "defaults",
+    "steps",
+    "timeout-minutes",
+    "strategy",
+    "continue-on-error",
+    "container",
+    "services",
+    "uses",
+    "with",
+    "secrets",
+}
+STEP_KEYS = {
+    "id",
+    "if",
+    "name",
+    "uses",
+    "run",
+    "shell",
+    "with",
+    "env",
+    "continue-on-error",
+    "timeout-minutes",
+    "working-directory",
+}
+PERMISSION_SCOPES = {
+    "actions",
+    "checks",
+    "contents",
+    "deployments",
+    "id-token",
+    "issues",
+    "discussions",
+    "packages",
+    "pages",
+    "pull-requests",
+    "repository-projects",
+    "security-events",
+    "statuses",
+    "attestations",
+    "models",
+}
+CONTEXTS = {
+    "github",
+    "env",
+    "vars",
+    "secrets",
+    "inputs",
+    "steps",
+    "needs",
+    "runner",
+    "matrix",
+    "strategy",
+    "job",
+    "jobs",
+}
+FUNCTIONS = {
+    "contains",
+    "startsWith",
+    "endsWith",
+    "format",
+    "join",
+    "toJSON",
+    "fromJSON",
+    "hashFiles",
+    "success",
+    "always",
+    "cancelled",
+    "failure",
+}
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.DOTALL)
 STRING_LITERAL = re.compile(r"'(?:[^']|'')*'")
@@ -73,7 +149,7 @@ def _check_expression(text: str, where: str, scope: dict[str, Any]) -> list[str]
         problems.append(f"{where}: unbalanced expression {text!r}")
     for match in WORD.finditer(bare):
         head, tail = match.group(1), match.group(2)
-        following = bare[match.end():match.end() + 1]
+        following = bare[match.end() : match.end() + 1]
         if following == "(":
             if head not in FUNCTIONS:
                 problems.append(f"{where}: unknown function {head}() in {text!r}")
@@ -130,8 +206,11 @@ def _check_permissions(value: Any, where: str) -> list[str]:
         return []
     if not isinstance(value, Mapping):
         return [f"{where}: permissions must be a mapping"]
-    return [f"{where}: bad permission {scope}: {level}" for scope, level in value.items()
-            if scope not in PERMISSION_SCOPES or level not in {"read", "write", "none"}]
+    return [
+        f"{where}: bad permission {scope}: {level}"
+        for scope, level in value.items()
+        if scope not in PERMISSION_SCOPES or level not in {"read", "write", "none"}
+    ]
 
 
 def _check_steps(job_id: str, job: Mapping[str, Any], scope: dict[str, Any]) -> list[str]:
@@ -143,7 +222,9 @@ def _check_steps(job_id: str, job: Mapping[str, Any], scope: dict[str, Any]) -> 
         if ("uses" in step) == ("run" in step):
             problems.append(f"{where}: needs exactly one of uses/run")
         uses = step.get("uses", "")
-        if uses and not (uses.startswith(("./", "docker://")) or re.fullmatch(r"[\w.-]+/[\w./-]+@[\w.-]+", uses)):
+        if uses and not (
+            uses.startswith(("./", "docker://")) or re.fullmatch(r"[\w.-]+/[\w./-]+@[\w.-]+", uses)
+        ):
             problems.append(f"{where}: action {uses!r} is not pinned to a ref")
         step_scope = {**scope, "steps": set(seen)}
         for key in ("if", "with", "env", "name"):
@@ -222,6 +303,7 @@ def evaluate(value: Any, context: Mapping[str, Any]) -> str:
     Only plain context references are supported; anything else must be given whole in `context`
     (keyed by the stripped expression text).
     """
+
     def replace(match: re.Match[str]) -> str:
         expression = match.group(1).strip()
         if expression not in context:
@@ -231,9 +313,15 @@ def evaluate(value: Any, context: Mapping[str, Any]) -> str:
     return EXPRESSION.sub(replace, str(value))
 
 
-def run_step(workflow: Mapping[str, Any], job: str, step_id: str, cwd: Path,
-             context: Mapping[str, Any] | None = None, extra_env: Mapping[str, str] | None = None,
-             timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_step(
+    workflow: Mapping[str, Any],
+    job: str,
+    step_id: str,
+    cwd: Path,
+    context: Mapping[str, Any] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
     """Run a `run:` step with bash as a GitHub runner does (`bash --noprofile --norc -eo pipefail`).
 
     The job's and the step's `env:` are evaluated with `context`; GITHUB_OUTPUT, GITHUB_ENV,
@@ -257,14 +345,27 @@ def run_step(workflow: Mapping[str, Any], job: str, step_id: str, cwd: Path,
     runner = cwd / ".runner"
     runner.mkdir(exist_ok=True)
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    env = {**os.environ, "PATH": path, "GITHUB_ACTIONS": "true", "CI": "true", "RUNNER_TEMP": str(runner),
-           "GITHUB_OUTPUT": str(runner / "output"), "GITHUB_ENV": str(runner / "env"),
-           "GITHUB_STEP_SUMMARY": str(runner / "summary.md")}
+    env = {
+        **os.environ,
+        "PATH": path,
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        "RUNNER_TEMP": str(runner),
+        "GITHUB_OUTPUT": str(runner / "output"),
+        "GITHUB_ENV": str(runner / "env"),
+        "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
+    }
     for scope in (workflow["jobs"][job].get("env") or {}, step.get("env") or {}):
         env.update({name: evaluate(value, context) for name, value in scope.items()})
     env.update(extra_env or {})
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def read_outputs(path: Path) -> dict[str, str]:
@@ -277,7 +378,7 @@ def read_outputs(path: Path) -> dict[str, str]:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delimiter = line.split("<<", 1)
             end = lines.index(delimiter, index + 1)
-            values[name] = "\n".join(lines[index + 1:end])
+            values[name] = "\n".join(lines[index + 1 : end])
             index = end + 1
             continue
         if "=" in line:

@@ -23,8 +23,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
 
 
-@pytest.mark.parametrize("value, text", [(6, "6"), (6.0, "6"), (2.5, "2.5"), (1 / 3, "0.33"),
-                                         (0.0, "0")])
+@pytest.mark.parametrize("value, text", [(6, "6"), (6.0, "6"), (2.5, "2.5"), (1 / 3, "0.33"), (0.0, "0")])
 def test_format_points(value, text):
     assert format_points(value) == text
 

@@ -25,23 +25,36 @@ def rows(text: str) -> list[dict[str, str]]:
 
 def test_header_follows_otter_then_adds_possible_status_and_timing():
     header = render_gradebook(results("partial"), PARTS).splitlines()[0].split(",")
-    assert header == ["file", *PART_NAMES, "total_points_earned", "possible", "percent_correct",
-                      "grading_status", "status", "grading_seconds"]
+    assert header == [
+        "file",
+        *PART_NAMES,
+        "total_points_earned",
+        "possible",
+        "percent_correct",
+        "grading_status",
+        "status",
+        "grading_seconds",
+    ]
 
 
 def test_every_otter_final_grades_column_is_present_with_otters_values():
     table = {row["file"]: row for row in rows(render_gradebook(results("partial", "grader_error"), PARTS))}
-    assert table["points-per-question"]["grading_status"] == "--"     # Otter's points row
+    assert table["points-per-question"]["grading_status"] == "--"  # Otter's points row
     assert table["bob.ipynb"]["grading_status"] == "Completed"
     assert table["carol.ipynb"]["grading_status"].startswith("The autograder failed")
 
 
 def test_first_row_is_otters_points_per_question_then_files_sorted():
-    text = render_gradebook(results("trained", "partial", "grader_error", "full_marks",
-                                    "unreadable"), PARTS)
+    text = render_gradebook(results("trained", "partial", "grader_error", "full_marks", "unreadable"), PARTS)
     table = rows(text)
-    assert [row["file"] for row in table] == ["points-per-question", "alice.ipynb", "bob.ipynb",
-                                              "carol.ipynb", "dave.ipynb", "erin.py"]
+    assert [row["file"] for row in table] == [
+        "points-per-question",
+        "alice.ipynb",
+        "bob.ipynb",
+        "carol.ipynb",
+        "dave.ipynb",
+        "erin.py",
+    ]
     points = table[0]
     assert [points[name] for name in PART_NAMES] == ["10", "20", "20", "20", "10", "20"]
     assert (points["total_points_earned"], points["percent_correct"]) == ("100", "1")

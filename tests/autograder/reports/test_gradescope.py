@@ -18,8 +18,9 @@ ALL_FIXTURES = ["full_marks", "partial", "trained", "grader_error", "unreadable"
 
 
 def document(name: str) -> dict:
-    return gradescope_results(read_submission_json(FIXTURES / f"{name}.json"), PARTS,
-                              assignment="Transformer, Part 2")
+    return gradescope_results(
+        read_submission_json(FIXTURES / f"{name}.json"), PARTS, assignment="Transformer, Part 2"
+    )
 
 
 def test_schema_is_a_valid_json_schema():
@@ -82,23 +83,30 @@ def test_grader_error_keeps_the_maximum_and_hides_the_traceback():
     assert "Traceback" not in json.dumps(doc)
 
 
-@pytest.mark.parametrize("broken", [
-    {"tests": [{"name": "no score anywhere"}]},
-    {"score": 1, "tests": [{"score": 1, "status": "error"}]},
-    {"score": 1, "visibility": "public"},
-    {"score": 1, "leaderbord": []},
-    {"score": "10"},
-    {"score": 1, "tests": [{"score": 1, "number": 1.1}]},
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"tests": [{"name": "no score anywhere"}]},
+        {"score": 1, "tests": [{"score": 1, "status": "error"}]},
+        {"score": 1, "visibility": "public"},
+        {"score": 1, "leaderbord": []},
+        {"score": "10"},
+        {"score": 1, "tests": [{"score": 1, "number": 1.1}]},
+    ],
+)
 def test_schema_rejects_documents_gradescope_would_not_accept(broken):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, load_schema())
 
 
 def test_schema_accepts_scores_given_only_per_test_and_a_leaderboard():
-    jsonschema.validate({"tests": [{"score": 1, "max_score": 2, "output_format": "md"}],
-                         "leaderboard": [{"name": "BLEU", "value": 0.21, "order": "desc"}]},
-                        load_schema())
+    jsonschema.validate(
+        {
+            "tests": [{"score": 1, "max_score": 2, "output_format": "md"}],
+            "leaderboard": [{"name": "BLEU", "value": 0.21, "order": "desc"}],
+        },
+        load_schema(),
+    )
 
 
 def test_written_file_is_stable_json(tmp_path):

@@ -24,8 +24,10 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Keys whose value is the same in both languages by nature.
 NOT_TRANSLATED = {"report.html.lang"}
 # Keys built at run time from a prefix (autograder/training_part.py, reports/markdown.py).
-DYNAMIC = {"training.low_bleu_hint.": tuple(TRAINING_MODES),
-           "report.status.": ("graded", "unreadable", "grader-error")}
+DYNAMIC = {
+    "training.low_bleu_hint.": tuple(TRAINING_MODES),
+    "report.status.": ("graded", "unreadable", "grader-error"),
+}
 
 
 def _fields(text: str) -> set[str]:
@@ -44,9 +46,11 @@ def test_both_languages_hold_the_same_messages_with_the_same_fields() -> None:
 def test_every_key_the_code_asks_for_exists() -> None:
     used = set()
     for path in (ROOT / "autograder").rglob("*.py"):
-        used.update(re.findall(r"""\bt\(\s*["']([a-z_][a-z0-9_.\-]*)["']""", path.read_text(encoding="utf-8")))
+        used.update(
+            re.findall(r"""\bt\(\s*["']([a-z_][a-z0-9_.\-]*)["']""", path.read_text(encoding="utf-8"))
+        )
     for prefix, suffixes in DYNAMIC.items():
-        used.discard(prefix)   # t("prefix." + variable)
+        used.discard(prefix)  # t("prefix." + variable)
         used.update(prefix + suffix for suffix in suffixes)
     assert len(used) > 60
     assert sorted(used - set(catalogue("en"))) == []
@@ -68,11 +72,18 @@ def test_the_configured_language_is_validated() -> None:
 def test_reports_use_the_language_throughout(language: str) -> None:
     result = read_submission_json(FIXTURES / "trained.json")
     with use_language(language):
-        pages = [render_markdown([result, read_submission_json(FIXTURES / "partial.json")], PARTS),
-                 render_feedback_markdown(result, part_columns(PARTS), 0.2),
-                 render_html(result, PARTS, "Course", 0.2)]
-    labels = ("report.failed_checks", "report.total", "report.training_run", "report.html.checks",
-              "report.html.parts")
+        pages = [
+            render_markdown([result, read_submission_json(FIXTURES / "partial.json")], PARTS),
+            render_feedback_markdown(result, part_columns(PARTS), 0.2),
+            render_html(result, PARTS, "Course", 0.2),
+        ]
+    labels = (
+        "report.failed_checks",
+        "report.total",
+        "report.training_run",
+        "report.html.checks",
+        "report.html.parts",
+    )
     for key in labels:
         assert any(t(key, language=language) in page for page in pages), key
     other = "en" if language == "ko" else "ko"

@@ -38,8 +38,10 @@ def _poisoned(text: str, name: str):
         for check in part.checks:
             if not check.passed:
                 check.message = text
-    result.extras = {"attention_mask": {"error": text},
-                     "training": {"method": text, "evaluation": {"bleu": 0.1}, "bleu": 0.1}}
+    result.extras = {
+        "attention_mask": {"error": text},
+        "training": {"method": text, "evaluation": {"bleu": 0.1}, "bleu": 0.1},
+    }
     return result
 
 
@@ -82,9 +84,11 @@ def test_nasty_text_adds_no_structure_to_the_summary_or_the_feedback(index: int,
         feedback = render_feedback_markdown(poisoned, part_columns(PARTS))
     assert _structure(summary) == expected_summary, summary
     assert _structure(feedback) == expected_feedback, feedback
-    for markdown in (summary, feedback):   # no line of the student's starts a block of its own
-        assert not any(line.lstrip().startswith(("## `victim", "| Total | **100", "![", "<img", "<script"))
-                       for line in markdown.splitlines())
+    for markdown in (summary, feedback):  # no line of the student's starts a block of its own
+        assert not any(
+            line.lstrip().startswith(("## `victim", "| Total | **100", "![", "<img", "<script"))
+            for line in markdown.splitlines()
+        )
 
 
 def test_the_forged_heading_of_the_attack_is_shown_as_text() -> None:
@@ -92,7 +96,7 @@ def test_the_forged_heading_of_the_attack_is_shown_as_text() -> None:
         summary = render_submission(_poisoned(NASTY[0], "attacker.ipynb"), part_columns(PARTS))
     html = MARKDOWN.render(summary)
     assert html.count("<h3>") == 1 and "attacker.ipynb" in html.split("</h3>")[0]
-    assert "victim.ipynb" in html and "<h2>" not in html   # visible, but as text inside a cell
+    assert "victim.ipynb" in html and "<h2>" not in html  # visible, but as text inside a cell
 
 
 def test_gradebook_cells_never_start_a_formula() -> None:
@@ -101,11 +105,13 @@ def test_gradebook_cells_never_start_a_formula() -> None:
         result.status = "grader-error"
         result.notes = [text]
     rows = list(csv.reader(io.StringIO(render_gradebook(results, PARTS), newline="")))
-    for row in rows[2:]:   # after the header and Otter's points row ("--" is its own marker)
+    for row in rows[2:]:  # after the header and Otter's points row ("--" is its own marker)
         for cell in row:
-            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) or re.fullmatch(r"-?\d+(\.\d+)?", cell), row
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) or re.fullmatch(
+                r"-?\d+(\.\d+)?", cell
+            ), row
     files = {row[0] for row in rows}
-    assert "'=HYPERLINK(\"https://attacker.example\",\"grade\").ipynb" in files
+    assert '\'=HYPERLINK("https://attacker.example","grade").ipynb' in files
 
 
 def test_helpers_keep_ordinary_text_readable() -> None:

@@ -28,7 +28,7 @@ def imported_modules(source: str, package: str) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:   # relative: `.` is the package itself, each further dot one level up
+            if node.level:  # relative: `.` is the package itself, each further dot one level up
                 parts = package.split(".")
                 base = ".".join([*parts[: len(parts) - node.level + 1], *([base] if base else [])])
             names.add(base)
@@ -46,19 +46,23 @@ def test_no_report_module_imports_a_front_end() -> None:
     found = {}
     for path in paths:
         package = ".".join(path.parent.relative_to(ROOT).parts)
-        found[path.relative_to(ROOT).as_posix()] = _front_ends(imported_modules(path.read_text(encoding="utf-8"),
-                                                                                package))
+        found[path.relative_to(ROOT).as_posix()] = _front_ends(
+            imported_modules(path.read_text(encoding="utf-8"), package)
+        )
     assert {path: names for path, names in found.items() if names} == {}
 
 
-@pytest.mark.parametrize("source", [
-    "import autograder.integrations.github",
-    "from autograder.integrations import github",
-    "from autograder.cli import main",
-    "from autograder import cli",
-    "def render():\n    from ..integrations.github import runner_id\n",
-    "from .. import integrations",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import autograder.integrations.github",
+        "from autograder.integrations import github",
+        "from autograder.cli import main",
+        "from autograder import cli",
+        "def render():\n    from ..integrations.github import runner_id\n",
+        "from .. import integrations",
+    ],
+)
 def test_every_import_form_of_a_front_end_is_caught(source: str) -> None:
     assert _front_ends(imported_modules(source, "autograder.reports"))
 

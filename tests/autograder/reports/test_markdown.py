@@ -56,12 +56,12 @@ def test_load_problems_and_notes_are_listed():
 
 
 def test_batch_summary_has_an_overview_and_a_section_per_submission():
-    text = render_markdown([fixture("partial"), fixture("grader_error"), fixture("trained")], PARTS,
-                           title="Transformer, Part 2")
+    text = render_markdown(
+        [fixture("partial"), fixture("grader_error"), fixture("trained")], PARTS, title="Transformer, Part 2"
+    )
     assert text.startswith("## Transformer, Part 2\n")
     overview = [row for row in table_rows(text) if row.startswith("| `")]
-    assert [row.split("|")[1].strip() for row in overview] == ["`bob.ipynb`", "`carol.ipynb`",
-                                                               "`erin.py`"]
+    assert [row.split("|")[1].strip() for row in overview] == ["`bob.ipynb`", "`carol.ipynb`", "`erin.py`"]
     assert "| skipped |" in overview[0] and "| 0/20 |" in overview[2]
     assert text.count("\n### ") == 3
     assert "Traceback" not in text

@@ -129,12 +129,23 @@ class LoadedSubmission:
             return None
         for problem in reversed(self.problems):  # the last attempt is what the student sees last
             if problem.kind == "syntax" and name in problem.names:
-                return t("notebook.missing.syntax", name=name, cell=problem.cell, line=problem.line,
-                         message=problem.message)
+                return t(
+                    "notebook.missing.syntax",
+                    name=name,
+                    cell=problem.cell,
+                    line=problem.line,
+                    message=problem.message,
+                )
         for statement in reversed(self.dropped):
             if name in statement.defines:
-                return t("notebook.missing.dropped", name=name, cell=statement.cell, line=statement.line,
-                         label=statement.label, reason=statement.reason)
+                return t(
+                    "notebook.missing.dropped",
+                    name=name,
+                    cell=statement.cell,
+                    line=statement.line,
+                    label=statement.label,
+                    reason=statement.reason,
+                )
         return None
 
     def to_json(self) -> str:
@@ -143,19 +154,26 @@ class LoadedSubmission:
         Returns:
             A JSON document with the dataclass fields.
         """
+
         def as_dict(item: Statement | LoadProblem) -> dict[str, Any]:
             return {k: (list(v) if isinstance(v, tuple) else v) for k, v in item.__dict__.items()}
 
-        return json.dumps({
-            "path": self.path, "kind": self.kind, "code_cells": self.code_cells, "cells_kept": self.cells_kept,
-            "statements": [as_dict(s) for s in self.statements],
-            "problems": [as_dict(p) for p in self.problems],
-            "dropped": [as_dict(s) for s in self.dropped],
-        })
+        return json.dumps(
+            {
+                "path": self.path,
+                "kind": self.kind,
+                "code_cells": self.code_cells,
+                "cells_kept": self.cells_kept,
+                "statements": [as_dict(s) for s in self.statements],
+                "problems": [as_dict(p) for p in self.problems],
+                "dropped": [as_dict(s) for s in self.dropped],
+            }
+        )
 
 
-def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES,
-                    max_mb: float | None = None) -> LoadedSubmission:
+def load_submission(
+    path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES, max_mb: float | None = None
+) -> LoadedSubmission:
     """Read a submission and keep only its definitions. Never executes any of it and never raises
     for a bad file: unreadable input becomes a problem of kind "notebook".
 
@@ -187,11 +205,15 @@ def load_submission(path: str | Path, provided_names: frozenset[str] = GRADER_PR
     try:
         size = path.stat().st_size
         if max_mb is not None and size > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb))
-        with path.open("rb") as handle:   # a file growing after the check is still cut at the limit
+            return _unreadable(
+                path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb)
+            )
+        with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
             raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
         if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
+            return _unreadable(
+                path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb)
+            )
         text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         return _unreadable(path, kind, f"cannot read the file: {error}")
@@ -241,8 +263,10 @@ def _cells_from_notebook(text: str) -> list[str] | str:
         cells, metadata = lenient
     language = _notebook_language(metadata)
     if language is not None and not language.lower().startswith(("python", "ipython")):
-        return (f"the notebook's kernel language is {language!r}, not Python; "
-                "submit the Python notebook of the assignment")
+        return (
+            f"the notebook's kernel language is {language!r}, not Python; "
+            "submit the Python notebook of the assignment"
+        )
     sources = []
     for cell in cells:
         if cell.get("cell_type") == "code":
@@ -295,8 +319,9 @@ def _has_code(lines: list[str]) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
 
 
-def _assemble(path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str],
-              provided_names: frozenset[str]) -> LoadedSubmission:
+def _assemble(
+    path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str], provided_names: frozenset[str]
+) -> LoadedSubmission:
     """Parse every code cell in order; names bound so far decide which assignments are static."""
     submission = LoadedSubmission(str(path), kind, code_cells=len(cell_sources))
     known_names: set[str] = set(provided_names)
@@ -306,9 +331,12 @@ def _assemble(path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str],
             submission.statements.append(Statement(number, statement.line, statement.code, statement.defines))
         for statement in result.dropped:
             submission.dropped.append(
-                Statement(number, statement.line, statement.code, statement.defines, statement.reason))
+                Statement(number, statement.line, statement.code, statement.defines, statement.reason)
+            )
         for failure in result.failures:
-            submission.problems.append(LoadProblem(number, failure.line, failure.message, "syntax", failure.names))
+            submission.problems.append(
+                LoadProblem(number, failure.line, failure.message, "syntax", failure.names)
+            )
         if result.kept:
             submission.cells_kept.append(number)
     return submission

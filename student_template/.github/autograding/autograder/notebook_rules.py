@@ -77,9 +77,29 @@ def _is_name_target(target: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and all(_is_name_target(e) for e in target.elts)
 
 
-_STATIC_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.BoolOp,
-                 ast.Compare, ast.IfExp, ast.Attribute, ast.Subscript, ast.Slice, ast.Starred, ast.JoinedStr,
-                 ast.FormattedValue, ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_STATIC_NODES = (
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Starred,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
 
 
 def _is_static(expr: ast.expr, known: set[str]) -> bool:
@@ -95,5 +115,7 @@ def _is_static(expr: ast.expr, known: set[str]) -> bool:
         return False  # `{**other}` unpacking
     if not isinstance(expr, _STATIC_NODES):
         return False
-    return all(_is_static(child, known) if isinstance(child, ast.expr) else isinstance(child, _STATIC_NODES)
-               for child in ast.iter_child_nodes(expr))
+    return all(
+        _is_static(child, known) if isinstance(child, ast.expr) else isinstance(child, _STATIC_NODES)
+        for child in ast.iter_child_nodes(expr)
+    )

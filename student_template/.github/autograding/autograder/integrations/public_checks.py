@@ -1,11 +1,12 @@
 """Public checks in a student repository: Otter test files run against the notebook's definitions."""
 
 # This module is copied into the student template (.github/autograding/, see student_bundle.py)
-# together with the notebook loader, github.py and reports/reporter_payload.py, so it imports only the standard library, the
-# loader, nbformat, otter-grader and (lazily) torch. It never sees the hidden checks: those live in
-# autograder/checks/, which is not copied. The notebook is loaded the way the grader loads it
-# (definitions only: top-level training, downloads and plots are not run), then every Otter test
-# file in the tests folder (OK format or exception format) runs on a copy of those definitions.
+# together with the notebook loader, github.py and reports/reporter_payload.py, so it imports only
+# the standard library, the loader, nbformat, otter-grader and (lazily) torch. It never sees the
+# hidden checks: those live in autograder/checks/, which is not copied. The notebook is loaded the
+# way the grader loads it (definitions only: top-level training, downloads and plots are not run),
+# then every Otter test file in the tests folder (OK format or exception format) runs on a copy of
+# those definitions.
 
 from __future__ import annotations
 
@@ -31,8 +32,14 @@ from autograder.reports.reporter_payload import payload_test, runner_id, runner_
 # The module globals the grader injects (autograder/checks/conftest.py GRADER_GLOBALS; a test
 # keeps the two equal). "device" becomes torch.device("cpu").
 PROVIDED_GLOBALS: dict[str, Any] = {
-    "device": "cpu", "src_language": "de", "tgt_language": "en",
-    "unk_idx": 0, "sos_idx": 1, "eos_idx": 2, "pad_idx": 3, "vocab_size": {"de": 29, "en": 23},
+    "device": "cpu",
+    "src_language": "de",
+    "tgt_language": "en",
+    "unk_idx": 0,
+    "sos_idx": 1,
+    "eos_idx": 2,
+    "pad_idx": 3,
+    "vocab_size": {"de": 29, "en": 23},
 }
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
@@ -60,7 +67,7 @@ class CheckOutcome:
     points: float
     possible: float
     cases: list[CaseOutcome] = field(default_factory=list)
-    error: str = ""      # the file could not be run at all
+    error: str = ""  # the file could not be run at all
     seconds: float = 0.0
 
     @property
@@ -128,18 +135,25 @@ def find_notebook(root: Path, name: str = "") -> Path:
     found = sorted(p for p in root.glob("*.ipynb") if not p.name.startswith("."))
     if len(found) != 1:
         listed = ", ".join(p.name for p in found) or "none"
-        raise FileNotFoundError(f"expected exactly one .ipynb at the repository root, found {listed}; "
-                                "set NOTEBOOK in .github/workflows/public-checks.yml")
+        raise FileNotFoundError(
+            f"expected exactly one .ipynb at the repository root, found {listed}; "
+            "set NOTEBOOK in .github/workflows/public-checks.yml"
+        )
     return found[0]
 
 
 def otter_test_files(tests_dir: Path) -> list[Path]:
     """The Otter test files of a folder (`*.py` defining OK_FORMAT), sorted by name."""
-    return sorted(p for p in tests_dir.glob("*.py")
-                  if not p.name.startswith(("_", ".")) and "OK_FORMAT" in p.read_text(encoding="utf-8"))
+    return sorted(
+        p
+        for p in tests_dir.glob("*.py")
+        if not p.name.startswith(("_", ".")) and "OK_FORMAT" in p.read_text(encoding="utf-8")
+    )
 
 
-def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[dict[str, Any], list[str]]:
+def load_definitions(
+    notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> tuple[dict[str, Any], list[str]]:
     """Run the notebook's definitions (as the grader keeps them) in a fresh namespace.
 
     Args:
@@ -150,8 +164,11 @@ def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
         The namespace and the problems to show (cells that did not parse, statements that raised).
     """
     loaded = load_submission(notebook)
-    problems = [f"cell {p.cell}, line {p.line}: {p.message}" if p.cell is not None else p.message
-                for p in loaded.problems if p.kind != "dropped"]
+    problems = [
+        f"cell {p.cell}, line {p.line}: {p.message}" if p.cell is not None else p.message
+        for p in loaded.problems
+        if p.kind != "dropped"
+    ]
     namespace: dict[str, Any] = {"__name__": "__notebook__", "__builtins__": builtins}
     namespace.update(provided_globals())
     printed = io.StringIO()
@@ -159,13 +176,16 @@ def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
         with _time_limit(timeout_s), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             for statement in loaded.statements:
                 try:
-                    code = compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec")
+                    code = compile(
+                        "\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"
+                    )
                     exec(code, namespace)
                 except CheckTimeout:
                     raise
                 except Exception as error:  # a failing import only breaks what depends on it
-                    problems.append(f"cell {statement.cell}, line {statement.line}: "
-                                    f"{type(error).__name__}: {error}")
+                    problems.append(
+                        f"cell {statement.cell}, line {statement.line}: {type(error).__name__}: {error}"
+                    )
     except CheckTimeout:
         problems.append(f"running the notebook's definitions took longer than {timeout_s:g} s")
     namespace.update(provided_globals())
@@ -176,7 +196,7 @@ def _case_message(message: str | None, failure_message: str | None) -> str:
     """The test's own hint (failure_message) followed by what actually went wrong."""
     text = (message or "").replace("❌ Test case failed", "").strip()
     if "Failed example:" in text:  # keep doctest's report of the failing line, not the whole run
-        text = text[text.index("Failed example:"):].split("\nTrying:\n", 1)[0]
+        text = text[text.index("Failed example:") :].split("\nTrying:\n", 1)[0]
     if failure_message:
         text = failure_message.strip() + ("\n\n" + text if text else "")
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "\n..."
@@ -200,7 +220,9 @@ def case_code(body: Any) -> str:
         return ""
 
 
-def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> CheckOutcome:
+def run_test_file(
+    path: Path, namespace: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S
+) -> CheckOutcome:
     """Run one Otter test file on the namespace, as `grader.check` does in the notebook.
 
     The namespace itself is used, not a copy: tests may rebind globals (e.g. vocab_size) that the
@@ -229,24 +251,48 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
         with _time_limit(timeout_s), contextlib.redirect_stdout(io.StringIO()):
             test_file.run(namespace)
     except CheckTimeout:
-        return CheckOutcome(test_file.name, str(path), 0, possible, seconds=time.monotonic() - started,
-                            error=f"the checks took longer than {timeout_s:g} s (an endless loop?)")
+        return CheckOutcome(
+            test_file.name,
+            str(path),
+            0,
+            possible,
+            seconds=time.monotonic() - started,
+            error=f"the checks took longer than {timeout_s:g} s (an endless loop?)",
+        )
     except Exception as error:
-        return CheckOutcome(test_file.name, str(path), 0, possible, seconds=time.monotonic() - started,
-                            error=f"{type(error).__name__}: {error}")
+        return CheckOutcome(
+            test_file.name,
+            str(path),
+            0,
+            possible,
+            seconds=time.monotonic() - started,
+            error=f"{type(error).__name__}: {error}",
+        )
     nothing = bool(getattr(test_file, "all_or_nothing", False)) and not test_file.passed_all
-    cases = [CaseOutcome(result.test_case.name, result.passed,
-                         0.0 if nothing or not result.passed else float(result.test_case.points or 0),
-                         float(result.test_case.points or 0),
-                         "" if result.passed else _case_message(result.message, result.test_case.failure_message),
-                         case_code(result.test_case.body))
-             for result in test_file.test_case_results]
-    return CheckOutcome(test_file.name, str(path), sum(case.points for case in cases), possible, cases,
-                        seconds=time.monotonic() - started)
+    cases = [
+        CaseOutcome(
+            result.test_case.name,
+            result.passed,
+            0.0 if nothing or not result.passed else float(result.test_case.points or 0),
+            float(result.test_case.points or 0),
+            "" if result.passed else _case_message(result.message, result.test_case.failure_message),
+            case_code(result.test_case.body),
+        )
+        for result in test_file.test_case_results
+    ]
+    return CheckOutcome(
+        test_file.name,
+        str(path),
+        sum(case.points for case in cases),
+        possible,
+        cases,
+        seconds=time.monotonic() - started,
+    )
 
 
-def run_public_checks(notebook: Path, tests_dir: Path,
-                      timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[list[CheckOutcome], list[str]]:
+def run_public_checks(
+    notebook: Path, tests_dir: Path, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> tuple[list[CheckOutcome], list[str]]:
     """Load the notebook once and run every test file of `tests_dir` on it.
 
     Args:
@@ -268,9 +314,18 @@ def outcome_payloads(outcomes: Sequence[CheckOutcome]) -> dict[str, dict[str, An
         if outcome.error:
             tests = [payload_test(outcome.name, False, 0, outcome.error, filename=outcome.path, error=True)]
         else:
-            tests = [payload_test(case.name, case.passed, case.points, case.message, test_code=case.code,
-                                  filename=outcome.path, seconds=outcome.seconds / max(len(outcome.cases), 1))
-                     for case in outcome.cases]
+            tests = [
+                payload_test(
+                    case.name,
+                    case.passed,
+                    case.points,
+                    case.message,
+                    test_code=case.code,
+                    filename=outcome.path,
+                    seconds=outcome.seconds / max(len(outcome.cases), 1),
+                )
+                for case in outcome.cases
+            ]
         payloads[runner_id(outcome.name)] = runner_payload(tests, outcome.possible)
     return payloads
 
@@ -283,22 +338,42 @@ def summary_markdown(notebook: str, outcomes: Sequence[CheckOutcome], problems: 
     """The job summary: a table with a row per check (question), then what failed and why."""
     total = sum(o.points for o in outcomes)
     possible = sum(o.possible for o in outcomes)
-    lines = [f"## Public checks: `{notebook}`", "",
-             f"**{_points(total)} / {_points(possible)}** on the public checks. They only check the basics; "
-             "the grade comes from the course's hidden checks and the training run.", "",
-             "| Check | Result | Points |", "|---|---|---:|"]
+    lines = [
+        f"## Public checks: `{notebook}`",
+        "",
+        f"**{_points(total)} / {_points(possible)}** on the public checks. They only check the basics; "
+        "the grade comes from the course's hidden checks and the training run.",
+        "",
+        "| Check | Result | Points |",
+        "|---|---|---:|",
+    ]
     for o in outcomes:
         failed = sum(not c.passed for c in o.cases)
-        result = ("⚠️ could not run" if o.error else "✅ passed" if o.passed
-                  else f"❌ {failed} of {len(o.cases)} failed")
+        result = (
+            "⚠️ could not run"
+            if o.error
+            else "✅ passed"
+            if o.passed
+            else f"❌ {failed} of {len(o.cases)} failed"
+        )
         lines.append(f"| {o.name} | {result} | {_points(o.points)}/{_points(o.possible)} |")
     for o in outcomes:
         if o.passed:
             continue
         details = [o.error] if o.error else [f"{c.name}:\n{c.message}" for c in o.cases if not c.passed]
         body = "\n\n".join(details).replace("```", "'''")
-        lines.extend(["", f"<details><summary>{o.name}: what failed</summary>", "", "```text", body, "```",
-                      "", "</details>"])
+        lines.extend(
+            [
+                "",
+                f"<details><summary>{o.name}: what failed</summary>",
+                "",
+                "```text",
+                body,
+                "```",
+                "",
+                "</details>",
+            ]
+        )
     if problems:
         lines.extend(["", "**Problems reading your notebook**", "", *(f"- {p}" for p in problems)])
     return "\n".join(lines) + "\n"
@@ -315,8 +390,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         0; with --strict, 1 when a check failed or the notebook is missing; 2 for no test files.
     """
     parser = argparse.ArgumentParser(prog=prog, description="Run the public checks on a notebook.")
-    parser.add_argument("notebook", nargs="?", default=os.environ.get("NOTEBOOK", ""),
-                        help="the notebook (default: env NOTEBOOK, else the only .ipynb at the root)")
+    parser.add_argument(
+        "notebook",
+        nargs="?",
+        default=os.environ.get("NOTEBOOK", ""),
+        help="the notebook (default: env NOTEBOOK, else the only .ipynb at the root)",
+    )
     parser.add_argument("--tests", default="tests", help="folder of Otter test files")
     parser.add_argument("--out", default=RESULTS_DIR, help="folder for results.json and payloads.json")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test file")
@@ -336,14 +415,24 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     payloads = outcome_payloads(outcomes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(
-        {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]},
-        indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / "payloads.json").write_text(json.dumps(payloads, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "results.json").write_text(
+        json.dumps(
+            {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    (out / "payloads.json").write_text(
+        json.dumps(payloads, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), summary_markdown(notebook.name, outcomes, problems))
     total, possible = sum(o.points for o in outcomes), sum(o.possible for o in outcomes)
-    write_outputs(os.environ.get("GITHUB_OUTPUT"),
-                  {**reporter_outputs(payloads), "score": _points(total), "max-score": _points(possible)})
+    write_outputs(
+        os.environ.get("GITHUB_OUTPUT"),
+        {**reporter_outputs(payloads), "score": _points(total), "max-score": _points(possible)},
+    )
     print(f"public checks: {_points(total)}/{_points(possible)}")
     return 1 if args.strict and not all(o.passed for o in outcomes) else 0
 

@@ -52,7 +52,9 @@ def set_language(language: str) -> None:
         ValueError: an unsupported language.
     """
     if language not in LANGUAGES:
-        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
+        raise ValueError(
+            f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})"
+        )
     _language.set(language)
 
 
@@ -64,7 +66,9 @@ def use_language(language: str) -> Iterator[None]:
         language: "ko" or "en".
     """
     if language not in LANGUAGES:
-        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
+        raise ValueError(
+            f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})"
+        )
     token = _language.set(language)
     try:
         yield
