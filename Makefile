@@ -34,9 +34,9 @@ test: setup
 test-slow: setup
 	$(PY) -m pytest -m slow
 
-# The end-to-end gradings (soundness corpus, `otter run`): minutes each, outside the default suite.
+# The end-to-end gradings (soundness corpus, `otter run`, tiny trainings): outside the default suite.
 test-e2e: setup
-	$(PY) -m pytest -m e2e
+	$(PY) -m pytest -m "e2e and not slow"
 
 # Lint, format check and type check, as .ci/run runs them.
 lint: setup

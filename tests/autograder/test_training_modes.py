@@ -20,6 +20,8 @@ from reference.train import build_model
 # The model sizes of tests/fixtures/training/variants.yml's tiny_hyperparameters.
 ENGLISH = {"feedback.language": "en"}
 TINY_SIZES = {"embedding_dim": 48, "feed_forward_dim": 96, "num_heads": 4, "num_layers": 1, "drop_prob": 0.0}
+# Each test trains (or loads) a tiny model through the engine: tens of seconds, so end to end.
+pytestmark = pytest.mark.e2e
 
 
 def _part(result: SubmissionResult) -> tuple[float, str, dict]:
