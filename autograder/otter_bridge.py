@@ -35,7 +35,7 @@ from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.training_modes import TRAINING_MODES
+from autograder.training_modes import training_mode
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
@@ -165,8 +165,7 @@ def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
     training = engine_config(engine_root).training
-    mode = TRAINING_MODES.get(training.mode)  # an unknown one: the engine refuses it
-    if mode is None or not mode.submits_checkpoint:
+    if not training_mode(training.mode).submits_checkpoint:  # the config allows only known modes
         return
     found = locate_checkpoint(submission, list(training.checkpoint_names))
     if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link

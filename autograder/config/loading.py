@@ -67,18 +67,6 @@ class GraderConfig(Section):
         return {}
 
 
-def disabled_parts(config: GraderConfig) -> dict[str, str]:
-    """Parts `config` leaves ungraded whatever is selected (see GraderConfig.disabled_parts).
-
-    Args:
-        config: the validated configuration.
-
-    Returns:
-        {part: reason}.
-    """
-    return config.disabled_parts()
-
-
 def validate(raw: Any) -> GraderConfig:
     """Check a parsed grader.yml and fill in defaults.
 
