@@ -33,11 +33,12 @@ from otter.test_files.ok_test import OKTestFile
 
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
+from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.training_modes import training_mode
 
-PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
+PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow

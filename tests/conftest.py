@@ -1,6 +1,9 @@
-"""Shared pytest fixtures: location of the real Multi30k files for tests that need them."""
+"""Shared pytest fixtures: location of the real Multi30k files, the project as `pip install .` installs it."""
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 # Before torch is imported anywhere: busy-waiting OpenMP threads slow tests 3-5x on a shared
@@ -12,6 +15,8 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the repository checkout (in development and in CI alike).
 DEFAULT_MULTI30K_DIRS = (REPO_ROOT.parent / "shared" / "data" / "multi30k",)
+# What `pip install .` builds the project from (pyproject.toml, setup.py and the packages).
+PROJECT_SOURCES = ("pyproject.toml", "setup.py", "requirements.lock", "autograder", "mtkit", "reference")
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +53,35 @@ def reference_cpu_run(tmp_path_factory: pytest.TempPathFactory, multi30k_dir: Pa
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="session")
+def installed_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project as `pip install .` installs it (without dependencies), in a folder of its own.
+
+    Built from a copy of the sources (a build writes build/ and *.egg-info beside them) with the
+    environment's setuptools, the version pyproject.toml pins. `site.addsitedir(folder)` makes the
+    folder a site directory, running its .pth files as start-up does for site-packages.
+
+    Returns:
+        The folder (what site-packages would hold); the source copy is its sibling `source`.
+    """
+    base = tmp_path_factory.mktemp("installed-project")
+    source = base / "source"
+    source.mkdir()
+    for name in PROJECT_SOURCES:
+        path = REPO_ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(path, source / name)
+    target = base / "site-packages"
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"]
+    done = subprocess.run(
+        [*pip, "--no-build-isolation", "--target", str(target), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return target

@@ -18,6 +18,10 @@ BOOT_CODE = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from worker_runtime.bootstrap import main; main(sys.argv[1:])"
 )
+# The module name the installed project's Otter start-up hook runs under (its .pth skips `python -I`
+# interpreters; dropped here as well). Equal to autograder.integrations.otter_hook.HOOK_NAME, which
+# this package, copied into the sandbox, cannot import.
+OTTER_STARTUP_HOOK = "transformer_mt_otter_hook"
 EXIT_DROP_FAILED = 76  # plain isolation as root, but switching to the sandbox user was refused
 
 
@@ -77,8 +81,11 @@ def _clean_sys_path(config: dict[str, Any], lib_dir: str, in_namespace: bool) ->
         cleaned.append(entry)
     sys.path[:] = cleaned
     # setuptools' editable installs map package names to project paths with a meta-path finder
-    # (installed as the class itself, not an instance) and a path hook for namespace packages
-    sys.meta_path[:] = [f for f in sys.meta_path if not _from_editable_install(f)]
+    # (installed as the class itself, not an instance) and a path hook for namespace packages; the
+    # project's Otter start-up hook is a meta-path finder too (it would import the project)
+    sys.meta_path[:] = [
+        f for f in sys.meta_path if not _from_editable_install(f) and type(f).__module__ != OTTER_STARTUP_HOOK
+    ]
     sys.path_hooks[:] = [h for h in sys.path_hooks if not _from_editable_install(h)]
     sys.path_importer_cache.clear()
 
