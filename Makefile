@@ -9,7 +9,8 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.lock)
 
 .PHONY: setup grade-examples test test-slow test-e2e lint train-cpu bench gradescope-zip student-bundle
 
-$(VENV)/.installed: requirements.lock requirements-dev.lock
+# setup.py and the hook it installs are prerequisites too: an existing environment gets a changed hook.
+$(VENV)/.installed: requirements.lock requirements-dev.lock setup.py autograder/integrations/otter_hook.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, from its exact pin, so nothing else can pull another build of it.
@@ -18,7 +19,8 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock
 	# The development tools (ruff, mypy, pre-commit): `make lint`.
 	$(PY) -m pip install --quiet -r requirements-dev.lock
 	# The project itself, editable (no copies: the sandbox hides the checkout from student code), so
-	# that `autograder` is importable from any folder, e.g. by the bare `otter run` command's plugin.
+	# that `autograder` is importable from any folder, e.g. by the bare `otter run` command's plugin;
+	# it also installs the start-up hook that lets `otter run` read notebooks Otter's reader rejects.
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +64,25 @@ def unparsable_notebook(target: Path) -> Path:
     notebook["metadata"]["otter"] = {"assignment_name": 7}
     del notebook["cells"][0]["metadata"]
     target.write_bytes(b"\xef\xbb\xbf" + json.dumps(notebook, ensure_ascii=False).encode("utf-8"))
+    return target
+
+
+OTTER_REJECTS = ("bom", "cell-without-metadata", "otter-string", "otter-list")
+
+
+def otter_rejected_notebook(source: Path, defects: Sequence[str], target: Path) -> Path:
+    """A copy of `source` with things Otter's reader rejects and the engine reads (OTTER_REJECTS):
+    a byte-order mark, a first cell without `metadata`, `metadata.otter` a string or a list."""
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    if "cell-without-metadata" in defects:
+        del notebook["cells"][0]["metadata"]
+    if "otter-string" in defects:
+        notebook["metadata"]["otter"] = "transformer_mt"
+    if "otter-list" in defects:
+        notebook["metadata"]["otter"] = ["transformer_mt"]
+    data = json.dumps(notebook, ensure_ascii=False).encode("utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"\xef\xbb\xbf" + data if "bom" in defects else data)
     return target
 
 
@@ -128,29 +147,37 @@ class Outcome:
         return float(self.document.get("score", sum(self.scores.values())))
 
 
-def run_otter_cli(
-    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
+# `python -m otter` in an interpreter whose site directories include argv[1] (the installed
+# project: its .pth runs as it would from site-packages).
+OTTER_WITH_SITE = (
+    "import runpy, site, sys; site.addsitedir(sys.argv.pop(1)); "
+    "runpy.run_module('otter', run_name='__main__', alter_sys=True)"
+)
+
+
+def otter_run(
+    upload: Path, autograder_zip: Path, work: Path, multi30k_dir: Path, site_dir: Path | None = None
 ) -> Outcome:
-    """`python -m otter run -a <zip> <upload.zip>` from the project root, with no PYTHONPATH."""
-    upload = builder(work / "upload", planted)
-    archive = work / "upload.zip"
-    with zipfile.ZipFile(archive, "w") as handle:
-        for path in sorted(upload.rglob("*")):
-            handle.write(path, path.relative_to(upload).as_posix())
+    """`otter run -a <zip> <upload>` from the project root, with no PYTHONPATH.
+
+    Args:
+        upload: a notebook or a zip of the upload's files.
+        autograder_zip: the autograder zip.
+        work: the output folder (results.json).
+        multi30k_dir: the raw Multi30k folder.
+        site_dir: an installed copy of the project to add as a site directory (None: none).
+
+    Returns:
+        The outcome (an empty document when Otter wrote no results.json).
+    """
+    work.mkdir(parents=True, exist_ok=True)
+    otter = [sys.executable, "-m", "otter"]
+    if site_dir is not None:
+        otter = [sys.executable, "-c", OTTER_WITH_SITE, str(site_dir)]
+    arguments = ["-a", str(autograder_zip), "-o", str(work), "--no-logo", str(upload)]
     started = time.monotonic()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "otter",
-            "run",
-            "-a",
-            str(autograder_zip),
-            "-o",
-            str(work),
-            "--no-logo",
-            str(archive),
-        ],
+        [*otter, "run", *arguments],
         cwd=REPO,
         env=_env(multi30k_dir),
         capture_output=True,
@@ -161,6 +188,18 @@ def run_otter_cli(
     return Outcome(
         "otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr
     )
+
+
+def run_otter_cli(
+    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
+) -> Outcome:
+    """`python -m otter run -a <zip> <upload.zip>` from the project root, with no PYTHONPATH."""
+    upload = builder(work / "upload", planted)
+    archive = work / "upload.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for path in sorted(upload.rglob("*")):
+            handle.write(path, path.relative_to(upload).as_posix())
+    return otter_run(archive, autograder_zip, work, multi30k_dir)
 
 
 def run_zip_entry(
@@ -232,3 +271,18 @@ def run_cli(notebook: Path, work: Path, multi30k_dir: Path) -> float:
         timeout=SUBPROCESS_TIMEOUT_S,
     )
     return float(json.loads((work / f"{notebook.stem}.json").read_text())["points"])
+
+
+def run_cli_many(notebooks: Sequence[Path], work: Path, multi30k_dir: Path) -> dict[str, float]:
+    """`python -m autograder grade` on several files at once; returns points by file stem."""
+    work.mkdir(parents=True)
+    subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", *map(str, notebooks), "--out", str(work), "--quiet"],
+        cwd=REPO,
+        env=_env(multi30k_dir),
+        check=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )
+    return {
+        path.stem: float(json.loads((work / f"{path.stem}.json").read_text())["points"]) for path in notebooks
+    }

@@ -8,9 +8,11 @@ Gradescope entry point. Every payload writes a marker into a folder the test pla
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -128,6 +130,60 @@ def test_notebooks_otter_cannot_parse_get_the_cli_score(
     outcome = results[("parse", path)][0]
     _graded_by_the_engine(outcome)
     assert outcome.total == cli_points, outcome.document
+
+
+# Notebooks Otter's own reader rejects, graded by the bare `otter run` where the project is installed
+# (its start-up hook, autograder/integrations/otter_hook.py, makes Otter's check lenient for this
+# plugin): name -> (source notebook, what is done to it).
+REJECTED = {
+    **{defect: (uploads.CORRECT, (defect,)) for defect in uploads.OTTER_REJECTS},
+    "template": (uploads.TEMPLATE, ("bom", "cell-without-metadata", "otter-list")),
+}
+
+
+@pytest.fixture(scope="module")
+def rejected(
+    autograder_zip: Path,
+    multi30k_dir: Path,
+    installed_project: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
+    """Each REJECTED notebook through `otter run` with the installed hook; the CLI's points for all of
+    them (one run); and the byte-order-mark one through `otter run` without the hook (the control)."""
+    base = tmp_path_factory.mktemp("otter-rejected")
+    files = {
+        name: uploads.otter_rejected_notebook(source, defects, base / "files" / f"{name}.ipynb")
+        for name, (source, defects) in REJECTED.items()
+    }
+    jobs: dict[str, Callable[[], object]] = {
+        "cli": lambda: uploads.run_cli_many(list(files.values()), base / "cli", multi30k_dir),
+        "no hook": lambda: uploads.otter_run(files["bom"], autograder_zip, base / "no-hook", multi30k_dir),
+    }
+    for name, path in files.items():
+        jobs[name] = functools.partial(
+            uploads.otter_run, path, autograder_zip, base / name, multi30k_dir, installed_project
+        )
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(zip(jobs, pool.map(lambda job: job(), jobs.values()), strict=True))
+    print("\nCLI points:", done["cli"])
+    for name in ["no hook", *files]:
+        print(f"otter run, {name}: {done[name].total} points, {done[name].seconds:.1f} s")
+    return done
+
+
+@pytest.mark.parametrize("name", list(REJECTED))
+def test_otter_run_grades_notebooks_otter_rejects_like_the_cli(rejected: dict, name: str) -> None:
+    cli_points = rejected["cli"][name]
+    assert cli_points == (0 if name == "template" else 80)
+    outcome = rejected[name]
+    _graded_by_the_engine(outcome)
+    assert outcome.total == cli_points, outcome.log[-3000:]
+
+
+def test_without_the_hook_otter_run_stops_at_its_reader(rejected: dict) -> None:
+    outcome = rejected["no hook"]  # what the hook changes: Otter's reader raises, nothing is graded
+    assert outcome.document == {}, outcome.document
+    assert "NotJSONError" in outcome.log or "does not appear to be JSON" in outcome.log, outcome.log[-3000:]
 
 
 @pytest.mark.parametrize("path", ["zip", "gradescope"])
