@@ -542,7 +542,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = engine_config(engine_root).assignment.name
+            assignment = engine_config(engine_root).assignment.title
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()

@@ -23,9 +23,9 @@ from autograder.training_modes import training_mode
 
 STORE_DIR = ".grading"  # inside the report folder
 RECORD_FORMAT = 1
-# The engine's own files: the hidden checks live in autograder/checks, the trusted solution in
-# reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
-ENGINE_PACKAGES = ("autograder", "mtkit", "reference")
+# The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
+# solutions in reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
+ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
 # Keys that say how a batch runs, not how a submission is graded.
 # grader.yml keys that do not change a grade (left out of the inputs digest).
 RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs"}}

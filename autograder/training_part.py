@@ -19,11 +19,11 @@ is far above their test BLEU (training.memorisation_gap) are held for a TA's rev
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mtkit
+from autograder.assignment import TrainingOutcome
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
 from autograder.reports.i18n import t
@@ -32,15 +32,6 @@ from autograder.training_eval import NOT_FITTED, load_data, map_onto_reference, 
 from autograder.training_modes import training_mode
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
-
-
-@dataclass
-class TrainingOutcome:
-    """What the training part found: the verdict and everything the report shows."""
-
-    passed: bool
-    message: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def training_limits(config: GraderConfig, budget_s: float) -> Limits:

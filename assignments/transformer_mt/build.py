@@ -28,7 +28,7 @@ SOLUTION_NAME = "transformer_mt_solution.ipynb"
 STUDENT_ITEMS = ("transformer_mt.ipynb", "tests", "mtkit")
 # The engine goes to the zip's root (/autograder/source on Gradescope), NOT through Otter's
 # `files`, which Otter copies into the submission folder next to the student's notebook.
-ENGINE_DIRS = ("autograder", "reference", "mtkit")
+ENGINE_DIRS = ("autograder", "assignments", "reference", "mtkit")
 ENGINE_FILES = ("grader.yml",)
 DATA_ARCNAME = "data/multi30k"
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"

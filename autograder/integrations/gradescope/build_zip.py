@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
-PACKAGES = ("autograder", "mtkit", "reference")  # the grader (hidden checks included)
+PACKAGES = ("autograder", "assignments", "mtkit", "reference")  # the grader (hidden checks included)
 FILES = ("grader.yml", "requirements.lock", "pyproject.toml")
 ENTRY_POINTS = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root
 DATA_FILES = ("train", "val", "test_2016_flickr")
