@@ -32,7 +32,7 @@ from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
 from autograder.checkpoint_file import locate_checkpoint
-from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
+from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.training_modes import training_mode
@@ -87,9 +87,9 @@ class BridgeOptions:
             bool(config.get("combined", True)),
         )
 
-    def timeout_for(self, part: str) -> float:
-        """Seconds the engine may take for one part."""
-        default = DEFAULT_TRAINING_TIMEOUT_S if part == TRAINING_PART else self.timeout_s
+    def timeout_for(self, part: str, training: bool = False) -> float:
+        """Seconds the engine may take for one part (`training`: it is the assignment's training part)."""
+        default = DEFAULT_TRAINING_TIMEOUT_S if training else self.timeout_s
         return self.timeouts.get(part, default)
 
     def question(self, part: str) -> str:
@@ -199,7 +199,7 @@ def run_engine(
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
         write_new(copy, read_beneath(submission.parent, submission.name))  # no link followed
-        if train and TRAINING_PART in parts:
+        if train and engine_config(engine_root).training_part() in parts:
             _copy_checkpoint(submission, copy, engine_root)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
         command = [
@@ -307,7 +307,8 @@ def grade_parts(
     config = engine_config(engine_root)
     config_parts = config.parts
     train = options.train if options.train is not None else config.training.enabled
-    unit = [name for name in config_parts if name != TRAINING_PART]
+    training_part = config.training_part()  # the assignment's (None: it has none)
+    unit = [name for name in config_parts if name != training_part]
     graded: dict[str, dict[str, Any]] = {}
     runs: list[EngineRun] = []
 
@@ -324,9 +325,9 @@ def grade_parts(
             runner(
                 submission,
                 [name],
-                options.timeout_for(name),
+                options.timeout_for(name, training=name == training_part),
                 engine_root,
-                train=name == TRAINING_PART,
+                train=name == training_part,
                 profile=options.profile,
             )
         )
@@ -349,12 +350,12 @@ def grade_parts(
     else:
         for name in unit:
             run_alone(name)
-    if TRAINING_PART in config_parts:
+    if training_part is not None:
         if train:
-            run_alone(TRAINING_PART)
+            run_alone(training_part)
         else:
-            graded[TRAINING_PART] = _skipped_part(
-                TRAINING_PART, config_parts[TRAINING_PART], TRAINING_OFF_REASON
+            graded[training_part] = _skipped_part(
+                training_part, config_parts[training_part], TRAINING_OFF_REASON
             )
     return _merge(submission.name, config_parts, graded, runs), runs
 

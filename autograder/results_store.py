@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from autograder.config import PROJECT_ROOT, TRAINING_PART, GraderConfig, validate
+from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable
@@ -107,10 +107,12 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
         The existing candidate files, in checkpoint_names order.
     """
     training = config.training
+    part = config.training_part()
     if (
-        not training_mode(training.mode).submits_checkpoint
-        or TRAINING_PART in config.disabled_parts()
-        or (parts is not None and TRAINING_PART not in parts)
+        part is None
+        or not training_mode(training.mode).submits_checkpoint
+        or part in config.disabled_parts()
+        or (parts is not None and part not in parts)
     ):
         return []
     names = [name.format(stem=path.stem) for name in training.checkpoint_names]

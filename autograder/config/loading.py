@@ -25,7 +25,6 @@ from autograder.config.training import TrainingConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
-TRAINING_PART = "training"  # the part that training.enabled switches on
 
 
 class GraderConfig(Section):
@@ -78,6 +77,18 @@ class GraderConfig(Section):
                 seen[check] = name
         return self
 
+    def training_part(self) -> str | None:
+        """The part the assignment's training hook grades, when this configuration lists it.
+
+        Returns:
+            Its name (`Assignment.training_part`), or None.
+        """
+        from autograder.assignment import assignment_of  # the assignment's code, imported when asked
+
+        assignment = assignment_of(self)
+        part = assignment.training_part if assignment.training is not None else None
+        return part if part in self.parts else None
+
     def disabled_parts(self) -> dict[str, str]:
         """Parts this configuration leaves ungraded whatever is selected, with the reason to show.
 
@@ -86,8 +97,9 @@ class GraderConfig(Section):
         """
         from autograder.reports.i18n import t  # the reason is student-facing text
 
-        if not self.training.enabled and TRAINING_PART in self.parts:
-            return {TRAINING_PART: t("training.disabled")}
+        part = self.training_part()
+        if not self.training.enabled and part is not None:
+            return {part: t("training.disabled")}
         return {}
 
 
