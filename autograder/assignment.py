@@ -39,6 +39,42 @@ class TrainingOutcome:
     details: dict[str, Any] = field(default_factory=dict)  # shown in the report ("training" extras)
 
 
+@dataclass(frozen=True)
+class Manifest:
+    """What ships from an assignment: assignment.yml's `ships:` section, read by every builder."""
+
+    # Items of student_template/ that the assignment's build generates (Otter Assign's student output).
+    student: tuple[str, ...] = ()
+    # Folders and files (from the project root) the grader zips carry (Otter, Gradescope).
+    grader: tuple[str, ...] = ()
+    # Files (from the project root) vendored into student_template/.github/autograding/: the public
+    # checks' runner, free of solutions.
+    public_checks: tuple[str, ...] = ()
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """An assignment folder's manifest (assignment.yml `ships:`).
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        The manifest (empty lists for keys left out).
+
+    Raises:
+        AssignmentError: `ships` is not a mapping of lists of paths.
+    """
+    ships = read_settings(folder).get("ships") or {}
+    if not isinstance(ships, dict) or not set(ships) <= {"student", "grader", "public_checks"}:
+        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key, items in ships.items():
+        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+            raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.{key}: expected a list of paths")
+        lists[key] = tuple(items)
+    return Manifest(**lists)
+
+
 # (statements, config, grader globals, submission path) -> outcome; statements are the worker's
 # (label, line, code) triples of the submission's definitions.
 TrainingHook = Callable[
@@ -96,6 +132,11 @@ class Assignment:
     def title(self) -> str:
         """What reports call the assignment (assignment.yml's `title`, else the folder name)."""
         return str(self.settings.get("title") or self.name)
+
+    @property
+    def manifest(self) -> Manifest:
+        """What ships (assignment.yml's `ships:`)."""
+        return read_manifest(self.folder)
 
     @property
     def parts(self) -> dict[str, Any]:
