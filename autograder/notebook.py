@@ -111,7 +111,7 @@ class LoadedSubmission:
         """Explain why a name the grader looked for was not defined by the loaded statements.
 
         Args:
-            name: a module-level name, e.g. "DecoderLayer".
+            name: a module-level name, e.g. "EncoderLayer".
 
         Returns:
             A sentence pointing at the cell that would have defined it, or None when nothing in the

@@ -135,7 +135,7 @@ def expect_tensor(
 
     Args:
         value: what the student returned.
-        what: how to call it in the message, e.g. "DecoderLayer.forward's output".
+        what: how to call it in the message, e.g. "EncoderLayer.forward's output".
         shape: the required shape, if any.
         floating: True for a float dtype, False for bool/integer, None for either.
 
