@@ -80,6 +80,9 @@ def read_manifest(folder: Path) -> Manifest:
 TrainingHook = Callable[
     [list[tuple[str, int, str]], "GraderConfig", dict[str, Any], Path | None], TrainingOutcome
 ]
+# (config, submission stem) -> names of the files beside the submission that its training part reads
+# in this configuration (a submitted checkpoint), in the order they are looked for.
+SidecarHook = Callable[["GraderConfig", str], list[str]]
 # (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
 # never raise (a picture of the student's output, say).
 ReportHook = Callable[[Any, list[str]], dict[str, Any]]
@@ -109,6 +112,7 @@ class Assignment:
     # The part a training hook grades (None: the assignment has no training part).
     training_part: str | None = None
     training: TrainingHook | None = None
+    sidecar_names: SidecarHook | None = None
     report_extras: ReportHook | None = None
     # Config sections only this assignment has (grader.yml key -> pydantic model class).
     config_sections: Mapping[str, Any] = field(default_factory=dict)

@@ -31,11 +31,11 @@ from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
+from autograder.assignment import assignment_of
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.training_modes import training_mode
 
 PLUGIN_NAME = "autograder.otter_bridge.EnginePlugin"
 DEFAULT_TIMEOUT_S = 300.0
@@ -164,10 +164,12 @@ def load_parts(engine_root: Path) -> dict[str, PartConfig]:
 def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
-    training = engine_config(engine_root).training
-    if not training_mode(training.mode).submits_checkpoint:  # the config allows only known modes
+    config = engine_config(engine_root)
+    hook = assignment_of(config).sidecar_names
+    patterns = hook(config, "{stem}") if hook is not None else []  # names with the stem left as "{stem}"
+    if not patterns:
         return
-    found = locate_checkpoint(submission, list(training.checkpoint_names))
+    found = locate_checkpoint(submission, patterns)
     if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)

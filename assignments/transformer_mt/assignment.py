@@ -64,9 +64,26 @@ def run_training(
     Returns:
         The verdict with the report's details.
     """
-    from autograder.training_part import run_training_part
+    from assignments.transformer_mt.training_part import run_training_part
 
     return run_training_part(statements, config, grader_globals, submission=submission)
+
+
+def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
+    """The checkpoint files checkpoint mode reads beside the notebook (none in the other modes).
+
+    Args:
+        config: the validated configuration (training.mode, training.checkpoint_names).
+        stem: the notebook's file name without suffix.
+
+    Returns:
+        Candidate file names, in training.checkpoint_names order.
+    """
+    from assignments.transformer_mt.training_modes import training_mode
+
+    if not training_mode(config.training.mode).submits_checkpoint:  # the config admits only known modes
+        return []
+    return [name.format(stem=stem) for name in config.training.checkpoint_names]
 
 
 def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
@@ -98,5 +115,6 @@ ASSIGNMENT = Assignment(
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
     training_part="training",
     training=run_training,
+    sidecar_names=sidecar_names,
     report_extras=report_extras,
 )

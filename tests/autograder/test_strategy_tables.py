@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from assignments.transformer_mt.training_modes import (
+    TRAINING_MODES,
+    CheckpointMode,
+    TrainingMode,
+    training_mode,
+)
 from autograder.config import TRAINING_MODES as CONFIG_MODES
 from autograder.config import load_config
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
 from autograder.reports.i18n import LANGUAGES, catalogue
-from autograder.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
 
 
 def test_the_modes_config_accepts_are_the_registered_strategies() -> None:
