@@ -45,7 +45,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	for f in $$(find tests -name conftest.py -o -name build_fixtures.py | sort); do $(VENV)/bin/mypy "$$f" || exit 1; done
+	for f in $$(find tests assignments -name conftest.py -o -name build_fixtures.py | sort); do $(VENV)/bin/mypy "$$f" || exit 1; done
 
 train-cpu: setup
 	$(PY) -m reference.train --profile cpu --out runs/cpu

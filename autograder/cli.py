@@ -22,6 +22,7 @@ EXIT_USAGE = 2  # bad arguments or configuration
 
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
+    "assignment": "assignment.name",
     "out": "grading.out_dir",
     "jobs": "grading.jobs",
     "seed": "grading.seed",
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         A parser with the subcommands grade, config and validate-config.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m autograder", description="Grade Transformer (German-English) submissions."
+        prog="python -m autograder",
+        description="Grade notebook submissions with an assignment's hidden checks.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     grade = commands.add_parser(
@@ -52,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
     grade.add_argument(
         "--config", type=Path, default=None, metavar="FILE", help="grader.yml to use (default: the project's)"
+    )
+    grade.add_argument(
+        "--assignment",
+        metavar="NAME",
+        help="the assignment folder assignments/NAME/ to grade (assignment.name; default: the one grader.yml names)",
     )
     grade.add_argument("--out", metavar="DIR", help="report folder (grading.out_dir)")
     grade.add_argument("--jobs", type=int, metavar="N", help="submissions graded in parallel (grading.jobs)")

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
 from autograder.notebook import load_submission
 from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
@@ -93,7 +94,10 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     started = time.monotonic()
     path = Path(path)
     selected = _selected_parts(config, parts)
-    loaded = load_submission(path, max_mb=config.grading.max_notebook_mb)
+    assignment = assignment_of(config)
+    loaded = load_submission(
+        path, provided_names=assignment.provided_names, max_mb=config.grading.max_notebook_mb
+    )
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
     skipped = config.disabled_parts()
     if not loaded.statements:
@@ -111,7 +115,8 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     extras: dict[str, Any] = {}
     isolation = ""
     for kind in PART_KINDS.values():  # each kind grades its selected, enabled parts
-        outcome = kind.grade(submission, [p for p in selected if p not in skipped and part_kind(p) is kind])
+        mine = [p for p in selected if p not in skipped and part_kind(p, assignment) is kind]
+        outcome = kind.grade(submission, mine)
         verdicts.update(outcome.verdicts)
         extras.update(outcome.extras)
         problems += outcome.problems

@@ -31,12 +31,12 @@ from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
+from autograder.assignment import assignment_of
 from autograder.checkpoint_file import locate_checkpoint
-from autograder.config import TRAINING_PART, GraderConfig, PartConfig, load_config
+from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.training_modes import training_mode
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 DEFAULT_TIMEOUT_S = 300.0
@@ -88,9 +88,9 @@ class BridgeOptions:
             bool(config.get("combined", True)),
         )
 
-    def timeout_for(self, part: str) -> float:
-        """Seconds the engine may take for one part."""
-        default = DEFAULT_TRAINING_TIMEOUT_S if part == TRAINING_PART else self.timeout_s
+    def timeout_for(self, part: str, training: bool = False) -> float:
+        """Seconds the engine may take for one part (`training`: it is the assignment's training part)."""
+        default = DEFAULT_TRAINING_TIMEOUT_S if training else self.timeout_s
         return self.timeouts.get(part, default)
 
     def question(self, part: str) -> str:
@@ -165,10 +165,12 @@ def load_parts(engine_root: Path) -> dict[str, PartConfig]:
 def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
     along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
-    training = engine_config(engine_root).training
-    if not training_mode(training.mode).submits_checkpoint:  # the config allows only known modes
+    config = engine_config(engine_root)
+    hook = assignment_of(config).sidecar_names
+    patterns = hook(config, "{stem}") if hook is not None else []  # names with the stem left as "{stem}"
+    if not patterns:
         return
-    found = locate_checkpoint(submission, list(training.checkpoint_names))
+    found = locate_checkpoint(submission, patterns)
     if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)
@@ -200,7 +202,7 @@ def run_engine(
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
         write_new(copy, read_beneath(submission.parent, submission.name))  # no link followed
-        if train and TRAINING_PART in parts:
+        if train and engine_config(engine_root).training_part() in parts:
             _copy_checkpoint(submission, copy, engine_root)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
         command = [
@@ -308,7 +310,8 @@ def grade_parts(
     config = engine_config(engine_root)
     config_parts = config.parts
     train = options.train if options.train is not None else config.training.enabled
-    unit = [name for name in config_parts if name != TRAINING_PART]
+    training_part = config.training_part()  # the assignment's (None: it has none)
+    unit = [name for name in config_parts if name != training_part]
     graded: dict[str, dict[str, Any]] = {}
     runs: list[EngineRun] = []
 
@@ -325,9 +328,9 @@ def grade_parts(
             runner(
                 submission,
                 [name],
-                options.timeout_for(name),
+                options.timeout_for(name, training=name == training_part),
                 engine_root,
-                train=name == TRAINING_PART,
+                train=name == training_part,
                 profile=options.profile,
             )
         )
@@ -350,12 +353,12 @@ def grade_parts(
     else:
         for name in unit:
             run_alone(name)
-    if TRAINING_PART in config_parts:
+    if training_part is not None:
         if train:
-            run_alone(TRAINING_PART)
+            run_alone(training_part)
         else:
-            graded[TRAINING_PART] = _skipped_part(
-                TRAINING_PART, config_parts[TRAINING_PART], TRAINING_OFF_REASON
+            graded[training_part] = _skipped_part(
+                training_part, config_parts[training_part], TRAINING_OFF_REASON
             )
     return _merge(submission.name, config_parts, graded, runs), runs
 
@@ -543,7 +546,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = engine_config(engine_root).assignment.name
+            assignment = engine_config(engine_root).assignment.title
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()

@@ -13,15 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autograder.attention_view import collect_mask_picture
-from autograder.checks.conftest import GRADER_GLOBALS
-from autograder.checks.probes import PROBE_SOURCE
+from autograder.assignment import Assignment, assignment_of
 from autograder.checks.support import CheckContext
-from autograder.config import TRAINING_PART, GraderConfig
+from autograder.config import GraderConfig
 from autograder.reports.i18n import t
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
-from autograder.training_part import MTKIT_DIR, run_training_part
 
 
 @dataclass
@@ -33,6 +30,11 @@ class LoadedForGrading:
     why_missing: Callable[[str], str | None]  # LoadedSubmission.why_missing ("not defined" messages)
     config: GraderConfig
     started: float  # time.monotonic() when grading began
+
+    @property
+    def assignment(self) -> Assignment:
+        """The assignment graded (the one the configuration names)."""
+        return assignment_of(self.config)
 
 
 @dataclass
@@ -50,11 +52,12 @@ class PartKind(ABC):
 
     name: ClassVar[str]
 
-    def claims(self, part: str) -> bool:
+    def claims(self, part: str, assignment: Assignment | None = None) -> bool:
         """Whether a part is of this kind (`part_kind` gives the default kind the parts no kind claims).
 
         Args:
             part: a grader.yml part name.
+            assignment: the assignment graded (None: the only one there is).
 
         Returns:
             True when this kind grades it.
@@ -115,18 +118,18 @@ class UnitParts(PartKind):
 
     def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
         config = submission.config
+        assignment = submission.assignment
         check_ids = [c for p in parts for c in config.parts[p].checks]
         # The unit parts share one budget (restarts replay every top-level statement); the training
         # part has its own (the profile's time_budget_s).
         budget_s = config.grading.submission_budget_s
         deadline = submission.started + budget_s if budget_s > 0 else None
-        # mtkit (public, no solutions) is importable: the student notebook uses it for evaluation.
         with Worker(
             submission.statements,
             worker_limits(config),
-            dict(GRADER_GLOBALS),
-            helpers_source=PROBE_SOURCE,
-            extra_paths=[MTKIT_DIR],
+            dict(assignment.grader_globals),
+            helpers_source=assignment.worker_helpers,
+            extra_paths=list(assignment.worker_paths),
             deadline=deadline,
         ) as worker:
             report = worker.load_report()
@@ -134,29 +137,34 @@ class UnitParts(PartKind):
             context = CheckContext(
                 student=worker, seed=config.grading.seed, why_missing=submission.why_missing
             )
-            outcome.verdicts = run_checks(context, check_ids, budget_s)
-            # The student's own mask, drawn in the feedback report (never raises).
-            mask_picture = collect_mask_picture(worker) if "look_ahead_mask" in parts else None
-        if mask_picture is not None:
-            outcome.extras["attention_mask"] = mask_picture
+            outcome.verdicts = run_checks(assignment.checks_dir, context, check_ids, budget_s)
+            # What the assignment shows besides the verdicts (never raises), read while the worker lives.
+            if assignment.report_extras is not None:
+                outcome.extras.update(assignment.report_extras(worker, parts))
         outcome.isolation = worker.isolation.get("mode", "")
         return outcome
 
 
 class TrainingPart(PartKind):
-    """The training part (autograder.training_part): one verdict for all of its checks."""
+    """The assignment's training part (`Assignment.training`): one verdict for all of its checks."""
 
     name = "training"
 
-    def claims(self, part: str) -> bool:
-        return part == TRAINING_PART
+    def claims(self, part: str, assignment: Assignment | None = None) -> bool:
+        from autograder.assignment import load_assignment
+
+        unit = assignment if assignment is not None else load_assignment()
+        return unit.training is not None and part == unit.training_part
 
     def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
         outcome = KindOutcome()
         config = submission.config
+        assignment = submission.assignment
         for part in parts:
-            trained = run_training_part(
-                submission.statements, config, dict(GRADER_GLOBALS), submission=submission.path
+            if assignment.training is None:  # claims() gives this kind no part then
+                continue
+            trained = assignment.training(
+                submission.statements, config, dict(assignment.grader_globals), submission.path
             )
             outcome.extras["training"] = trained.details
             for check_id in config.parts[part].checks:
@@ -173,13 +181,16 @@ DEFAULT_KIND = "unit"
 PART_KINDS: dict[str, PartKind] = {kind.name: kind for kind in (UnitParts(), TrainingPart())}
 
 
-def part_kind(part: str) -> PartKind:
+def part_kind(part: str, assignment: Assignment | None = None) -> PartKind:
     """The kind of a grader.yml part.
 
     Args:
         part: the part's name.
+        assignment: the assignment graded (None: the only one there is).
 
     Returns:
         The first kind in `PART_KINDS` that claims it, else the default (unit) kind.
     """
-    return next((kind for kind in PART_KINDS.values() if kind.claims(part)), PART_KINDS[DEFAULT_KIND])
+    return next(
+        (kind for kind in PART_KINDS.values() if kind.claims(part, assignment)), PART_KINDS[DEFAULT_KIND]
+    )

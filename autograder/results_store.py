@@ -14,18 +14,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from autograder.config import PROJECT_ROOT, TRAINING_PART, GraderConfig, validate
+from autograder.assignment import assignment_of
+from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
-from autograder.training_modes import training_mode
 
 STORE_DIR = ".grading"  # inside the report folder
 RECORD_FORMAT = 1
-# The engine's own files: the hidden checks live in autograder/checks, the trusted solution in
-# reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
-ENGINE_PACKAGES = ("autograder", "mtkit", "reference")
+# The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
+# solutions in reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
+ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
 # Keys that say how a batch runs, not how a submission is graded.
 # grader.yml keys that do not change a grade (left out of the inputs digest).
 RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs"}}
@@ -95,8 +95,9 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
 
 
 def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None) -> list[Path]:
-    """Files beside the submission that its grading reads: the checkpoint candidates when the
-    training part is graded in checkpoint mode (names from training.checkpoint_names).
+    """Files beside the submission that its grading reads: those the assignment's training part
+    reads when it is graded (`Assignment.sidecar_names`; Part 2: the checkpoint candidates of
+    checkpoint mode).
 
     Args:
         path: the submission file.
@@ -104,16 +105,18 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
         parts: the selected parts (None: all).
 
     Returns:
-        The existing candidate files, in checkpoint_names order.
+        The existing candidate files, in the order the assignment gives.
     """
-    training = config.training
+    part = config.training_part()
+    hook = assignment_of(config).sidecar_names
     if (
-        not training_mode(training.mode).submits_checkpoint
-        or TRAINING_PART in config.disabled_parts()
-        or (parts is not None and TRAINING_PART not in parts)
+        part is None
+        or hook is None
+        or part in config.disabled_parts()
+        or (parts is not None and part not in parts)
     ):
         return []
-    names = [name.format(stem=path.stem) for name in training.checkpoint_names]
+    names = hook(config, path.stem)
     return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
 
 

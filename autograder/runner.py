@@ -10,10 +10,7 @@ from typing import Any
 
 import pytest
 
-from autograder.checks.conftest import CONTEXT_PLUGIN
-from autograder.checks.support import CheckContext, CheckFailed
-
-CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+from autograder.checks.support import CONTEXT_PLUGIN, CheckContext, CheckFailed
 
 
 @dataclass
@@ -106,11 +103,12 @@ class _ContextPlugin:
 
 
 def run_checks(
-    context: CheckContext, check_ids: list[str] | None = None, budget_s: float = 0.0
+    checks_dir: Path, context: CheckContext, check_ids: list[str] | None = None, budget_s: float = 0.0
 ) -> dict[str, Verdict]:
     """Run the hidden suite (or some of its checks) and return a verdict per check id.
 
     Args:
+        checks_dir: the assignment's hidden-checks folder (`Assignment.checks_dir`).
         context: the student side, seed and caches.
         check_ids: check ids (test names without `test_`) to run; None runs all.
         budget_s: the submission's time budget the worker enforces (0: none), for messages.
@@ -122,14 +120,14 @@ def run_checks(
         return {}
     plugin = _ContextPlugin(context, check_ids, budget_s)
     args = [
-        str(CHECKS_DIR),
+        str(checks_dir),
         "-q",
         "-p",
         "no:cacheprovider",
         "-p",
         "no:randomly",
         "--rootdir",
-        str(CHECKS_DIR),
+        str(checks_dir),
         "-o",
         "addopts=",
         "-o",

@@ -88,7 +88,7 @@ def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Map
 
 
 def _owner(name: str) -> str:
-    # "decoder_layers.0.norm1.layer_norm.weight" -> "decoder_layers.0.norm1.layer_norm"
+    # "layers.0.norm1.layer_norm.weight" -> "layers.0.norm1.layer_norm"
     return name.rsplit(".", 1)[0] if "." in name else ""
 
 

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
+from assignments.transformer_mt.training_eval import load_data, memorisation_gap
 from autograder.config import load_config
-from autograder.training_eval import load_data, memorisation_gap
 from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
 from reference.evaluate import evaluate_model
 from reference.model import Transformer

@@ -17,6 +17,8 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 MASTER = HERE / "transformer_mt.ipynb"
@@ -24,12 +26,15 @@ STUDENT_DIR = REPO / "student_template"
 DIST_DIR = REPO / "dist"
 ZIP_NAME = "autograder.zip"
 SOLUTION_NAME = "transformer_mt_solution.ipynb"
+# What ships comes from the assignment's manifest (assignment.yml `ships:`, shared with the
+# Gradescope zip and the student bundle).
+SHIPS = yaml.safe_load((HERE / "assignment.yml").read_text(encoding="utf-8"))["ships"]
 # What the generated student folder holds; other files in student_template/ are left alone.
-STUDENT_ITEMS = ("transformer_mt.ipynb", "tests", "mtkit")
+STUDENT_ITEMS = tuple(SHIPS["student"])
 # The engine goes to the zip's root (/autograder/source on Gradescope), NOT through Otter's
 # `files`, which Otter copies into the submission folder next to the student's notebook.
-ENGINE_DIRS = ("autograder", "reference", "mtkit")
-ENGINE_FILES = ("grader.yml",)
+ENGINE_DIRS = tuple(item for item in SHIPS["grader"] if (REPO / item).is_dir())
+ENGINE_FILES = tuple(item for item in SHIPS["grader"] if not (REPO / item).is_dir())
 DATA_ARCNAME = "data/multi30k"
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")

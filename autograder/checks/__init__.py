@@ -1,1 +1,1 @@
-"""The hidden checks: a pytest suite run in the trusted process against the sandboxed worker."""
+"""Assignment-agnostic helpers of hidden checks (seeded cases, comparison, transplant) and the runner plugin name."""

@@ -16,6 +16,9 @@ from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
 
 ATOL = 1e-5
 RTOL = 1e-4
+# The name the engine registers its context plugin under (autograder.runner); `check_context` looks
+# it up.
+CONTEXT_PLUGIN = "autograder-check-context"
 
 
 class CheckFailed(AssertionError):
@@ -48,6 +51,29 @@ class CheckContext:
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
     why_missing: Callable[[str], str | None] | None = None  # the loader's explanation of a gap
+
+
+def check_context(request: Any, assignment: str) -> CheckContext:
+    """The grading context for an assignment's `ctx` fixture.
+
+    Set by the engine's plugin when it grades a submission; when the checks folder runs on its own
+    (plain `pytest assignments/<name>/checks`), the assignment's reference student instead, so
+    the suite grades the reference itself.
+
+    Args:
+        request: the fixture's pytest.FixtureRequest.
+        assignment: the assignment's folder name.
+
+    Returns:
+        The context every check of the session shares.
+    """
+    plugin = request.config.pluginmanager.get_plugin(CONTEXT_PLUGIN)
+    if plugin is not None:
+        context: CheckContext = plugin.context
+        return context
+    from autograder.assignment import load_assignment
+
+    return CheckContext(student=load_assignment(assignment).reference_student(), seed=0)
 
 
 def token_batch(
@@ -109,7 +135,7 @@ def expect_tensor(
 
     Args:
         value: what the student returned.
-        what: how to call it in the message, e.g. "DecoderLayer.forward's output".
+        what: how to call it in the message, e.g. "EncoderLayer.forward's output".
         shape: the required shape, if any.
         floating: True for a float dtype, False for bool/integer, None for either.
 

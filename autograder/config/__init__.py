@@ -8,7 +8,6 @@ from autograder.config.base import ConfigError
 from autograder.config.loading import (
     DEFAULT_CONFIG_PATH,
     PROJECT_ROOT,
-    TRAINING_PART,
     GraderConfig,
     describe,
     iter_keys,
@@ -38,7 +37,6 @@ __all__ = [
     "ISOLATION_LEVELS",
     "PROJECT_ROOT",
     "TRAINING_MODES",
-    "TRAINING_PART",
     "AssignmentConfig",
     "ConfigError",
     "DataConfig",

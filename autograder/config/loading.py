@@ -25,12 +25,11 @@ from autograder.config.training import TrainingConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
-TRAINING_PART = "training"  # the part that training.enabled switches on
 
 
 class GraderConfig(Section):
-    """grader.yml: what is graded and how. Every section may be left out (its defaults apply)
-    except `parts`."""
+    """grader.yml: what is graded and how. Every section may be left out (its defaults apply);
+    `parts` left out is the named assignment's (its assignment.yml)."""
 
     assignment: AssignmentConfig = Field(
         default_factory=lambda: AssignmentConfig(), description="See assignment.*."
@@ -40,7 +39,31 @@ class GraderConfig(Section):
     grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
     feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
     training: TrainingConfig = Field(default_factory=lambda: TrainingConfig(), description="See training.*.")
-    parts: dict[str, PartConfig] = Field(min_length=1, description="Part name -> part, in report order.")
+    parts: dict[str, PartConfig] = Field(
+        min_length=1,
+        description="Part name -> part, in report order; left out: the assignment's "
+        "(assignments/<name>/assignment.yml), which this section replaces as a whole.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_the_assignment(cls, raw: Any) -> Any:
+        """Fill the parts and the title from the named assignment's assignment.yml."""
+        if not isinstance(raw, dict):
+            return raw
+        section = raw.get("assignment")
+        section = section if isinstance(section, dict) else {}
+        name = section.get("name")
+        if "parts" in raw and (not isinstance(name, str) or section.get("title")):
+            return raw  # nothing to read (a config with its own parts table and no named assignment)
+        settings = _assignment_settings(name)
+        raw = dict(raw)
+        if "parts" not in raw and "parts" in settings:
+            raw["parts"] = settings["parts"]
+        title = settings.get("title") or name
+        if not section.get("title") and isinstance(title, str):
+            raw["assignment"] = {**section, "title": title}
+        return raw
 
     @model_validator(mode="after")
     def _titles_and_unique_checks(self) -> GraderConfig:
@@ -54,6 +77,21 @@ class GraderConfig(Section):
                 seen[check] = name
         return self
 
+    def training_part(self) -> str | None:
+        """The part the assignment's training hook grades, when this configuration lists it.
+
+        Returns:
+            Its name (`Assignment.training_part`), or None.
+        """
+        from autograder.assignment import AssignmentError, assignment_of  # imported when asked
+
+        try:
+            assignment = assignment_of(self)
+        except AssignmentError:  # names none among several: grading itself says so
+            return None
+        part = assignment.training_part if assignment.training is not None else None
+        return part if part in self.parts else None
+
     def disabled_parts(self) -> dict[str, str]:
         """Parts this configuration leaves ungraded whatever is selected, with the reason to show.
 
@@ -62,9 +100,30 @@ class GraderConfig(Section):
         """
         from autograder.reports.i18n import t  # the reason is student-facing text
 
-        if not self.training.enabled and TRAINING_PART in self.parts:
-            return {TRAINING_PART: t("training.disabled")}
+        part = self.training_part()
+        if not self.training.enabled and part is not None:
+            return {part: t("training.disabled")}
         return {}
+
+
+def _assignment_settings(name: Any) -> dict[str, Any]:
+    """The named assignment's assignment.yml (read as text: the assignment's code is not imported)."""
+    from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, available_assignments, read_settings
+
+    if name is not None and not isinstance(name, str):
+        return {}  # the model reports the wrong type
+    try:
+        names = available_assignments()
+        if name is None:
+            if len(names) != 1:
+                return {}  # `parts` is then required (the model says so)
+            name = names[0]
+        if name not in names:
+            listed = ", ".join(names) or "none"
+            raise KeyProblem("assignment.name", f"unknown assignment {name!r} (assignments: {listed})")
+        return read_settings(ASSIGNMENTS_DIR / name)
+    except AssignmentError as error:
+        raise KeyProblem("assignment.name", str(error)) from None
 
 
 def validate(raw: Any) -> GraderConfig:
@@ -108,9 +167,34 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML: {error}") from error
     raw = copy.deepcopy(raw)
-    for dotted, value in (overrides or {}).items():
+    overrides = overrides or {}
+    if isinstance(raw, dict) and _names_another_assignment(raw, overrides):
+        # The file's parts table and title belong to the assignment it names, not this one.
+        raw.pop("parts", None)
+        if isinstance(raw.get("assignment"), dict):
+            raw["assignment"].pop("title", None)
+    if isinstance(raw, dict) and "parts" not in raw and any(k.startswith("parts.") for k in overrides):
+        # A dotted override of one part's key edits the assignment's table, not an empty one.
+        section = raw.get("assignment")
+        name = overrides.get("assignment.name", section.get("name") if isinstance(section, dict) else None)
+        try:
+            parts = _assignment_settings(name).get("parts")
+        except KeyProblem as problem:
+            raise ConfigError(f"{problem.key}: {problem.message}") from None
+        if isinstance(parts, dict):
+            raw["parts"] = copy.deepcopy(parts)
+    for dotted, value in overrides.items():
         _set_dotted(raw, dotted, value)
     return validate(raw)
+
+
+def _names_another_assignment(raw: dict[str, Any], overrides: dict[str, Any]) -> bool:
+    """Whether the overrides grade another assignment than the one the file names."""
+    if "assignment.name" not in overrides:
+        return False
+    section = raw.get("assignment")
+    named = section.get("name") if isinstance(section, dict) else None
+    return bool(overrides["assignment.name"] != named)
 
 
 def _set_dotted(raw: Any, dotted: str, value: Any) -> None:

@@ -14,9 +14,17 @@ Language = Literal["ko", "en"]
 
 
 class AssignmentConfig(Section):
-    """assignment: what the reports call the assignment."""
+    """assignment: which assignment folder is graded, and what the reports call it."""
 
-    name: str = Field(default="Transformer, Part 2", description="Shown in reports.")
+    name: str | None = Field(
+        default=None,
+        description="The assignment graded: the folder assignments/<name>/ (its hidden checks, and "
+        "its parts in assignment.yml unless this file has a `parts:` section); null: the only "
+        "assignment folder there is.",
+    )
+    title: str = Field(
+        default="", description="Shown in reports; empty: the assignment.yml's title, else the name."
+    )
 
 
 class DataConfig(Section):

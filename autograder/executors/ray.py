@@ -18,7 +18,7 @@ from typing import Any
 import ray
 
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
-from autograder.config import PROJECT_ROOT, TRAINING_PART, GraderConfig
+from autograder.config import PROJECT_ROOT, GraderConfig
 from autograder.executors import ClusterTooSmall, ResultCallback
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
@@ -77,7 +77,8 @@ def task_resources(
     Returns:
         Keyword arguments of `.options()`.
     """
-    training = TRAINING_PART not in config.disabled_parts() and (parts is None or TRAINING_PART in parts)
+    part = config.training_part()
+    training = part is not None and part not in config.disabled_parts() and (parts is None or part in parts)
     if not training:
         return {"num_cpus": 1}
     options: dict[str, Any] = {"num_cpus": config.training.threads}

@@ -180,7 +180,7 @@ def _write_feedback(
     for result, stem in zip(results, stems, strict=True):
         if html:
             page = out_dir / f"{stem}.html"
-            write_html(result, page, config.parts, config.assignment.name, threshold)
+            write_html(result, page, config.parts, config.assignment.title, threshold)
             markdown = out_dir / f"{stem}.feedback.md"
             markdown.write_text(render_feedback_markdown(result, columns, threshold), encoding="utf-8")
             written += [page, markdown]

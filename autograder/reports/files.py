@@ -59,7 +59,7 @@ def write_reports(
     Args:
         results: the graded submissions.
         stems: a unique file-name stem per result (same order).
-        config: the validated configuration (parts and assignment name).
+        config: the validated configuration (parts and assignment title).
         out_dir: the output folder; created when missing.
 
     Returns:
@@ -77,7 +77,7 @@ def _write_reports(
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     config_parts = config.parts
-    assignment = config.assignment.name
+    assignment = config.assignment.title
     columns = part_columns(config_parts, results)
     written = []
     for result, stem in zip(results, stems, strict=True):

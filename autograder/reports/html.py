@@ -134,7 +134,7 @@ def _list_section(title: str, entries: list[str]) -> str:
 
 
 def attention_section(picture: Mapping[str, Any] | None) -> str:
-    """The "what your decoder self-attention can see" section.
+    """The "what your attention mask lets each position see" section (a mask picture extra).
 
     Args:
         picture: `extras["attention_mask"]` (see `autograder.attention_view`), or None.

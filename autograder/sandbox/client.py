@@ -12,7 +12,14 @@ from typing import Any, Literal
 
 import torch
 
-from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, Ref, load_blob, pack_frame
+from autograder.worker_runtime.protocol import (
+    ProtocolError,
+    Ref,
+    ValueReader,
+    ValueWriter,
+    load_blob,
+    pack_frame,
+)
 
 from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
@@ -140,7 +147,8 @@ class Worker:
 
         Args:
             substitute: student global name -> name in helpers_source, rebound while constructing
-                (e.g. {"DecoderLayer": "ProbeDecoderLayer"} isolates Decoder from DecoderLayer).
+                (e.g. {"Layer": "ProbeLayer"} builds a stack with the probe in place of the student's
+                Layer, so the stack is checked apart from its layers).
         Returns:
             the handle of the object.
         """
@@ -270,7 +278,7 @@ class Worker:
         raise ValueError(f"unknown object handle {handle!r}")
 
     def _frame(self, fields: dict[str, Any], values: dict[str, Any]) -> bytes:
-        encoder = Encoder(trusted_flatten, check_ref=self._checked)
+        encoder = ValueWriter(trusted_flatten, check_ref=self._checked)
         self._last_id = next(self._request_ids)
         header = {"id": self._last_id, **fields}
         header.update({key: encoder.encode(value) for key, value in values.items() if value is not None})
@@ -326,7 +334,7 @@ class Worker:
             raise WorkerFailure("worker sent a reply that does not belong to the request")
         if status == "ok":
             try:
-                return Decoder(load_blob(blob), self._resolve_reply).decode(header.get("value"))
+                return ValueReader(load_blob(blob), self._resolve_reply).decode(header.get("value"))
             except ProtocolError as exc:
                 self._discard()
                 raise WorkerFailure(f"worker sent a malformed reply: {exc}") from None

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from autograder.worker_runtime.protocol import Decoder, Encoder, ProtocolError, load_blob, pack_frame
+from autograder.worker_runtime.protocol import ProtocolError, ValueReader, ValueWriter, load_blob, pack_frame
 
 from .errors import BudgetSpent, WorkerFailure
 from .limits import JAILED_MODES, Limits
@@ -200,7 +200,7 @@ class Launcher:
         self.sandbox.remove()
 
     def _load_frame(self, baseline: dict[str, Any]) -> bytes:
-        encoder = Encoder(trusted_flatten)
+        encoder = ValueWriter(trusted_flatten)
         header = {
             "op": "load",
             "id": LOAD_REQUEST_ID,
@@ -217,7 +217,7 @@ class Launcher:
             if header.get("id") != LOAD_REQUEST_ID:
                 raise ProtocolError("reply to another request")
             if header.get("status") == "ok":
-                value = Decoder(load_blob(blob)).decode(header.get("value"))
+                value = ValueReader(load_blob(blob)).decode(header.get("value"))
                 return clean_report(value, list(self.skipped.values()))
             problem = f"{text(header.get('exc_type'))} {text(header.get('message'))}".strip()
         except (ProtocolError, WorkerFailure) as exc:

@@ -73,7 +73,7 @@ class TorchObject:
             raise ValueError(f"TorchObject {self.name!r} is not one of {TORCH_OBJECT_WHITELIST}")
 
 
-class Encoder:
+class ValueWriter:
     """Turns a value into JSON-able data, collecting its tensors for the safetensors blob."""
 
     def __init__(
@@ -169,7 +169,7 @@ def _from_numpy(value: Any) -> Any:
     return None
 
 
-class Decoder:
+class ValueReader:
     """Rebuilds values from JSON data and received tensors, validating every tensor reference."""
 
     def __init__(
@@ -185,7 +185,7 @@ class Decoder:
         self.used: set[str] = set()
 
     def decode(self, data: Any, depth: int = 0) -> Any:
-        """Args: data from `Encoder.encode`. Returns: the value."""
+        """Args: data from `ValueWriter.encode`. Returns: the value."""
         if depth > MAX_DEPTH:
             raise ProtocolError("value nested too deeply")
         if data is None or type(data) in (bool, int, float, str):

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from . import protocol
-from .protocol import Decoder, EncodeError, Encoder, pack_frame, read_frame, write_all
+from .protocol import EncodeError, ValueReader, ValueWriter, pack_frame, read_frame, write_all
 from .statements import StatementRunner, describe_exception, is_memory_error
 
 EXIT_REPLY_FAILED = 86
@@ -113,10 +113,10 @@ class Server:
                 raise RequestError(f"unknown op {header.get('op')!r}")
             if self.device.type != "cpu":
                 tensors = {key: value.to(self.device) for key, value in tensors.items()}
-            decoder = Decoder(tensors, self.resolve)
-            with self.request_globals(decoder.decode(header.get("set_globals"))):
-                value = handler(header, decoder)
-                encoder = Encoder(plain_tensor, self.handle_of)
+            reader = ValueReader(tensors, self.resolve)
+            with self.request_globals(reader.decode(header.get("set_globals"))):
+                value = handler(header, reader)
+                encoder = ValueWriter(plain_tensor, self.handle_of)
                 try:
                     encoded = encoder.encode(value)
                 except EncodeError as exc:
@@ -139,7 +139,7 @@ class Server:
 
     # --- value resolution -------------------------------------------------------------------
     def resolve(self, tag: str, body: Any) -> Any:
-        """Build the object behind a "$ref", "$global" or "$torch" tag (Decoder callback)."""
+        """Build the object behind a "$ref", "$global" or "$torch" tag (ValueReader callback)."""
         if tag == "$ref":
             if body not in self.handles:
                 raise RequestError(f"no object with handle {body!r}")
@@ -196,13 +196,13 @@ class Server:
         return _ScopedGlobals(self.namespace, values)
 
     # --- ops ----------------------------------------------------------------------------------
-    def op_ping(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_ping(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Returns: torch version and thread count (a liveness check)."""
         return {"torch": torch.__version__, "threads": torch.get_num_threads()}
 
-    def op_load(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_load(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Set the baseline globals, load the helpers, run the statements. Returns: the load report."""
-        self.baseline = decoder.decode(header.get("globals")) or {}
+        self.baseline = reader.decode(header.get("globals")) or {}
         for key, value in copy.deepcopy(self.baseline).items():
             self.namespace[key] = value
         self.load_helpers(str(header.get("helpers") or ""))
@@ -228,28 +228,28 @@ class Server:
         except BaseException as exc:
             raise RequestError(f"grader helpers failed: {type(exc).__name__}: {exc}") from None
 
-    def op_baseline(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_baseline(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Update the baseline globals for later requests. Returns: None."""
-        self.baseline.update(decoder.decode(header.get("globals")) or {})
+        self.baseline.update(reader.decode(header.get("globals")) or {})
         return None
 
-    def op_call(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_call(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Call a student (or importable) function. Returns: its result, or output and gradients."""
         function = self.lookup(header["target"])
         if not callable(function):
             raise StudentFault(
                 "TypeError", f"{header['target']} is a {type(function).__name__}, not callable"
             )
-        args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
+        args, kwargs = reader.decode(header["args"]), reader.decode(header.get("kwargs")) or {}
         seed_everything(int(header.get("seed", 0)))
         return self.invoke(
-            function, args, kwargs, header.get("grad_wrt"), decoder.decode(header.get("grad")), None
+            function, args, kwargs, header.get("grad_wrt"), reader.decode(header.get("grad")), None
         )
 
-    def op_new(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_new(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Build an object (with helper stand-ins) under a seed and keep it by handle. Returns: None."""
         cls = self.lookup(header["target"])
-        args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
+        args, kwargs = reader.decode(header["args"]), reader.decode(header.get("kwargs")) or {}
         stand_ins = {}
         for name, helper in (header.get("substitute") or {}).items():
             if helper not in self.helpers:
@@ -260,32 +260,32 @@ class Server:
             self.handles[int(header["handle"])] = cls(*args, **kwargs)
         return None
 
-    def op_release(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_release(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Forget the object with this handle. Returns: None."""
         self.handles.pop(header["handle"], None)
         return None
 
-    def op_params(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_params(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Returns: named_parameters() as [name, shape] pairs in registration order."""
         module = self.module_of(header["handle"])
         return [[str(name), [int(n) for n in p.shape]] for name, p in module.named_parameters()]
 
-    def op_modules(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_modules(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Returns: named_modules() as [name, class name] pairs."""
         module = self.module_of(header["handle"])
         return [[str(name), type(sub).__name__] for name, sub in module.named_modules()]
 
-    def op_load_state(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_load_state(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """load_state_dict() into the module. Returns: None."""
         module = self.module_of(header["handle"])
-        module.load_state_dict(decoder.decode(header["tensors"]), strict=bool(header.get("strict", True)))
+        module.load_state_dict(reader.decode(header["tensors"]), strict=bool(header.get("strict", True)))
         return None
 
-    def op_state(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_state(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Returns: the module's state_dict()."""
         return dict(self.module_of(header["handle"]).state_dict())
 
-    def op_run(self, header: dict[str, Any], decoder: Decoder) -> Any:
+    def op_run(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Run a module method in eval or train mode. Returns: its output, or output and gradients."""
         module = self.module_of(header["handle"])
         target: Any = module
@@ -293,8 +293,8 @@ class Server:
             if not (part == "forward" and isinstance(target, torch.nn.Module)):  # keep __call__ hooks
                 target = getattr(target, part)
         module.train(header.get("mode") == "train")
-        args, kwargs = decoder.decode(header["args"]), decoder.decode(header.get("kwargs")) or {}
-        grad = decoder.decode(header.get("grad"))
+        args, kwargs = reader.decode(header["args"]), reader.decode(header.get("kwargs")) or {}
+        grad = reader.decode(header.get("grad"))
         seed_everything(int(header.get("seed", 0)))
         return self.invoke(
             target,

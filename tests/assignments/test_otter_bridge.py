@@ -13,11 +13,14 @@ from otter.run import AutograderConfig
 from otter.test_files import GradingResults
 
 from autograder import otter_bridge as bridge
-from autograder.config import TRAINING_PART
+from autograder.config import load_config
 from autograder.otter_bridge import BridgeOptions, EngineRun
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = bridge.load_parts(REPO)
+_TRAINING = load_config().training_part()  # the assignment's training part ("training")
+assert _TRAINING is not None
+TRAINING_PART: str = _TRAINING
 UNIT = [name for name in PARTS if name != TRAINING_PART]
 
 
@@ -93,7 +96,7 @@ def test_options_defaults_and_validation() -> None:
     assert (
         options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
     )
-    assert options.timeout_for("training") == bridge.DEFAULT_TRAINING_TIMEOUT_S
+    assert options.timeout_for("training", training=True) == bridge.DEFAULT_TRAINING_TIMEOUT_S
     assert BridgeOptions.from_config(None) == BridgeOptions()
     with pytest.raises(ValueError, match="unknown option 'timeout'"):
         BridgeOptions.from_config({"timeout": 3})

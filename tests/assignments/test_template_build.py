@@ -70,10 +70,10 @@ def reference_solution_statements() -> set[str]:
 
 
 def hidden_check_lines() -> set[str]:
-    """Distinctive code lines of the hidden checks (autograder/checks/); signatures (the public
+    """Distinctive code lines of the hidden checks (assignments/transformer_mt/checks/); signatures (the public
     interface) are left out, and the caller removes lines of the master's given code."""
     lines = set()
-    for path in (REPO / "autograder" / "checks").glob("*.py"):
+    for path in (REPO / "assignments" / "transformer_mt" / "checks").glob("*.py"):
         for line in path.read_text(encoding="utf-8").splitlines():
             text = line.strip()
             if len(text) >= 30 and not text.startswith(("#", "import ", "from ", '"""', "def ", "class ")):
@@ -82,8 +82,10 @@ def hidden_check_lines() -> set[str]:
 
 
 def check_ids() -> set[str]:
-    """The hidden checks' ids (grader.yml)."""
-    parts = yaml.safe_load((REPO / "grader.yml").read_text(encoding="utf-8"))["parts"]
+    """The hidden checks' ids (the assignment's assignment.yml)."""
+    parts = yaml.safe_load(
+        (REPO / "assignments" / "transformer_mt" / "assignment.yml").read_text(encoding="utf-8")
+    )["parts"]
     return {check for part in parts.values() for check in part["checks"]}
 
 
@@ -249,7 +251,7 @@ def test_autograder_zip_holds_engine_and_pins(autograder_zip: Path) -> None:
         "grader.yml",
         "autograder/engine.py",
         "autograder/otter_bridge.py",
-        "autograder/checks/test_decoder.py",
+        "assignments/transformer_mt/checks/test_decoder.py",
         "autograder/worker_runtime/server.py",
         "reference/model.py",
         "mtkit/decoding.py",

@@ -18,8 +18,15 @@ def _write(tmp_path: Path, document: dict) -> Path:
     return path
 
 
+def _assignment_document() -> dict:
+    return yaml.safe_load((ROOT / "assignments" / "transformer_mt" / "assignment.yml").read_text())
+
+
 def _project_document() -> dict:
-    return yaml.safe_load((ROOT / "grader.yml").read_text())
+    """grader.yml with the assignment's parts written out (the TA's override section)."""
+    document = yaml.safe_load((ROOT / "grader.yml").read_text())
+    assert "parts" not in document  # the parts are the assignment's (assignment.yml)
+    return {**document, "parts": _assignment_document()["parts"]}
 
 
 def test_project_config_loads_with_every_section() -> None:
@@ -37,6 +44,20 @@ def test_project_config_loads_with_every_section() -> None:
     assert sum(p.points for p in config.parts.values()) == 100
     assert config.training.threshold_bleu == 0.2
     assert list(config.training.profiles) == ["cpu", "gpu"]  # file order kept
+
+
+def test_the_parts_and_title_come_from_the_named_assignment(tmp_path: Path) -> None:
+    config = load_config()
+    assert config.assignment.name == "transformer_mt"
+    assert config.assignment.title == _assignment_document()["title"]
+    assert list(config.parts) == list(_assignment_document()["parts"])
+    override = _project_document()
+    override["parts"] = {"only": {"points": 2, "checks": {"a": 2}}}  # replaces the table as a whole
+    assert list(load_config(_write(tmp_path, override)).parts) == ["only"]
+    with pytest.raises(ConfigError, match=r"^assignment\.name: unknown assignment 'nope'"):
+        load_config(overrides={"assignment.name": "nope"})
+    with pytest.raises(ConfigError, match=r"^assignment\.name: unknown assignment 'nope'"):
+        load_config(_write(tmp_path, override), {"assignment.name": "nope"})  # the file's parts are not its
 
 
 def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:

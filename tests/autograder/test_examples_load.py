@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.assignment import load_assignment
 from autograder.notebook import LoadedSubmission, load_submission
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PROVIDED = load_assignment("transformer_mt").provided_names  # what the engine passes for Part 2
 VOCAB_SIZE = {"de": 40, "en": 50}
 PAD, SOS, EOS = 3, 1, 2
 GRADED_MODEL_NAMES = ("DecoderLayer", "Decoder", "Transformer")
@@ -47,7 +49,9 @@ def run_statements(submission: LoadedSubmission) -> tuple[dict, list[tuple[str, 
 
 @pytest.fixture(scope="module")
 def correct() -> dict:
-    namespace, failures = run_statements(load_submission(EXAMPLES / "correct_original_format.ipynb"))
+    namespace, failures = run_statements(
+        load_submission(EXAMPLES / "correct_original_format.ipynb", provided_names=PROVIDED)
+    )
     # Only imports of packages this environment lacks (seaborn) may fail.
     assert all(isinstance(error, ImportError) for _, error in failures), failures
     return namespace
@@ -55,7 +59,9 @@ def correct() -> dict:
 
 @pytest.fixture(scope="module")
 def buggy() -> dict:
-    namespace, failures = run_statements(load_submission(EXAMPLES / "buggy_original_format.ipynb"))
+    namespace, failures = run_statements(
+        load_submission(EXAMPLES / "buggy_original_format.ipynb", provided_names=PROVIDED)
+    )
     assert all(isinstance(error, ImportError) for _, error in failures), failures
     return namespace
 
@@ -131,7 +137,7 @@ def test_correct_notebook_is_causal(correct: dict) -> None:
 
 
 def test_later_decoder_layer_definition_wins(correct: dict) -> None:
-    submission = load_submission(EXAMPLES / "correct_original_format.ipynb")
+    submission = load_submission(EXAMPLES / "correct_original_format.ipynb", provided_names=PROVIDED)
     definitions = [s for s in submission.statements if "DecoderLayer" in s.defines]
     assert len(definitions) == 2 and definitions[0].cell < definitions[1].cell
     assert "self.enc_dec_attention(x, enc, enc, src_mask)" in definitions[-1].code
@@ -152,7 +158,7 @@ def test_buggy_notebook_bugs_stay_in_their_parts(buggy: dict, correct: dict) -> 
     # The model parts are the same code as in the correct notebook, and none uses the mask function.
     by_name = {}
     for name in ("buggy_original_format", "correct_original_format"):
-        submission = load_submission(EXAMPLES / f"{name}.ipynb")
+        submission = load_submission(EXAMPLES / f"{name}.ipynb", provided_names=PROVIDED)
         by_name[name] = [s.code for s in submission.statements if set(s.defines) & set(GRADED_MODEL_NAMES)]
     assert by_name["buggy_original_format"] == by_name["correct_original_format"]
     for code in by_name["buggy_original_format"]:
@@ -161,7 +167,7 @@ def test_buggy_notebook_bugs_stay_in_their_parts(buggy: dict, correct: dict) -> 
 
 
 def test_untouched_template_loads_with_expected_problems() -> None:
-    submission = load_submission(EXAMPLES / "template_untouched.ipynb")
+    submission = load_submission(EXAMPLES / "template_untouched.ipynb", provided_names=PROVIDED)
     assert submission.readable
     defined = {name for s in submission.statements for name in s.defines}
     assert "create_look_ahead_mask_for_attention" not in defined

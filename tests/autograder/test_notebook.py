@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder.notebook import GRADER_PROVIDED_NAMES, LoadedSubmission, load_submission
+from autograder.assignment import load_assignment
+from autograder.notebook import LoadedSubmission, load_submission
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks"
+# The names Part 2 provides (the loader itself provides none unless told).
+PROVIDED = load_assignment("transformer_mt").provided_names
 
 
 def load(name: str) -> LoadedSubmission:
-    return load_submission(FIXTURES / name)
+    return load_submission(FIXTURES / name, provided_names=PROVIDED)
 
 
 def defined(submission: LoadedSubmission) -> set[str]:
@@ -168,7 +171,7 @@ def test_names_the_grader_provides_are_not_rebound() -> None:
     assert {"pad_idx", "vocab_size", "src_language", "device"}.isdisjoint(defined(submission))
     reasons = {s.label: s.reason for s in submission.dropped}
     assert "grader defines pad_idx" in reasons["pad_idx = 1"]
-    assert {"device", "vocab_size", "pad_idx", "src_language", "tgt_language"} <= GRADER_PROVIDED_NAMES
+    assert {"device", "vocab_size", "pad_idx", "src_language", "tgt_language"} <= PROVIDED
     relaxed = load_submission(FIXTURES / "dropped_work.ipynb", provided_names=frozenset())
     assert {"pad_idx", "vocab_size", "src_language"} <= defined(relaxed)
 

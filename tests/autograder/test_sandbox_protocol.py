@@ -19,10 +19,10 @@ from autograder.sandbox.replies import clean_report, expect_modules, expect_para
 from autograder.worker_runtime.guards import FilePolicy
 from autograder.worker_runtime.protocol import (
     PREFIX,
-    Decoder,
     EncodeError,
-    Encoder,
     ProtocolError,
+    ValueReader,
+    ValueWriter,
     load_blob,
     pack_frame,
 )
@@ -31,14 +31,14 @@ from autograder.worker_runtime.statements import StatementRunner
 
 
 def round_trip(value, resolve=None):
-    encoder = Encoder(plain_tensor)
+    encoder = ValueWriter(plain_tensor)
     frame = pack_frame({"value": encoder.encode(value)}, encoder.tensors)
     reader = _FrameReader(1 << 30)
     reader.buffer += frame
     read = reader.next_frame()
     assert read is not None
     header, blob = read
-    return Decoder(load_blob(blob), resolve).decode(header["value"])
+    return ValueReader(load_blob(blob), resolve).decode(header["value"])
 
 
 def test_values_survive_the_wire_format():
@@ -82,23 +82,23 @@ def test_shared_storage_and_parameters_are_sent():
 )
 def test_unsendable_values_are_named(value, message):
     with pytest.raises(EncodeError, match=message):
-        Encoder(plain_tensor).encode(value)
+        ValueWriter(plain_tensor).encode(value)
 
 
 def test_self_referencing_values_stop_at_the_depth_limit():
     loop: list = []
     loop.append(loop)
     with pytest.raises(EncodeError, match="nested too deeply"):
-        Encoder(plain_tensor).encode(loop)
+        ValueWriter(plain_tensor).encode(loop)
 
 
 def test_refs_globals_and_torch_objects_need_a_resolver():
-    encoded = Encoder(plain_tensor).encode(
+    encoded = ValueWriter(plain_tensor).encode(
         [Ref(3), Global("f"), TorchObject("NLLLoss", {"reduction": "sum"})]
     )
     with pytest.raises(ProtocolError):
-        Decoder({}).decode(encoded)
-    seen = Decoder({}, lambda tag, body: (tag, body)).decode(encoded)
+        ValueReader({}).decode(encoded)
+    seen = ValueReader({}, lambda tag, body: (tag, body)).decode(encoded)
     assert seen == [("$ref", 3), ("$global", "f"), ("$torch", ("NLLLoss", {"reduction": "sum"}))]
 
 
@@ -117,7 +117,7 @@ def test_refs_globals_and_torch_objects_need_a_resolver():
 )
 def test_malformed_replies_are_rejected(data):
     with pytest.raises(ProtocolError):
-        Decoder({"t0": torch.zeros(2)}).decode(data)
+        ValueReader({"t0": torch.zeros(2)}).decode(data)
 
 
 def test_garbage_blobs_and_headers_are_rejected():

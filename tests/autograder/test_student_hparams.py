@@ -6,9 +6,7 @@ import time
 
 import pytest
 
-from autograder.config import load_config
-from autograder.sandbox import Worker, WorkerFailure
-from autograder.student_hparams import (
+from assignments.transformer_mt.student_hparams import (
     CELL_NAMES,
     FROM_NOTEBOOK,
     FROM_PROFILE,
@@ -17,7 +15,9 @@ from autograder.student_hparams import (
     read_cell,
     student_recipe,
 )
-from autograder.training_part import MTKIT_DIR
+from assignments.transformer_mt.training_part import MTKIT_DIR
+from autograder.config import load_config
+from autograder.sandbox import Worker, WorkerFailure
 
 CONFIG = load_config()
 BOUNDS = CONFIG.training.hparam_bounds

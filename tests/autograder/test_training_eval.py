@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import html
 
+from assignments.transformer_mt.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
+from assignments.transformer_mt.training_part import _verdict
 from autograder.config import load_config
 from autograder.reports.feedback import training_markdown
 from autograder.reports.html import training_section
 from autograder.reports.i18n import t, use_language
-from autograder.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
-from autograder.training_part import _verdict
 
 CONFIG = load_config(overrides={"feedback.language": "en"})
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.training_eval import NOT_FITTED, load_data
 from autograder.engine import grade_submission
-from autograder.training_eval import NOT_FITTED, load_data
 from mtkit.training import save_checkpoint
 from reference.train import build_model
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.training_eval import load_data
 from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
 from autograder.results import SubmissionResult
-from autograder.training_eval import load_data
 from mtkit.training import save_checkpoint
 from reference.evaluate import evaluate_model
 from reference.model import Transformer

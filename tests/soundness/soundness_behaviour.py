@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.checks.conftest import GRADER_GLOBALS
+from assignments.transformer_mt.assignment import GRADER_GLOBALS
 from autograder.notebook import load_submission
 
 PAD = 3
@@ -39,7 +39,7 @@ def load_namespace(path: Path) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "soundness_case"}
     grader_globals = {k: (torch.device(str(v)) if k == "device" else v) for k, v in GRADER_GLOBALS.items()}
     namespace.update(grader_globals)
-    loaded = load_submission(path)
+    loaded = load_submission(path, provided_names=frozenset(GRADER_GLOBALS))
     with contextlib.redirect_stdout(io.StringIO()):
         for statement in loaded.statements:
             code = compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec")
@@ -200,7 +200,7 @@ def _transformer(ns: dict[str, Any], p: float) -> nn.Module:
 
 def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None:
     """The training step run with the hidden check's recording stand-in model (probes)."""
-    from autograder.checks.probes import probe_namespace
+    from assignments.transformer_mt.checks.probes import probe_namespace
 
     run_train_step = probe_namespace()["run_train_step"]
     gen = torch.Generator().manual_seed(6)

@@ -9,11 +9,13 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from autograder.assignment import ASSIGNMENTS_DIR, Manifest, default_assignment_name, read_manifest
+
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
-PACKAGES = ("autograder", "mtkit", "reference")  # the grader (hidden checks included)
-FILES = ("grader.yml", "requirements.lock", "pyproject.toml")
+# What Gradescope's image build needs besides the assignment's grader items (its manifest).
+INSTALL_FILES = ("requirements.lock", "pyproject.toml")
 ENTRY_POINTS = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root
 DATA_FILES = ("train", "val", "test_2016_flickr")
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # same bytes for the same sources
@@ -25,20 +27,24 @@ def _package_files(package: Path) -> Iterator[Path]:
             yield path
 
 
-def zip_entries(data_dir: Path | None = None) -> list[tuple[str, Path]]:
+def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> list[tuple[str, Path]]:
     """What goes into the zip: (name in the zip, file on disk), sorted by name.
 
     Args:
         data_dir: a Multi30k folder to bundle under data/multi30k (None: none; grading then
             downloads the data when the training part is enabled).
+        assignment: whose manifest names the grader's folders and files (None: grader.yml's).
 
     Returns:
         The entries.
     """
     entries = [(name, HERE / name) for name in ENTRY_POINTS]
-    entries += [(name, ROOT / name) for name in FILES]
-    for package in PACKAGES:
-        entries += [(path.relative_to(ROOT).as_posix(), path) for path in _package_files(ROOT / package)]
+    entries += [(name, ROOT / name) for name in INSTALL_FILES]
+    for item in _manifest(assignment).grader:
+        if (ROOT / item).is_dir():
+            entries += [(path.relative_to(ROOT).as_posix(), path) for path in _package_files(ROOT / item)]
+        else:
+            entries.append((item, ROOT / item))
     if data_dir is not None:
         for path in sorted(Path(data_dir).iterdir()):
             if path.is_file() and path.name.split(".")[0] in DATA_FILES:
@@ -46,19 +52,29 @@ def zip_entries(data_dir: Path | None = None) -> list[tuple[str, Path]]:
     return sorted(entries)
 
 
-def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None) -> Path:
+def _manifest(assignment: str | None) -> Manifest:
+    """The manifest of the named assignment, else of the one grader.yml names."""
+    from autograder.config import load_config
+
+    return read_manifest(
+        ASSIGNMENTS_DIR / (assignment or load_config().assignment.name or default_assignment_name())
+    )
+
+
+def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment: str | None = None) -> Path:
     """Write the zip (deterministic: fixed timestamps, sorted entries; scripts executable).
 
     Args:
         out: the zip to write; its folder is created.
         data_dir: Multi30k folder to bundle, or None.
+        assignment: the assignment whose grader items ship (None: the one grader.yml names).
 
     Returns:
         The zip's path.
     """
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, path in zip_entries(data_dir):
+        for name, path in zip_entries(data_dir, assignment):
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             executable = name in ENTRY_POINTS or name.endswith(".sh")
             info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
@@ -84,11 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="Multi30k raw-file folder to bundle (for the training part, offline)",
     )
+    parser.add_argument(
+        "--assignment", default=None, metavar="NAME", help="the assignment to ship (default: grader.yml's)"
+    )
     args = parser.parse_args(argv)
     if args.data is not None and not args.data.is_dir():
         print(f"error: --data {args.data}: no such folder", file=sys.stderr)
         return 2
-    out = build_zip(args.out, args.data)
+    out = build_zip(args.out, args.data, args.assignment)
     print(f"{out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 

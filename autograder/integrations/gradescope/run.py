@@ -155,7 +155,7 @@ def grade_upload(
             result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
     write_gradescope_results(
-        result, results_path, config.parts, config.assignment.name, language=config.feedback.language
+        result, results_path, config.parts, config.assignment.title, language=config.feedback.language
     )
     return result
 

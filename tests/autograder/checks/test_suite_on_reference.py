@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autograder.checks.conftest import GRADER_GLOBALS
-from autograder.checks.reference_student import ReferenceStudent
+from assignments.transformer_mt.assignment import ASSIGNMENT, GRADER_GLOBALS
+from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config
 from autograder.runner import run_checks
@@ -12,12 +12,16 @@ from autograder.runner import run_checks
 def test_every_configured_check_exists_and_passes_on_the_reference() -> None:
     config = load_config()
     configured = [c for name, part in config.parts.items() if name != "training" for c in part.checks]
-    verdicts = run_checks(CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=0))
+    verdicts = run_checks(
+        ASSIGNMENT.checks_dir, CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=0)
+    )
     assert sorted(verdicts) == sorted(configured), "grader.yml and the suite disagree on check ids"
     failed = {c: v.message or v.internal_error for c, v in verdicts.items() if not v.passed}
     assert failed == {}
 
 
 def test_the_suite_passes_for_other_seeds_too() -> None:
-    verdicts = run_checks(CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=12345))
+    verdicts = run_checks(
+        ASSIGNMENT.checks_dir, CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=12345)
+    )
     assert all(v.passed for v in verdicts.values()), {c: v.message for c, v in verdicts.items()}

@@ -11,9 +11,9 @@ from typing import Any
 
 import torch
 
-from autograder.checks import reference_student
-from autograder.checks.conftest import GRADER_GLOBALS
-from autograder.checks.reference_student import ReferenceStudent
+from assignments.transformer_mt.assignment import ASSIGNMENT, GRADER_GLOBALS
+from assignments.transformer_mt.checks import reference_student
+from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config
 from autograder.runner import run_checks
@@ -62,7 +62,7 @@ class _Degenerate(ReferenceStudent):
 
 def _points(student: ReferenceStudent, part: str) -> tuple[float, dict[str, bool]]:
     checks = load_config().parts[part].checks
-    verdicts = run_checks(CheckContext(student=student, seed=0), list(checks))
+    verdicts = run_checks(ASSIGNMENT.checks_dir, CheckContext(student=student, seed=0), list(checks))
     return (
         sum(points for check, points in checks.items() if verdicts[check].passed),
         {check: verdicts[check].passed for check in checks},
@@ -130,5 +130,7 @@ def test_the_training_step_check_sees_swapped_masks_and_a_missing_model_call() -
             "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)", wrong
         )
         exec(compile(text, "<wrong train step>", "exec"), student.namespace)
-        verdicts = run_checks(CheckContext(student=student, seed=0), ["transformer_train_step"])
+        verdicts = run_checks(
+            ASSIGNMENT.checks_dir, CheckContext(student=student, seed=0), ["transformer_train_step"]
+        )
         assert not verdicts["transformer_train_step"].passed, wrong

@@ -10,10 +10,10 @@ import torch
 from workflow_tools import EXAMPLES, ROOT
 
 import reference.masks
-from autograder.attention_view import collect_mask_picture, example_batch, expected_mask
-from autograder.checks.conftest import GRADER_GLOBALS
-from autograder.checks.probes import PROBE_SOURCE
-from autograder.checks.reference_student import ReferenceStudent
+from assignments.transformer_mt.assignment import GRADER_GLOBALS
+from assignments.transformer_mt.attention_view import collect_mask_picture, example_batch, expected_mask
+from assignments.transformer_mt.checks.probes import PROBE_SOURCE
+from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 from autograder.config import load_config
 from autograder.notebook import load_submission
 from autograder.part_kinds import worker_limits
@@ -24,7 +24,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "integrations"
 
 def picture_of(notebook: str) -> dict:
     """collect_mask_picture on a real sandboxed worker holding the notebook (as the engine would)."""
-    loaded = load_submission(EXAMPLES / f"{notebook}.ipynb")
+    loaded = load_submission(EXAMPLES / f"{notebook}.ipynb", provided_names=frozenset(GRADER_GLOBALS))
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
     with Worker(
         statements, worker_limits(load_config()), dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from workflow_tools import INSTRUCTOR_WORKFLOW, ROOT, STUDENT_WORKFLOW, lint_workflow, load_workflow
 
-from autograder.checks.conftest import GRADER_GLOBALS
+from assignments.transformer_mt.assignment import GRADER_GLOBALS
 from autograder.config import load_config
 from autograder.integrations import student_bundle
 from autograder.integrations.public_checks import PROVIDED_GLOBALS
@@ -62,13 +62,14 @@ def test_student_side_holds_no_secret_and_no_hidden_check() -> None:
     workflows = "\n".join(p.read_text(encoding="utf-8") for p in files if p.suffix in {".yml", ".yaml"})
     assert "secrets." not in workflows and "GITHUB_TOKEN" not in workflows
     assert not re.search(
-        r"^\s*(from|import)\s+(reference|autograder\.checks|autograder\.engine)\b", text, re.M
+        r"^\s*(from|import)\s+(reference|assignments|autograder\.checks|autograder\.engine)\b", text, re.M
     )
     hidden_ids = [check for part in load_config().parts.values() for check in part.checks]
     assert [c for c in hidden_ids if c in text] == []
     names = {p.relative_to(STUDENT_GITHUB).as_posix() for p in files}
     assert not any(
-        name.startswith(("autograding/reference", "autograding/autograder/checks")) for name in names
+        name.startswith(("autograding/reference", "autograding/assignments", "autograding/autograder/checks"))
+        for name in names
     )
 
 

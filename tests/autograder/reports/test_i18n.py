@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.training_modes import TRAINING_MODES
 from autograder.config import ConfigError, load_config
 from autograder.reports.common import part_columns
 from autograder.reports.feedback import render_feedback_markdown
@@ -15,7 +16,6 @@ from autograder.reports.html import render_html
 from autograder.reports.i18n import LANGUAGES, catalogue, t, use_language
 from autograder.reports.markdown import render_markdown
 from autograder.reports.submission_json import read_submission_json
-from autograder.training_modes import TRAINING_MODES
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "results"
@@ -23,7 +23,7 @@ PARTS = load_config(FIXTURES / "grader.yml").parts
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Keys whose value is the same in both languages by nature.
 NOT_TRANSLATED = {"report.html.lang"}
-# Keys built at run time from a prefix (autograder/training_part.py, reports/markdown.py).
+# Keys built at run time from a prefix (assignments/transformer_mt/training_part.py, reports/markdown.py).
 DYNAMIC = {
     "training.low_bleu_hint.": tuple(TRAINING_MODES),
     "report.status.": ("graded", "unreadable", "grader-error"),
@@ -45,7 +45,10 @@ def test_both_languages_hold_the_same_messages_with_the_same_fields() -> None:
 
 def test_every_key_the_code_asks_for_exists() -> None:
     used = set()
-    for path in (ROOT / "autograder").rglob("*.py"):
+    for path in [
+        *(ROOT / "autograder").rglob("*.py"),
+        *(ROOT / "assignments").rglob("*.py"),
+    ]:  # engine, checks
         used.update(
             re.findall(r"""\bt\(\s*["']([a-z_][a-z0-9_.\-]*)["']""", path.read_text(encoding="utf-8"))
         )

@@ -15,12 +15,6 @@ from autograder.notebook_parse import CellResult, parse_cell
 
 ProblemKind = Literal["syntax", "dropped", "notebook"]
 
-# Names the grader defines in the worker itself; a submission's own binding of them is not loaded
-# (a literal `device = "cuda"` or a hard-coded `vocab_size` would break grading on another machine).
-GRADER_PROVIDED_NAMES: frozenset[str] = frozenset(
-    {"device", "src_language", "tgt_language", "unk_idx", "sos_idx", "eos_idx", "pad_idx", "vocab_size"}
-)
-
 # Cell markers of .py exports: jupytext/VS Code percent cells and nbconvert's `# In[ ]:` lines.
 _PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
 _NBCONVERT_MARKER = re.compile(r"^#\s*In\[\s*\d*\s*\]:?\s*$")
@@ -117,7 +111,7 @@ class LoadedSubmission:
         """Explain why a name the grader looked for was not defined by the loaded statements.
 
         Args:
-            name: a module-level name, e.g. "DecoderLayer".
+            name: a module-level name, e.g. "EncoderLayer".
 
         Returns:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
@@ -172,7 +166,7 @@ class LoadedSubmission:
 
 
 def load_submission(
-    path: str | Path, provided_names: frozenset[str] = GRADER_PROVIDED_NAMES, max_mb: float | None = None
+    path: str | Path, provided_names: frozenset[str] = frozenset(), max_mb: float | None = None
 ) -> LoadedSubmission:
     """Read a submission and keep only its definitions. Never executes any of it and never raises
     for a bad file: unreadable input becomes a problem of kind "notebook".

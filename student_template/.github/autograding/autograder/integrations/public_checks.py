@@ -3,7 +3,7 @@
 # This module is copied into the student template (.github/autograding/, see student_bundle.py)
 # together with the notebook loader, github.py and reports/reporter_payload.py, so it imports only
 # the standard library, the loader, nbformat, otter-grader and (lazily) torch. It never sees the
-# hidden checks: those live in autograder/checks/, which is not copied. The notebook is loaded the
+# hidden checks: those live in assignments/<name>/checks/, which is not copied. The notebook is loaded the
 # way the grader loads it (definitions only: top-level training, downloads and plots are not run),
 # then every Otter test file in the tests folder (OK format or exception format) runs on a copy of
 # those definitions.
@@ -29,7 +29,7 @@ from autograder.integrations.github import append_summary, reporter_outputs, wri
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 
-# The module globals the grader injects (autograder/checks/conftest.py GRADER_GLOBALS; a test
+# The module globals the grader injects (the assignment's `Assignment.grader_globals`; a test
 # keeps the two equal). "device" becomes torch.device("cpu").
 PROVIDED_GLOBALS: dict[str, Any] = {
     "device": "cpu",
@@ -163,7 +163,7 @@ def load_definitions(
     Returns:
         The namespace and the problems to show (cells that did not parse, statements that raised).
     """
-    loaded = load_submission(notebook)
+    loaded = load_submission(notebook, provided_names=frozenset(PROVIDED_GLOBALS))
     problems = [
         f"cell {p.cell}, line {p.line}: {p.message}" if p.cell is not None else p.message
         for p in loaded.problems

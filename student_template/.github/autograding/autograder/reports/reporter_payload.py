@@ -113,7 +113,7 @@ def runner_id(name: str) -> str:
     """A step/runner id from a part or test name: lower case letters, digits, "_" and "-".
 
     Args:
-        name: e.g. "look_ahead_mask" or "q1".
+        name: e.g. "masked_loss" or "q1".
 
     Returns:
         A valid GitHub step id (it starts with a letter or "_").
@@ -129,7 +129,7 @@ def reporter_env_name(runner: str) -> str:
         runner: a runner id.
 
     Returns:
-        e.g. "LOOK_AHEAD_MASK_RESULTS".
+        e.g. "MASKED_LOSS_RESULTS".
     """
     return f"{runner.strip().upper()}_RESULTS"
 

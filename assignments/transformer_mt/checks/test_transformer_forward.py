@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 import reference.masks
-from autograder.checks import module_checks as mc
+from assignments.transformer_mt.checks import module_checks as mc
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, token_batch
 
 SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 import reference.loss
 import reference.masks
 import reference.model
-from autograder.checks.probes import probe_namespace, reference_with_probes
+from assignments.transformer_mt.checks.probes import probe_namespace, reference_with_probes
 
 # The template's training step, run in a namespace of its own so that the check's stand-ins for
 # the mask and loss functions (rebound in the function's globals) take effect, as in a notebook.

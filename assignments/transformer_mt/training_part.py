@@ -10,8 +10,8 @@ Modes (grader.yml training.mode):
   epochs.
 - checkpoint: no training; the worker loads the weights submitted next to the notebook into the
   student's model, built with the sizes of the hyperparameter cell.
-Each mode is a strategy class in autograder.training_modes.
-In every mode the trusted side scores the weights itself (autograder.training_eval): weights that
+Each mode is a strategy class in assignments.transformer_mt.training_modes.
+In every mode the trusted side scores the weights itself (assignments.transformer_mt.training_eval): weights that
 do not fit the reference architecture earn no training points, and weights whose validation BLEU
 is far above their test BLEU (training.memorisation_gap) are held for a TA's review with no points.
 """
@@ -19,28 +19,25 @@ is far above their test BLEU (training.memorisation_gap) are held for a TA's rev
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import mtkit
+from assignments.transformer_mt.training_eval import (
+    NOT_FITTED,
+    load_data,
+    map_onto_reference,
+    memorisation_gap,
+    probe_batch,
+)
+from assignments.transformer_mt.training_modes import training_mode
+from autograder.assignment import TrainingOutcome
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
 from autograder.reports.i18n import t
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
-from autograder.training_eval import NOT_FITTED, load_data, map_onto_reference, memorisation_gap, probe_batch
-from autograder.training_modes import training_mode
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
-
-
-@dataclass
-class TrainingOutcome:
-    """What the training part found: the verdict and everything the report shows."""
-
-    passed: bool
-    message: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def training_limits(config: GraderConfig, budget_s: float) -> Limits:

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 import reference.model
-from autograder.checks.probes import reference_with_probes
+from assignments.transformer_mt.checks.probes import reference_with_probes
 from autograder.checks.support import (
     CheckContext,
     NoMatch,

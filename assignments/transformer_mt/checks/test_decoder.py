@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 import reference.masks
-from autograder.checks import module_checks as mc
+from assignments.transformer_mt.checks import module_checks as mc
 from autograder.checks.support import CheckContext, token_batch
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 import reference.loss
 import reference.masks
-from autograder.checks.probes import TRAIN_STEP_HELPER
+from assignments.transformer_mt.checks.probes import TRAIN_STEP_HELPER
 from autograder.checks.support import CheckContext, all_close, fail, require, token_batch
 from autograder.sandbox import Global
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 import reference.masks
-from autograder.checks import module_checks as mc
+from assignments.transformer_mt.checks import module_checks as mc
 from autograder.checks.support import CheckContext, token_batch
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4

@@ -3,7 +3,7 @@
 A mode decides where the weights the trusted side scores come from: trained by the grader with
 the profile (`recipe`), trained with the notebook's hyperparameter cell (`student_hparams`), or
 loaded from a file submitted beside the notebook (`checkpoint`). `run_training_part`
-(autograder.training_part) drives every mode through `TrainingMode`; a new mode is one subclass
+(assignments.transformer_mt.training_part) drives every mode through `TrainingMode`; a new mode is one subclass
 added to `TRAINING_MODES`, plus its messages (`training.method.<name>`,
 `training.low_bleu_hint.<name>`) in the catalogue.
 """
@@ -23,9 +23,9 @@ from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
 from autograder.reports.i18n import t
 
 if TYPE_CHECKING:
+    from assignments.transformer_mt.student_hparams import CellSettings
     from autograder.config import GraderConfig, TrainingConfig
     from autograder.sandbox import StudentError, Worker, WorkerFailure
-    from autograder.student_hparams import CellSettings
     from mtkit.dataset import PreparedData
 
 TRAINING_SESSION = "mtkit.worker_training:TrainingSession"
@@ -69,7 +69,7 @@ class TrainingMode(ABC):
         Returns:
             The settings, with `problem` set when the notebook's values cannot be used.
         """
-        from autograder.student_hparams import CellSettings
+        from assignments.transformer_mt.student_hparams import CellSettings
 
         return CellSettings(dict(profile))
 
@@ -155,7 +155,7 @@ class TrainingMode(ABC):
             details: the report details; a training mode adds its curve and history.
 
         Returns:
-            The evaluation (autograder.training_eval.evaluate_weights).
+            The evaluation (assignments.transformer_mt.training_eval.evaluate_weights).
         """
 
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
@@ -241,12 +241,12 @@ class StudentHparamsMode(RecipeMode):
     name = "student_hparams"
 
     def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
-        from autograder.student_hparams import CELL_NAMES
+        from assignments.transformer_mt.student_hparams import CELL_NAMES
 
         return read_settings(worker, CELL_NAMES, profile, config)
 
     def hparams(self, settings: CellSettings) -> dict[str, Any]:
-        from autograder.student_hparams import student_recipe
+        from assignments.transformer_mt.student_hparams import student_recipe
 
         return student_recipe(settings)
 
@@ -268,7 +268,7 @@ class CheckpointMode(TrainingMode):
         return find_checkpoint(submission, training.checkpoint_names, training.checkpoint_max_mb)
 
     def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
-        from autograder.student_hparams import MODEL_NAMES
+        from assignments.transformer_mt.student_hparams import MODEL_NAMES
 
         return read_settings(worker, MODEL_NAMES, profile, config)
 
@@ -325,7 +325,7 @@ class CheckpointMode(TrainingMode):
         budget_s: float,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        from autograder.training_eval import evaluate_weights
+        from assignments.transformer_mt.training_eval import evaluate_weights
 
         return evaluate_weights(worker, session, hparams, data, with_test=True)
 
@@ -367,7 +367,7 @@ def read_settings(
     Returns:
         The settings.
     """
-    from autograder.student_hparams import apply_cell, read_cell
+    from assignments.transformer_mt.student_hparams import apply_cell, read_cell
 
     described = read_cell(worker, names, timeout_s=config.worker.timeout_s)
     return apply_cell(profile, described, config.training.hparam_bounds, names)
@@ -379,7 +379,7 @@ def train_and_evaluate(
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
     Training stops at the first pause whose weights do not fit the reference architecture (no
-    later step can earn points, see autograder.training_eval).
+    later step can earn points, see assignments.transformer_mt.training_eval).
 
     Args:
         worker: the training worker.
@@ -392,7 +392,7 @@ def train_and_evaluate(
         (evaluation of the final weights with the test split, BLEU curve [{step, epochs, bleu}],
         training summary, or None when training was stopped because the weights do not fit).
     """
-    from autograder.training_eval import NOT_FITTED, evaluate_weights
+    from assignments.transformer_mt.training_eval import NOT_FITTED, evaluate_weights
 
     curve: list[dict[str, Any]] = []
     while True:

@@ -1,0 +1,120 @@
+"""Part 2 (the Transformer decoder, German-English translation on Multi30k) as the engine loads it."""
+
+# The engine reads this one object (autograder.assignment.load_assignment). Its heavy parts (the
+# reference package, the training driver) are imported only when a hook runs, so reading the
+# configuration stays light.
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mtkit
+from assignments.transformer_mt.checks.probes import PROBE_SOURCE
+from autograder.assignment import Assignment, TrainingOutcome
+from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
+
+FOLDER = Path(__file__).resolve().parent
+MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
+
+# The module globals the original template's functions read; the engine injects the same ones (and
+# the public checks, autograder/integrations/public_checks.py PROVIDED_GLOBALS; a test keeps the
+# two equal). A submission's own binding of these names is not loaded: a literal
+# `device = "cuda"` or a hard-coded `vocab_size` would break grading on another machine.
+GRADER_GLOBALS: dict[str, Any] = {
+    "device": "cpu",
+    "src_language": SRC_LANGUAGE,
+    "tgt_language": TGT_LANGUAGE,
+    "unk_idx": UNK_IDX,
+    "sos_idx": SOS_IDX,
+    "eos_idx": EOS_IDX,
+    "pad_idx": PAD_IDX,
+    "vocab_size": {SRC_LANGUAGE: 29, TGT_LANGUAGE: 23},
+}
+
+
+def reference_student() -> Any:
+    """The reference solution behind the worker's request interface (checks run on their own).
+
+    Returns:
+        A fresh `ReferenceStudent`.
+    """
+    from assignments.transformer_mt.checks.reference_student import ReferenceStudent
+
+    return ReferenceStudent(GRADER_GLOBALS)
+
+
+def run_training(
+    statements: list[tuple[str, int, str]],
+    config: GraderConfig,
+    grader_globals: dict[str, Any],
+    submission: Path | None,
+) -> TrainingOutcome:
+    """The training part: train (or load) the student's model, then score BLEU on the trusted side.
+
+    Args:
+        statements: the submission's definitions, as the worker takes them.
+        config: the validated configuration (its training and data sections).
+        grader_globals: the names the grader provides.
+        submission: the notebook (checkpoint mode looks beside it).
+
+    Returns:
+        The verdict with the report's details.
+    """
+    from assignments.transformer_mt.training_part import run_training_part
+
+    return run_training_part(statements, config, grader_globals, submission=submission)
+
+
+def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
+    """The checkpoint files checkpoint mode reads beside the notebook (none in the other modes).
+
+    Args:
+        config: the validated configuration (training.mode, training.checkpoint_names).
+        stem: the notebook's file name without suffix.
+
+    Returns:
+        Candidate file names, in training.checkpoint_names order.
+    """
+    from assignments.transformer_mt.training_modes import training_mode
+
+    if not training_mode(config.training.mode).submits_checkpoint:  # the config admits only known modes
+        return []
+    return [name.format(stem=stem) for name in config.training.checkpoint_names]
+
+
+def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
+    """The student's own look-ahead mask, drawn in the feedback report (never raises).
+
+    Args:
+        worker: the unit parts' worker, still open.
+        parts: the unit parts graded.
+
+    Returns:
+        {"attention_mask": picture} when the mask part is graded, else nothing.
+    """
+    if MASK_PART not in parts:
+        return {}
+    from assignments.transformer_mt.attention_view import collect_mask_picture
+
+    return {"attention_mask": collect_mask_picture(worker)}
+
+
+ASSIGNMENT = Assignment(
+    name=FOLDER.name,
+    folder=FOLDER,
+    checks_dir=FOLDER / "checks",
+    grader_globals=GRADER_GLOBALS,
+    reference_student=reference_student,
+    # The probes (stand-in classes, the train-step driver) run in the worker as `grader_helpers`;
+    # mtkit (public, no solutions) is importable there: the student notebook uses it.
+    worker_helpers=PROBE_SOURCE,
+    worker_paths=(Path(mtkit.__file__).resolve().parent,),
+    training_part="training",
+    training=run_training,
+    sidecar_names=sidecar_names,
+    report_extras=report_extras,
+)

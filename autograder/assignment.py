@@ -1,0 +1,240 @@
+"""The assignment as a loadable unit: what the engine core asks of it, and the loader."""
+
+# The engine core (loading, sandbox, runner, scoring, reports, front ends) names no assignment,
+# part, model class or dataset. Everything that knows what is graded lives in one folder,
+# assignments/<name>/, whose assignment.py exposes one `Assignment` object named ASSIGNMENT and
+# whose assignment.yml holds its title and parts (the TA's grader.yml names the assignment and may
+# override them). docs/ASSIGNMENTS.md walks through adding one.
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
+    from autograder.config import GraderConfig
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
+ASSIGNMENT_FILE = "assignment.yml"  # title and parts, beside assignment.py
+ASSIGNMENT_OBJECT = "ASSIGNMENT"  # the name assignment.py binds its Assignment to
+
+
+class AssignmentError(Exception):
+    """No such assignment, or its folder does not provide what the engine needs."""
+
+
+@dataclass(frozen=True)
+class TrainingOutcome:
+    """What a training hook found: one verdict for every check of the training part."""
+
+    passed: bool
+    message: str  # student-facing: why it failed, or the figure it reached
+    details: dict[str, Any] = field(default_factory=dict)  # shown in the report ("training" extras)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What ships from an assignment: assignment.yml's `ships:` section, read by every builder."""
+
+    # Items of student_template/ that the assignment's build generates (Otter Assign's student output).
+    student: tuple[str, ...] = ()
+    # Folders and files (from the project root) the grader zips carry (Otter, Gradescope).
+    grader: tuple[str, ...] = ()
+    # Files (from the project root) vendored into student_template/.github/autograding/: the public
+    # checks' runner, free of solutions.
+    public_checks: tuple[str, ...] = ()
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """An assignment folder's manifest (assignment.yml `ships:`).
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        The manifest (empty lists for keys left out).
+
+    Raises:
+        AssignmentError: `ships` is not a mapping of lists of paths.
+    """
+    ships = read_settings(folder).get("ships") or {}
+    if not isinstance(ships, dict) or not set(ships) <= {"student", "grader", "public_checks"}:
+        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key, items in ships.items():
+        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+            raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.{key}: expected a list of paths")
+        lists[key] = tuple(items)
+    return Manifest(**lists)
+
+
+# (statements, config, grader globals, submission path) -> outcome; statements are the worker's
+# (label, line, code) triples of the submission's definitions.
+TrainingHook = Callable[
+    [list[tuple[str, int, str]], "GraderConfig", dict[str, Any], Path | None], TrainingOutcome
+]
+# (config, submission stem) -> names of the files beside the submission that its training part reads
+# in this configuration (a submitted checkpoint), in the order they are looked for.
+SidecarHook = Callable[["GraderConfig", str], list[str]]
+# (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
+# never raise (a picture of the student's output, say).
+ReportHook = Callable[[Any, list[str]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One gradable assignment, as the engine sees it.
+
+    The hidden checks are a pytest folder (`checks_dir`) whose `ctx` fixture takes the grading
+    context from the engine's plugin (`autograder.checks.support.check_context`) and, when the
+    folder runs on its own, grades `reference_student()` instead, so every check must pass.
+    """
+
+    name: str  # the folder's name: assignments/<name>/
+    folder: Path
+    checks_dir: Path
+    # Module globals the grader defines in the worker (the submission's own bindings of these
+    # names are not loaded); the public checks inject the same ones.
+    grader_globals: Mapping[str, Any]
+    # A stand-in for the worker that answers with the reference solution (run-alone checks).
+    reference_student: Callable[[], Any]
+    # Python source run in the worker beside the submission, as module `grader_helpers` (probes).
+    worker_helpers: str = ""
+    # Folders importable in the worker besides the submission (public, solution-free toolkits).
+    worker_paths: tuple[Path, ...] = ()
+    # The part a training hook grades (None: the assignment has no training part).
+    training_part: str | None = None
+    training: TrainingHook | None = None
+    sidecar_names: SidecarHook | None = None
+    report_extras: ReportHook | None = None
+    # Config sections only this assignment has (grader.yml key -> pydantic model class).
+    config_sections: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def provided_names(self) -> frozenset[str]:
+        """The names the grader provides; a submission's own binding of them is not loaded."""
+        return frozenset(self.grader_globals)
+
+    @property
+    def config_file(self) -> Path:
+        """The assignment's own settings (title, parts)."""
+        return self.folder / ASSIGNMENT_FILE
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """assignment.yml as parsed (a mapping; empty when the file is absent)."""
+        return read_settings(self.folder)
+
+    @property
+    def title(self) -> str:
+        """What reports call the assignment (assignment.yml's `title`, else the folder name)."""
+        return str(self.settings.get("title") or self.name)
+
+    @property
+    def manifest(self) -> Manifest:
+        """What ships (assignment.yml's `ships:`)."""
+        return read_manifest(self.folder)
+
+    @property
+    def parts(self) -> dict[str, Any]:
+        """assignment.yml's `parts:` as parsed (validated with the rest of the configuration)."""
+        parts = self.settings.get("parts") or {}
+        return dict(parts) if isinstance(parts, dict) else {}
+
+
+def read_settings(folder: Path) -> dict[str, Any]:
+    """An assignment folder's assignment.yml.
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        The parsed mapping (empty when there is no file).
+
+    Raises:
+        AssignmentError: the file is not a YAML mapping.
+    """
+    path = folder / ASSIGNMENT_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise AssignmentError(f"{path}: not valid YAML: {error}") from error
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise AssignmentError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def available_assignments() -> list[str]:
+    """The assignment folders of this project (those with an assignment.py).
+
+    Returns:
+        Folder names, sorted.
+    """
+    if not ASSIGNMENTS_DIR.is_dir():
+        return []
+    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob("*/assignment.py"))
+
+
+def default_assignment_name() -> str:
+    """The assignment a configuration that names none grades: the only one there is.
+
+    Returns:
+        Its folder name.
+
+    Raises:
+        AssignmentError: there are none, or several (grader.yml must then name one).
+    """
+    names = available_assignments()
+    if len(names) != 1:
+        raise AssignmentError(
+            "name the assignment to grade (grader.yml `assignment.name` or --assignment): "
+            + (", ".join(names) if names else "no assignment folder found")
+        )
+    return names[0]
+
+
+@cache
+def load_assignment(name: str | None = None) -> Assignment:
+    """Import assignments/<name>/assignment.py and return its ASSIGNMENT.
+
+    Args:
+        name: the folder name; None: the only assignment there is (`default_assignment_name`).
+
+    Returns:
+        The loaded assignment (loaded once per process).
+
+    Raises:
+        AssignmentError: no such folder, or it exposes no Assignment.
+    """
+    name = name or default_assignment_name()
+    if not name.isidentifier() or not (ASSIGNMENTS_DIR / name / "assignment.py").is_file():
+        known = ", ".join(available_assignments()) or "none"
+        raise AssignmentError(f"unknown assignment {name!r} (assignments: {known})")
+    module = importlib.import_module(f"assignments.{name}.assignment")
+    assignment = getattr(module, ASSIGNMENT_OBJECT, None)
+    if not isinstance(assignment, Assignment):
+        raise AssignmentError(f"assignments/{name}/assignment.py: {ASSIGNMENT_OBJECT} is not an Assignment")
+    return assignment
+
+
+def assignment_of(config: GraderConfig) -> Assignment:
+    """The assignment a configuration grades.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        The assignment its `assignment.name` names (or the only one there is).
+    """
+    return load_assignment(config.assignment.name)

@@ -1,0 +1,40 @@
+"""The assignment as a loadable unit: the loader, the interface Part 2 fills in, its manifest."""
+
+from __future__ import annotations
+
+import pytest
+
+import autograder.assignment as unit
+from autograder.assignment import Assignment, AssignmentError, load_assignment
+from autograder.config import load_config
+from autograder.integrations.public_checks import PROVIDED_GLOBALS
+
+
+def test_part_2_loads_with_its_checks_parts_and_hooks() -> None:
+    assignment = load_assignment("transformer_mt")
+    assert isinstance(assignment, Assignment) and assignment.name == "transformer_mt"
+    assert (assignment.checks_dir / "conftest.py").is_file()
+    assert {p.name for p in assignment.checks_dir.glob("test_*.py")} >= {
+        "test_look_ahead_mask.py",
+        "test_decoder.py",
+    }
+    assert assignment.provided_names == frozenset(PROVIDED_GLOBALS)  # what the public checks inject
+    assert assignment.training is not None and assignment.training_part in assignment.parts
+    assert list(load_config().parts) == list(assignment.parts)
+    assert assignment.reference_student().has("create_look_ahead_mask_for_attention")
+
+
+def test_the_manifest_names_files_that_exist() -> None:
+    manifest = load_assignment("transformer_mt").manifest
+    assert "transformer_mt.ipynb" in manifest.student
+    for path in (*manifest.grader, *manifest.public_checks):
+        assert (unit.PROJECT_ROOT / path).exists(), path
+    assert not [p for p in manifest.public_checks if p.startswith(("assignments", "reference"))]
+
+
+def test_an_unknown_or_ambiguous_assignment_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(AssignmentError, match="unknown assignment 'nope'"):
+        load_assignment("nope")
+    monkeypatch.setattr(unit, "available_assignments", lambda: ["a", "b"])
+    with pytest.raises(AssignmentError, match="name the assignment"):
+        unit.default_assignment_name()
