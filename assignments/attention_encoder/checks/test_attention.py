@@ -86,7 +86,9 @@ def test_attention_masking(ctx: CheckContext) -> None:
             fail(t("ae.attention.mask_leaks", weight=f"{float(leaked.abs().max()):.3g}"))
         # Evidence of work: within a row, the visible keys get different weights (the scores
         # depend on query and key). Uniform weights over the visible keys earn nothing here.
-        spread = (weights.masked_fill(~visible, 0).amax(-1) - weights.masked_fill(~visible, 2).amin(-1)).amax()
+        spread = (
+            weights.masked_fill(~visible, 0).amax(-1) - weights.masked_fill(~visible, 2).amin(-1)
+        ).amax()
         if float(spread) < 1e-3:
             fail(t("ae.attention.uniform"))
 
@@ -104,7 +106,9 @@ def test_attention_scaling(ctx: CheckContext) -> None:
             "attention_dim": float(ATTENTION_DIM),
         }
         for name, scale in alternatives.items():
-            wrong = part1.attention_weights(query * math.sqrt(ATTENTION_DIM) / scale, key, mask, ATTENTION_DIM)
+            wrong = part1.attention_weights(
+                query * math.sqrt(ATTENTION_DIM) / scale, key, mask, ATTENTION_DIM
+            )
             if all_close(weights, wrong):
                 fail(t(f"ae.attention.scale_{name}"))
         fail(t("ae.attention.weights", difference=f"{max_difference(weights, want):.3g}"))

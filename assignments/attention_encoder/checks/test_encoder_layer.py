@@ -19,7 +19,10 @@ D_MODEL, FF_DIM, HEADS = 16, 32, 4
 
 
 def _case(gen: torch.Generator, lengths: list[int], width: int) -> list[Any]:
-    return [torch.randn(len(lengths), width, D_MODEL, generator=gen), key_mask(padded_ids(gen, lengths, width, 20))]
+    return [
+        torch.randn(len(lengths), width, D_MODEL, generator=gen),
+        key_mask(padded_ids(gen, lengths, width, 20)),
+    ]
 
 
 def _cases(gen: torch.Generator) -> list[list[Any]]:

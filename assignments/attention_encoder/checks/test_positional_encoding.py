@@ -33,9 +33,7 @@ def _module(ctx: CheckContext, max_length: int, dim: int) -> int:
 
 def _rows(ctx: CheckContext, max_length: int, dim: int, x: Tensor) -> Tensor:
     out = ctx.student.run(_module(ctx, max_length, dim), "forward", [x], mode="eval")
-    return expect_tensor(
-        out, t("ae.module.output_name", cls=CLASS), shape=(x.size(1), dim), floating=True
-    )
+    return expect_tensor(out, t("ae.module.output_name", cls=CLASS), shape=(x.size(1), dim), floating=True)
 
 
 def _inputs(ctx: CheckContext, max_length: int) -> list[Tensor]:
