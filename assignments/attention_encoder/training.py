@@ -2,8 +2,12 @@
 
 The worker (worker_training.train_and_predict, run in the sandbox as a grader helper) trains the
 student's Encoder with the grader's head on reversal batches it draws itself, and returns its
-predictions for test inputs the grader drew with its own seed. The targets never leave this
-process; the accuracy is computed here, from the returned predictions only.
+predictions for test inputs the grader drew with its own seed, with the trained parameters. The
+targets never leave this process. The accuracy is computed here: the trained parameters are
+loaded into the reference Encoder (structural mapping, as the unit checks' transplant) and the
+trusted side predicts the test set itself; the returned predictions must agree with those. So an
+Encoder that behaves one way under the unit checks and computes the reversal by hand in training
+(no attention at all) earns nothing: its weights do not make the reference architecture reverse.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ import torch
 import yaml
 from torch import Tensor
 
+import reference.attention_encoder as part1
 from assignments.attention_encoder import worker_training
 from assignments.attention_encoder.checks.helpers import TRAIN_HELPER
 from assignments.attention_encoder.checks.messages import t
+from autograder.transplant import candidate_mappings
 
 ASSIGNMENT_YML = Path(__file__).resolve().parent / "assignment.yml"
 
@@ -41,6 +47,9 @@ SETTINGS: dict[str, Any] = {
 }
 TEST_ROWS = 500
 TEST_SEED_OFFSET = 10_007  # the test set's seed is the grading seed plus this; training uses its own
+# Share of the test positions where the reference architecture, with the returned weights, must
+# predict what the worker returned (float differences can flip a near tie, nothing more).
+MIN_AGREEMENT = 0.99
 
 
 @dataclass
@@ -116,7 +125,10 @@ def run_training_part(student: Any, seed: int = 0) -> TrainingOutcome:
     if not isinstance(predictions, Tensor) or tuple(predictions.shape) != tuple(targets.shape):
         got = tuple(predictions.shape) if isinstance(predictions, Tensor) else type(predictions).__name__
         return TrainingOutcome(False, t("ae.training.bad_predictions", got=got, want=tuple(targets.shape)))
-    score = accuracy(predictions.to(torch.long), targets)
+    trusted = trusted_predictions(reply.get("parameters"), inputs, predictions.to(torch.long))
+    if trusted is None:
+        return TrainingOutcome(False, t("ae.training.not_fitted"))
+    score = accuracy(trusted, targets)
     details = {
         "accuracy": score,
         "threshold": threshold,
@@ -135,3 +147,49 @@ def run_training_part(student: Any, seed: int = 0) -> TrainingOutcome:
     if score >= threshold:
         return TrainingOutcome(True, message, details)
     return TrainingOutcome(False, f"{message} {t('ae.training.low_hint')}", details)
+
+
+def reference_model() -> torch.nn.Module:
+    """The reference Encoder with the grader's head, in the training settings."""
+    encoder = part1.Encoder(
+        SETTINGS["vocab_size"],
+        SETTINGS["max_length"],
+        SETTINGS["embedding_dim"],
+        SETTINGS["feed_forward_dim"],
+        SETTINGS["num_heads"],
+        SETTINGS["num_layers"],
+        SETTINGS["drop_prob"],
+    )
+    model: torch.nn.Module = worker_training.ReversalModel(
+        encoder, SETTINGS["embedding_dim"], SETTINGS["vocab_size"]
+    )
+    return model.eval()
+
+
+def trusted_predictions(parameters: Any, inputs: Tensor, returned: Tensor) -> Tensor | None:
+    """The reference architecture's predictions with the trained parameters.
+
+    Args:
+        parameters: what the worker returned as the trained parameters ({name: tensor}).
+        inputs: the grader's test inputs.
+        returned: the predictions the worker returned for them.
+
+    Returns:
+        (N, L) predictions made on the trusted side, or None when no mapping of the parameters
+        onto the reference reproduces the returned predictions (the weights do not fit).
+    """
+    if not isinstance(parameters, dict) or not all(
+        isinstance(k, str) and isinstance(v, Tensor) and v.is_floating_point() for k, v in parameters.items()
+    ):
+        return None
+    model = reference_model()
+    reference = [(name, list(p.shape)) for name, p in model.named_parameters()]
+    student = [(name, list(v.shape)) for name, v in parameters.items()]
+    for mapping in candidate_mappings(reference, student):
+        state = {name: parameters[mapping[name]].to(torch.float32) for name, _ in reference}
+        model.load_state_dict(state, strict=True)
+        with torch.no_grad():
+            predictions = model(inputs).argmax(dim=-1)
+        if float((predictions == returned).to(torch.float32).mean()) >= MIN_AGREEMENT:
+            return predictions
+    return None

@@ -71,8 +71,9 @@ def train_and_predict(encoder_class, settings, test_inputs):
         test_inputs: (N, L) ids drawn by the grader (their targets never leave the grader).
 
     Returns:
-        {"predictions": (N, L) argmax ids, "steps": steps done, "seconds": training time,
-         "final_loss": the last batch's loss}.
+        {"predictions": (N, L) argmax ids, "parameters": {name: tensor} of the trained model
+         (encoder.* and head.*, registration order), "steps": steps done, "seconds": training
+         time, "final_loss": the last batch's loss}.
     """
     started = time.monotonic()
     torch.manual_seed(int(settings["seed"]))
@@ -120,4 +121,11 @@ def train_and_predict(encoder_class, settings, test_inputs):
     model.eval()
     with torch.no_grad():
         predictions = model(test_inputs).argmax(dim=-1)
-    return {"predictions": predictions, "steps": steps, "seconds": seconds, "final_loss": loss_value}
+    parameters = {name: param.detach().clone() for name, param in model.named_parameters()}
+    return {
+        "predictions": predictions,
+        "parameters": parameters,
+        "steps": steps,
+        "seconds": seconds,
+        "final_loss": loss_value,
+    }

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ae_suite_runner import parts, points, run_suite
 
+from assignments.attention_encoder import training
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
 from autograder.sandbox import Limits, Worker
@@ -32,3 +34,14 @@ def test_the_notebook_solution_and_a_mutant_in_the_sandbox() -> None:
     assert {k: v for k, v in got.items() if k != "attention"} == {
         k: v for k, v in full.items() if k != "attention"
     }
+
+
+@pytest.mark.slow
+def test_the_training_part_in_the_sandbox() -> None:
+    # The worker trains with the helpers source's train_and_predict; the trusted side re-predicts.
+    correct = (FIXTURES / "correct.py.txt").read_text(encoding="utf-8")
+    _, budget = training.configured()
+    limits = Limits(timeout_s=budget + 30)
+    with Worker(correct, limits, GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
+        outcome = training.run_training_part(worker, seed=0)
+    assert outcome.passed, outcome.message

@@ -12,6 +12,8 @@ from ae_inprocess import InProcessStudent
 
 from assignments.attention_encoder import training, worker_training
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
+from assignments.attention_encoder.checks.helpers import TRAIN_HELPER
+from autograder.sandbox import Global
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORRECT = (FIXTURES / "correct.py.txt").read_text(encoding="utf-8")
@@ -88,6 +90,32 @@ class ScaledDotProductAttention(nn.Module):
     "degenerate", [EMBEDDING_ONLY, IDENTITY_ATTENTION], ids=["embedding_only", "identity_attention"]
 )
 def test_an_encoder_that_cannot_attend_stays_below_the_threshold(degenerate: str) -> None:
-    outcome = training.run_training_part(InProcessStudent(CORRECT + degenerate, GRADER_GLOBALS), seed=0)
+    student = InProcessStudent(CORRECT + degenerate, GRADER_GLOBALS)
+    inputs, targets = training.test_set(0)
+    # its own predictions, after the full recipe, are far below the threshold ...
+    reply = student.call(TRAIN_HELPER, [Global("Encoder"), dict(training.SETTINGS), inputs])
+    assert training.accuracy(reply["predictions"], targets) < 0.5
+    # ... and the grading gives nothing (its weights do not even fit the reference architecture)
+    if degenerate is EMBEDDING_ONLY:
+        assert not training.run_training_part(student, seed=0).passed
+
+
+REVERSAL_BY_HAND = """
+def _reversed_by_hand(self, x, padding_mask):
+    # no attention at all: gathers the mirrored tokens itself, then embeds them
+    lengths = padding_mask[:, 0, 0, :].sum(-1, keepdim=True)
+    positions = torch.arange(x.size(1)).unsqueeze(0)
+    return self.transformer_embedding(torch.gather(x, 1, (lengths - 1 - positions).clamp(min=0)))
+
+
+Encoder.forward = _reversed_by_hand
+"""
+
+
+@pytest.mark.slow
+def test_an_encoder_that_reverses_by_hand_earns_nothing() -> None:
+    # It would reach 100% on its own predictions; the trusted side's reference architecture,
+    # given its weights, does not reproduce them.
+    outcome = training.run_training_part(InProcessStudent(CORRECT + REVERSAL_BY_HAND, GRADER_GLOBALS), seed=0)
     assert not outcome.passed
-    assert outcome.details["accuracy"] < 0.5
+    assert "accuracy" not in outcome.details, outcome.message
