@@ -119,3 +119,14 @@ def test_an_encoder_that_reverses_by_hand_earns_nothing() -> None:
     outcome = training.run_training_part(InProcessStudent(CORRECT + REVERSAL_BY_HAND, GRADER_GLOBALS), seed=0)
     assert not outcome.passed
     assert "accuracy" not in outcome.details, outcome.message
+
+
+def test_both_languages_have_the_same_keys_and_fields() -> None:
+    field = re.compile(r"{(\w+)")
+    catalogues = {
+        language: yaml.safe_load((ASSIGNMENT / "messages" / f"{language}.yml").read_text(encoding="utf-8"))
+        for language in ("en", "ko")
+    }
+    assert set(catalogues["en"]) == set(catalogues["ko"])
+    for key, text in catalogues["en"].items():
+        assert set(field.findall(text)) == set(field.findall(catalogues["ko"][key])), key
