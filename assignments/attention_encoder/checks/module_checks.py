@@ -24,7 +24,6 @@ from autograder.checks.support import (
     NoMatch,
     Transplant,
     all_close,
-    expect_tensor,
     fail,
     max_difference,
     require,
@@ -56,6 +55,32 @@ class ModulePart:
     # (before, after, j): cases equal except at a visible position j; a module doing its work
     # changes some output at another position.
     context_change: Callable[[torch.Generator], tuple[Case, Case, int]] | None = None
+
+
+def expect_tensor(
+    value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
+) -> Tensor:
+    """Fail (in the assignment's language) unless value is a tensor with the given shape.
+
+    Args:
+        value: what the student returned.
+        what: how to call it in the message, e.g. "Encoder's output".
+        shape: the required shape, if any.
+        floating: True for a float dtype, False for bool/integer, None for either.
+
+    Returns:
+        The value, now known to be a tensor.
+    """
+    if not isinstance(value, Tensor):
+        key = "ae.output.none" if value is None else "ae.output.not_tensor"
+        fail(t(key, what=what, kind=type(value).__name__), blocking=True)
+    if shape is not None and tuple(value.shape) != tuple(shape):
+        fail(t("ae.output.shape", what=what, got=tuple(value.shape), want=tuple(shape)))
+    if floating is True and not value.is_floating_point():
+        fail(t("ae.output.dtype", what=what, dtype=str(value.dtype)))
+    if floating is False and value.is_floating_point():
+        fail(t("ae.output.dtype_int", what=what, dtype=str(value.dtype)))
+    return value
 
 
 def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int:
@@ -169,6 +194,12 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
         return cached
     handle = student_module(ctx, part, drop_prob)
     ref = reference_module(part, drop_prob, ctx.seed, used(ctx, part, drop_prob))
+    if sorted(tuple(p.shape) for p in ref.parameters()) != sorted(
+        tuple(shape) for _, shape in ctx.student.params(handle)
+    ):
+        reason = t("ae.module.layout", cls=part.cls, hint=t(part.layout_key))
+        ctx.cache[key] = reason
+        fail(reason)
     all_cases = cases(ctx, part)
     expected = [reference_run(ref, part, case, "eval") for case in all_cases]
     first_diff: list[float] = []

@@ -11,10 +11,10 @@ from torch import Tensor
 import reference.attention_encoder as part1
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
+from assignments.attention_encoder.checks.module_checks import expect_tensor
 from autograder.checks.support import (
     CheckContext,
     all_close,
-    expect_tensor,
     fail,
     max_difference,
     require,

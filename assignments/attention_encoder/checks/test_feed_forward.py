@@ -8,7 +8,7 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.messages import t
-from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
+from autograder.checks.support import CheckContext, all_close, fail
 
 D_MODEL, FF_DIM = 16, 32
 
@@ -48,7 +48,7 @@ def test_ffn_position_wise(ctx: CheckContext) -> None:
     changed = x.clone()
     changed[:, 3] = torch.randn(2, D_MODEL, generator=gen) * 2
     out, out_changed, doubled, at_zero = (
-        expect_tensor(mc.run(ctx, PART, handle, [value], "eval"), t("ae.module.output_name", cls=PART.cls))
+        mc.expect_tensor(mc.run(ctx, PART, handle, [value], "eval"), t("ae.module.output_name", cls=PART.cls))
         for value in (x, changed, 2 * x, torch.zeros_like(x))
     )
     others = [0, 1, 2, 4, 5]

@@ -14,7 +14,7 @@ import torch
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
-from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
+from autograder.checks.support import CheckContext, all_close, fail
 
 D_MODEL, HEADS = 16, 4
 
@@ -85,8 +85,8 @@ def test_mha_permutation(ctx: CheckContext) -> None:
     order = torch.randperm(6, generator=gen)
     permuted = [query[:, order], key[:, order], value[:, order], mask[:, :, order][:, :, :, order]]
     name = t("ae.module.output_name", cls=PART.cls)
-    out = expect_tensor(mc.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
-    out_permuted = expect_tensor(mc.run(ctx, PART, handle, permuted, "eval"), name)
+    out = mc.expect_tensor(mc.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
+    out_permuted = mc.expect_tensor(mc.run(ctx, PART, handle, permuted, "eval"), name)
     if out.shape != out_permuted.shape or not all_close(out[:, order], out_permuted):
         fail(t("ae.mha.permutation"))
     mc.require_context_use(ctx, PART)

@@ -12,7 +12,8 @@ from torch import Tensor
 import reference.attention_encoder as part1
 from assignments.attention_encoder.checks.cases import padded_ids
 from assignments.attention_encoder.checks.messages import t
-from autograder.checks.support import CheckContext, expect_tensor, fail, max_difference, require
+from assignments.attention_encoder.checks.module_checks import expect_tensor
+from autograder.checks.support import CheckContext, fail, max_difference, require
 
 CLASS = "PositionalEncoding"
 # (max_length, embedding_dim): a long table, and a wide one.
