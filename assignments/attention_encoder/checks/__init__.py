@@ -1,0 +1,1 @@
+"""Hidden checks of Part 1 (attention and the encoder); run by the engine or stand-alone."""

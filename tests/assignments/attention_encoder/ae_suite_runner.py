@@ -1,0 +1,79 @@
+"""Run Part 1's hidden checks against a student side and collect a verdict per check id.
+
+The engine does the same through its runner once the assignment folder is wired in; this
+stand-alone copy keeps the tests independent of that wiring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from autograder.checks.support import CheckContext
+
+REPO = Path(__file__).resolve().parents[3]
+ASSIGNMENT = REPO / "assignments" / "attention_encoder"
+CHECKS_DIR = ASSIGNMENT / "checks"
+CONTEXT_PLUGIN = "autograder-check-context"
+
+
+def parts() -> dict[str, dict[str, Any]]:
+    """assignment.yml's parts."""
+    loaded: dict[str, Any] = yaml.safe_load((ASSIGNMENT / "assignment.yml").read_text(encoding="utf-8"))
+    result: dict[str, dict[str, Any]] = loaded["parts"]
+    return result
+
+
+class _Collect:
+    def __init__(self, context: CheckContext) -> None:
+        self.context = context
+        self.verdicts: dict[str, str | None] = {}  # check id -> None (passed) or the message
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        outcome = yield
+        report = outcome.get_result()
+        check_id = item.name.removeprefix("test_")
+        if call.when == "call" and report.passed:
+            self.verdicts.setdefault(check_id, None)
+        elif report.failed and call.excinfo is not None:
+            self.verdicts[check_id] = f"{type(call.excinfo.value).__name__}: {call.excinfo.value}"
+
+
+class _Register:
+    def __init__(self, plugin: _Collect) -> None:
+        self.plugin = plugin
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.pluginmanager.register(self.plugin, CONTEXT_PLUGIN)
+
+
+def run_suite(student: Any, seed: int = 0) -> dict[str, str | None]:
+    """Every hidden check of Part 1 on one student side.
+
+    Args:
+        student: an object with the worker's request interface.
+        seed: the grading seed.
+
+    Returns:
+        check id -> None when it passed, else the failure message.
+    """
+    plugin = _Collect(CheckContext(student=student, seed=seed))
+    args = [str(CHECKS_DIR), "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-o", "addopts="]
+    with contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[_Register(plugin)])
+    return plugin.verdicts
+
+
+def points(verdicts: dict[str, str | None]) -> dict[str, float]:
+    """Points per part (training excluded: it is not a check of the suite)."""
+    return {
+        name: float(sum(p for check, p in part["checks"].items() if verdicts.get(check, "missing") is None))
+        for name, part in parts().items()
+        if name != "training"
+    }
