@@ -62,6 +62,8 @@ def greedy_translate(
     encoded once more, padded to L_max = max(S, max_new_tokens), and sliced from then on (for a
     model with a correct padding mask, the extra padding changes nothing). Rows that have emitted
     `<eos>` are dropped from the batch; decoding stops when all have, or after max_new_tokens.
+    Once per call the decoder also runs on the first row of the first step alone, to find its
+    output layer (`_LastPositionProjection`); that call's logits are not used.
 
     Args:
         model: the encoder-decoder model; put in eval mode for the call (its mode is restored).
@@ -85,7 +87,7 @@ def greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = torch.device(device) if device is not None else _model_device(model)
-    projection = _LastPositionProjection.unknown()  # found on the first step, then kept for every batch
+    projection = _LastPositionProjection.unknown()  # found at the first step, then kept for every batch
     return decode_in_length_order(
         model,
         src_seqs,
@@ -208,6 +210,7 @@ def _decode_steps(
 ) -> list[list[int]]:
     """The greedy steps of one batch (see `_translate_batch`); returns its id lists."""
     enc_view, view_of, view_length = act_enc, None, 0
+    projections.new_base(act_enc)
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
@@ -215,32 +218,36 @@ def _decode_steps(
             act_enc = cast("Callable[..., Tensor]", model.encoder)(
                 act_src, src_mask_fn(act_src, pad_idx).to(device)
             )
+            projections.new_base(act_enc)
         if view_of is not act_enc or view_length != length:
             # One view object while neither the length nor the rows change, so that the decoder's
             # projections of it can be reused (`_EncodingProjections`).
             enc_view, view_of, view_length = act_enc[:, :length], act_enc, length
-            projections.encoding = enc_view
+            projections.set_view(enc_view)
         s = act_src[:, :length]
         dec = torch.full((rows.numel(), length), pad_idx, dtype=torch.long, device=device)
         dec[:, :cur] = gen[rows, :cur]
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
         tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
 
+        decoder = cast("Callable[..., Tensor]", model.decoder)
+
         def run_decoder() -> Tensor:  # called only within this step, so it sees this step's tensors
-            decoder = cast("Callable[..., Tensor]", model.decoder)
             return decoder(dec, enc_view, src_mask, tgt_mask)  # noqa: B023 - (b, L, V)
 
-        if not projection.searched:  # first step of the call: full logits, and find the output layer
-            logits = projection.find(owner, run_decoder)
-            nxt = logits[:, cur - 1].argmax(dim=-1)  # (b,)
-        else:
-            nxt = projection.next_tokens(run_decoder, cur - 1)
+        if not projection.searched:  # first step of the call: find the output layer on one row
+            # One row is enough to see which layer returns the logits, and spares the projection
+            # of every position of the whole batch onto the vocabulary.
+            projection.find(owner, lambda: decoder(dec[:1], enc_view[:1], src_mask[:1], tgt_mask[:1]))  # noqa: B023
+        nxt = projection.next_tokens(run_decoder, cur - 1)
         gen[rows, cur] = nxt
         alive = nxt != eos_idx
         if not bool(alive.any()):
             break
         if not bool(alive.all()):  # drop finished rows from the batch
-            rows, act_src, act_enc = rows[alive], act_src[alive], act_enc[alive]
+            keep = alive.nonzero().squeeze(1)
+            rows, act_src, act_enc = rows[keep], act_src[keep], act_enc[keep]
+            projections.keep_rows(keep)
     return [_cut(row, eos_idx) for row in gen[:, 1:].tolist()]
 
 
@@ -248,26 +255,68 @@ class _EncodingProjections:
     """Reuses the decoder's nn.Linear projections of the source encoding from step to step.
 
     The encoder-decoder attention projects the source encoding to keys and values at every step,
-    although the encoding (rows and length) is the same for most consecutive steps. While this
-    context is active, each nn.Linear of the decoder that is called on exactly the tensor object
-    in `encoding` computes its output once for that object and afterwards returns a copy of it (a
-    copy: the caller may change its result in place). Any other input runs the layer as usual, so
-    the logits are those of the plain call. A layer whose `forward` cannot be wrapped is left alone.
+    although the encoding changes only when rows finish (a subset of the rows) or, past the source
+    length, when the common length grows. While this context is active, each nn.Linear of the
+    decoder that is called on exactly the tensor object in `encoding` (the step's view, see
+    `set_view`) is served from a cache and gets a fresh tensor (the caller may change its result
+    in place):
+
+    - while the view covers the whole of the batch's encoding (the `base` of `new_base`, at the
+      source length S), the layer is run once on the base and each later view gets the rows still
+      decoding (`keep_rows`) from that one result: the layer works row by row, so these are the
+      rows it would compute, without projecting the encoding again every time a sentence ends;
+    - otherwise (the rows re-encoded past S, at a growing length), once per view object.
+
+    Any other input runs the layer as usual. A layer whose `forward` cannot be wrapped is left alone.
     """
 
     def __init__(self, owner: nn.Module) -> None:
         self.layers = [m for m in owner.modules() if type(m) is nn.Linear]
         self.encoding: Tensor | None = None
+        self._base: Tensor | None = None  # the encoding the batch started from (rows x S)
+        self._rows: Tensor | None = None  # indices into _base of the rows still decoding; None: all
+        self._base_cache: dict[int, Tensor] = {}  # id(layer) -> layer(_base)
         self._key: Tensor | None = None
-        self._cache: dict[int, Tensor] = {}
-        self._wrapped: list[nn.Linear] = []
+        self._cache: dict[int, Tensor] = {}  # id(layer) -> layer(_key), views not covering _base
+        self._wrapped: list[tuple[nn.Linear, Any]] = []  # with the instance's own `forward`, if any
+
+    def new_base(self, base: Tensor) -> None:
+        """Start from a newly computed encoding: all of its rows, no projection of it yet."""
+        self._base, self._rows, self._base_cache = base, None, {}
+
+    def keep_rows(self, keep: Tensor) -> None:
+        """Only the rows `keep` (indices into the current rows) go on decoding."""
+        self._rows = keep if self._rows is None else self._rows[keep]
+
+    def set_view(self, view: Tensor) -> None:
+        """The encoding view the decoder is given from this step on."""
+        self.encoding = view
+
+    def _covers_base(self, x: Tensor) -> bool:
+        # The whole length of the base: the view's rows are contiguous, as the base's own are, so
+        # the layer computes them as it computes them within the base. A shorter (strided) view can
+        # be computed differently (to the last bit), so it is projected as it is.
+        base = self._base
+        return (
+            base is not None
+            and base.is_contiguous()
+            and x.is_contiguous()
+            and x.dim() == 3
+            and x.size(1) == base.size(1)
+        )
 
     def _wrap(self, layer: nn.Linear) -> None:
         plain = layer.forward
+        own = layer.__dict__.get("forward")  # an instance-level forward set by the model's author
 
         def forward(x: Tensor) -> Tensor:
             if x is not self.encoding:
                 return plain(x)
+            if self._covers_base(x):
+                full = self._base_cache.get(id(layer))
+                if full is None:
+                    full = self._base_cache[id(layer)] = plain(cast(Tensor, self._base))
+                return full.clone() if self._rows is None else full[self._rows]  # a new tensor
             if self._key is not x:  # a new encoding view: forget the old projections
                 self._key, self._cache = x, {}
             cached = self._cache.get(id(layer))
@@ -279,7 +328,7 @@ class _EncodingProjections:
             layer.forward = forward  # type: ignore[method-assign,assignment]  # an instance-level wrapper
         except (AttributeError, TypeError):  # e.g. a scripted module
             return
-        self._wrapped.append(layer)
+        self._wrapped.append((layer, own))
 
     def __enter__(self) -> _EncodingProjections:
         for layer in self.layers:
@@ -287,9 +336,13 @@ class _EncodingProjections:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for layer in self._wrapped:
-            layer.__dict__.pop("forward", None)
+        for layer, own in self._wrapped:
+            if own is None:
+                layer.__dict__.pop("forward", None)
+            else:
+                layer.__dict__["forward"] = own
         self._wrapped, self._cache, self._key, self.encoding = [], {}, None, None
+        self._base, self._rows, self._base_cache = None, None, {}
 
 
 class _LastPositionProjection:
@@ -298,8 +351,9 @@ class _LastPositionProjection:
     Without a cache every step reruns the decoder over all L positions; its final nn.Linear (the
     vocabulary projection) is the largest single cost there and only position `cur - 1` is used.
     A forward pre-hook gives that Linear just that position. It is used only when the decoder's
-    return value IS the output of one nn.Linear called once per forward (checked on the first
-    step), so the logits read are unchanged; any other decoder is run in full.
+    return value IS the output of one nn.Linear called once per forward (checked once per call,
+    by running the decoder on the first row of the first step), so the logits read are unchanged;
+    any other decoder is run in full.
     """
 
     def __init__(self, layer: nn.Linear | None, searched: bool) -> None:
@@ -311,22 +365,23 @@ class _LastPositionProjection:
         """A helper whose layer is still to be found by `find` (on the first decoding step)."""
         return cls(None, searched=False)
 
-    def find(self, owner: nn.Module, run: Callable[[], Tensor]) -> Tensor:
+    def find(self, owner: nn.Module, run: Callable[[], Tensor]) -> None:
         """Run the decoder once with hooks on the Linear layers of `owner`; keep the output layer.
 
         The layer found (None when no single Linear produces the decoder's output) is kept for
         every later step of the same `greedy_translate` call, in every batch: the model does not
-        change during a call, and `next_tokens` still checks each result's shape.
+        change during a call, and `next_tokens` still checks each result's shape. Without any
+        Linear layer in `owner` the decoder is not run.
 
         Args:
             owner: the model's decoder (or the model, when its decoder is not a module).
-            run: calls it on this step's inputs.
-
-        Returns:
-            The full logits (b, L, V) of this step.
+            run: calls it on inputs of this step (their first row: the logits are not used).
         """
         outputs: dict[nn.Module, list[Tensor]] = {}
         layers = [m for m in owner.modules() if isinstance(m, nn.Linear)]
+        if not layers:
+            self.layer, self.searched = None, True
+            return
         handles = [
             m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out))
             for m in layers
@@ -341,7 +396,6 @@ class _LastPositionProjection:
         ]
         layer = found[0] if len(found) == 1 else None
         self.layer, self.searched = (layer if isinstance(layer, nn.Linear) else None), True
-        return logits
 
     def next_tokens(self, run: Callable[[], Tensor], position: int) -> Tensor:
         """Argmax token at `position` of every row: (b,)."""

@@ -213,3 +213,42 @@ def test_encoded_at_the_source_length_then_once_more_at_full_length_past_it():
     assert [c["len"] for c in model.calls if c["kind"] == "enc"] == [5, 8]
     # Steps 1-5 run at the source length 5, steps 6-8 at the decoder input's own length.
     assert [c["dec"].size(1) for c in model.calls if c["kind"] == "dec"] == [5] * 5 + [6, 7, 8]
+
+
+class KeyProjectionSeq2Seq(TinySeq2Seq):
+    """TinySeq2Seq that projects the source encoding with an nn.Linear (like attention keys)."""
+
+    def __init__(self, plain_layer: bool = True) -> None:
+        super().__init__()
+        # A subclass of nn.Linear is not a plain Linear: greedy_translate then never reuses its outputs.
+        self.key = nn.Linear(16, 16) if plain_layer else type("OwnLinear", (nn.Linear,), {})(16, 16)
+        self.key.load_state_dict(nn.Linear(16, 16).state_dict())
+        self.key_inputs: list[tuple[int, int]] = []  # (rows, length) of each computed projection
+        computed = self.key.forward
+
+        def counting(x: Tensor) -> Tensor:  # an instance-level forward, as a user might set one
+            self.key_inputs.append((x.size(0), x.size(1)))
+            return computed(x)
+
+        self.key.forward = counting  # type: ignore[method-assign]
+
+    def decoder(self, dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
+        keys = self.key(enc)
+        keys.mul_(0.5)  # in place: the caller owns what the layer returned
+        return super().decoder(dec, keys, src_mask, trg_mask)
+
+
+def test_encoding_projection_computed_once_per_batch_as_rows_finish_and_tokens_unchanged():
+    torch.manual_seed(1)
+    sources = [[SOS, *torch.randint(4, V, (n,)).tolist(), EOS] for n in (6, 6, 5, 5, 4, 3)]
+    reused, plain = KeyProjectionSeq2Seq(), KeyProjectionSeq2Seq(plain_layer=False)
+    plain.load_state_dict(reused.state_dict())
+    kwargs: dict[str, Any] = dict(
+        src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD
+    )
+    assert greedy_translate(reused, sources, **kwargs) == greedy_translate(plain, sources, **kwargs)
+    at_source_length = [shape for shape in reused.key_inputs if shape[1] == 8]
+    # The one-row probe of the first step, then the whole batch once; rows finishing reuse it.
+    assert at_source_length == [(1, 8), (6, 8)]
+    assert len([shape for shape in plain.key_inputs if shape[1] == 8]) > 2  # every step, as it is
+    assert reused.key.forward.__name__ == "counting"  # the model's own forward is back afterwards
