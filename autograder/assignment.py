@@ -116,6 +116,9 @@ class Assignment:
     report_extras: ReportHook | None = None
     # Config sections only this assignment has (grader.yml key -> pydantic model class).
     config_sections: Mapping[str, Any] = field(default_factory=dict)
+    # The assignment's own message catalogue (<lang>.yml files, the engine's format); its
+    # `part.<name>` keys title the parts in reports, ahead of the engine's catalogue.
+    messages_dir: Path | None = None
 
     @property
     def provided_names(self) -> frozenset[str]:
