@@ -145,6 +145,7 @@ def test_otter_run_gives_the_solution_full_marks(tmp_path: Path) -> None:
         plugin = json.loads(archive.read("otter_config.json"))["plugins"][0]
     questions = next(iter(plugin.values()))["questions"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    (tmp_path / "run").mkdir()
     command = [sys.executable, "-m", "otter", "run", "-a", str(paths["zip"]), "-o", str(tmp_path / "run")]
     completed = subprocess.run(
         [*command, "--no-logo", str(paths["solution"])],
@@ -158,3 +159,25 @@ def test_otter_run_gives_the_solution_full_marks(tmp_path: Path) -> None:
     tests = json.loads((tmp_path / "run" / "results.json").read_text())["tests"]
     scores = {t["name"]: (t["score"], t["max_score"]) for t in tests}
     assert all(scores[questions[part]][0] == scores[questions[part]][1] > 0 for part in UNIT_PARTS)
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(2400)
+def test_the_gradescope_zip_grades_the_solution_with_part_1s_titles(tmp_path: Path) -> None:
+    root = tmp_path / "autograder"
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(parents=True)
+    with zipfile.ZipFile(build_zip(tmp_path / "gradescope.zip", assignment=NAME)) as archive:
+        archive.extractall(root / "source")
+    solution = build.build(tmp_path / "student", tmp_path / "dist", part=PART)["solution"]
+    shutil.copyfile(solution, root / "submission" / PART.master.name)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    subprocess.run(["bash", "run_autograder"], cwd=root / "source", env=env, check=True, timeout=TIMEOUT_S)
+    document = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    assert document["score"] == sum(
+        p["points"] for n, p in load_assignment(NAME).parts.items() if n != "training"
+    )
+    assert (
+        "학습 (수열 뒤집기)" in document["output"]
+    )  # the skipped training part, titled by Part 1's catalogue
