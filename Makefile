@@ -57,6 +57,7 @@ bench: setup
 .PHONY: template
 template: setup
 	$(PY) assignments/transformer_mt/build.py
+	$(PY) -m assignments.build --assignment attention_encoder
 
 # Gradescope autograder zip (setup.sh + run_autograder at its root), with Multi30k when available.
 gradescope-zip:

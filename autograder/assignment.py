@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -50,6 +51,8 @@ class Manifest:
     # Files (from the project root) vendored into student_template/.github/autograding/: the public
     # checks' runner, free of solutions.
     public_checks: tuple[str, ...] = ()
+    # The assignment's folder below student_template/ and dist/ ("": their top level).
+    student_dir: str = ""
 
 
 def read_manifest(folder: Path) -> Manifest:
@@ -64,15 +67,45 @@ def read_manifest(folder: Path) -> Manifest:
     Raises:
         AssignmentError: `ships` is not a mapping of lists of paths.
     """
-    ships = read_settings(folder).get("ships") or {}
-    if not isinstance(ships, dict) or not set(ships) <= {"student", "grader", "public_checks"}:
-        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks")
+    ships = dict(read_settings(folder).get("ships") or {})
+    if not set(ships) <= {"student", "grader", "public_checks", "student_dir"}:
+        raise AssignmentError(
+            f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks, student_dir"
+        )
+    student_dir = ships.pop("student_dir", "")
+    if not isinstance(student_dir, str) or not (student_dir == "" or student_dir.isidentifier()):
+        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.student_dir: expected a folder name")
     lists: dict[str, tuple[str, ...]] = {}
     for key, items in ships.items():
         if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
             raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.{key}: expected a list of paths")
         lists[key] = tuple(items)
-    return Manifest(**lists)
+    return Manifest(**lists, student_dir=student_dir)
+
+
+def grader_yml_naming(name: str, text: str | None = None) -> str:
+    """The project's grader.yml with `assignment.name` set to `name` (what a zip for it ships).
+
+    Only that one value changes, so the TA's comments and every other setting stay as written.
+
+    Args:
+        name: the assignment the shipped grader grades.
+        text: grader.yml's text (None: the project's).
+
+    Returns:
+        The text (unchanged when it already names `name`).
+
+    Raises:
+        AssignmentError: the file has no `assignment:` section with a `name:` line to set.
+    """
+    text = (PROJECT_ROOT / "grader.yml").read_text(encoding="utf-8") if text is None else text
+    pattern = re.compile(
+        r"^(assignment:[ \t]*\n(?:[ \t]*(?:#.*)?\n)*?[ \t]+name:[ \t]*)([^\s#]*)", re.MULTILINE
+    )
+    named, count = pattern.subn(lambda m: m.group(1) + name, text, count=1)
+    if count != 1 or (yaml.safe_load(named) or {}).get("assignment", {}).get("name") != name:
+        raise AssignmentError(f"grader.yml: no `assignment: name:` line to set to {name!r}")
+    return named
 
 
 # (statements, config, grader globals, submission path) -> outcome; statements are the worker's
@@ -116,6 +149,9 @@ class Assignment:
     report_extras: ReportHook | None = None
     # Config sections only this assignment has (grader.yml key -> pydantic model class).
     config_sections: Mapping[str, Any] = field(default_factory=dict)
+    # The assignment's own message catalogue (<lang>.yml files, the engine's format); its
+    # `part.<name>` keys title the parts in reports, ahead of the engine's catalogue.
+    messages_dir: Path | None = None
 
     @property
     def provided_names(self) -> frozenset[str]:

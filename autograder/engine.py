@@ -86,7 +86,7 @@ def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None =
     Returns:
         The per-part, per-check result with student-facing messages (in feedback.language).
     """
-    with use_language(config.feedback.language):
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
         return _grade_submission(path, config, parts)
 
 

@@ -12,7 +12,6 @@ Encoder that behaves one way under the unit checks and computes the reversal by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import reference.attention_encoder as part1
 from assignments.attention_encoder import worker_training
 from assignments.attention_encoder.checks.helpers import TRAIN_HELPER
 from assignments.attention_encoder.checks.messages import t
+from autograder.assignment import TrainingOutcome
 from autograder.transplant import candidate_mappings
 
 ASSIGNMENT_YML = Path(__file__).resolve().parent / "assignment.yml"
@@ -50,15 +50,6 @@ TEST_SEED_OFFSET = 10_007  # the test set's seed is the grading seed plus this; 
 # Share of the test positions where the reference architecture, with the returned weights, must
 # predict what the worker returned (float differences can flip a near tie, nothing more).
 MIN_AGREEMENT = 0.99
-
-
-@dataclass
-class TrainingOutcome:
-    """The verdict of the training part and what the report shows."""
-
-    passed: bool
-    message: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def configured() -> tuple[float, float]:

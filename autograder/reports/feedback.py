@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.assignment import assignment_of
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.figures import training_series
 from autograder.reports.files import check_stems
@@ -161,7 +162,7 @@ def write_feedback(
         The paths written.
     """
     check_stems(stems)
-    with use_language(config.feedback.language):
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
         return _write_feedback(results, stems, config, out_dir, html, reporter)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.assignment import assignment_of
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
 from autograder.reports.gradescope import write_gradescope_results
@@ -68,7 +69,7 @@ def write_reports(
     if len(stems) != len(results) or len(set(stems)) != len(stems):
         raise ValueError("write_reports needs one unique stem per result")
     check_stems(stems)
-    with use_language(config.feedback.language):
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
         return _write_reports(results, stems, config, out_dir)
 
 

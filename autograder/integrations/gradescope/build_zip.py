@@ -9,7 +9,13 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENTS_DIR, Manifest, default_assignment_name, read_manifest
+from autograder.assignment import (
+    ASSIGNMENTS_DIR,
+    Manifest,
+    default_assignment_name,
+    grader_yml_naming,
+    read_manifest,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -52,13 +58,16 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     return sorted(entries)
 
 
-def _manifest(assignment: str | None) -> Manifest:
-    """The manifest of the named assignment, else of the one grader.yml names."""
+def _assignment_name(assignment: str | None) -> str:
+    """The named assignment, else the one grader.yml names."""
     from autograder.config import load_config
 
-    return read_manifest(
-        ASSIGNMENTS_DIR / (assignment or load_config().assignment.name or default_assignment_name())
-    )
+    return assignment or load_config().assignment.name or default_assignment_name()
+
+
+def _manifest(assignment: str | None) -> Manifest:
+    """The manifest of the named assignment, else of the one grader.yml names."""
+    return read_manifest(ASSIGNMENTS_DIR / _assignment_name(assignment))
 
 
 def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment: str | None = None) -> Path:
@@ -73,13 +82,17 @@ def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment:
         The zip's path.
     """
     out.parent.mkdir(parents=True, exist_ok=True)
+    name_graded = _assignment_name(assignment)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, path in zip_entries(data_dir, assignment):
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             executable = name in ENTRY_POINTS or name.endswith(".sh")
             info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, path.read_bytes())
+            data = path.read_bytes()
+            if name == "grader.yml":  # the zip's engine grades the assignment it was built for
+                data = grader_yml_naming(name_graded, data.decode("utf-8")).encode("utf-8")
+            archive.writestr(info, data)
     return out
 
 

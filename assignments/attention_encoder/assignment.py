@@ -1,0 +1,76 @@
+"""Part 1 (scaled dot-product attention, multi-head attention and the encoder) as the engine loads it."""
+
+# The engine reads this one object (autograder.assignment.load_assignment). The training driver is
+# imported only when its hook runs, so reading the configuration stays light.
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
+from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
+from autograder.assignment import Assignment, TrainingOutcome
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
+
+FOLDER = Path(__file__).resolve().parent
+# Margin over the training budget for starting the worker, building the model and predicting.
+TRAINING_MARGIN_S = 30.0
+
+
+def reference_student() -> Any:
+    """The reference solution behind the worker's request interface (checks run on their own).
+
+    Returns:
+        A fresh `ReferenceStudent`.
+    """
+    from assignments.attention_encoder.checks.reference_student import ReferenceStudent
+
+    return ReferenceStudent(GRADER_GLOBALS)
+
+
+def run_training(
+    statements: list[tuple[str, int, str]],
+    config: GraderConfig,
+    grader_globals: dict[str, Any],
+    submission: Path | None,
+) -> TrainingOutcome:
+    """The training part: train the student's Encoder on sequence reversal in a worker of its own.
+
+    Args:
+        statements: the submission's definitions, as the worker takes them.
+        config: the validated configuration (worker limits, grading seed).
+        grader_globals: the names the grader provides.
+        submission: the notebook (unused: Part 1 reads nothing beside it).
+
+    Returns:
+        The verdict with the report's details (accuracy, steps, seconds).
+    """
+    from assignments.attention_encoder.training import configured, run_training_part
+    from autograder.part_kinds import worker_limits
+    from autograder.sandbox import Worker
+
+    _, budget_s = configured()
+    # One request trains for up to the assignment's budget: the per-request limit must cover it.
+    limits = worker_limits(config)
+    limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, budget_s + TRAINING_MARGIN_S))
+    with Worker(statements, limits, grader_globals, helpers_source=HELPERS_SOURCE) as worker:
+        return run_training_part(worker, seed=config.grading.seed)
+
+
+ASSIGNMENT = Assignment(
+    name=FOLDER.name,
+    folder=FOLDER,
+    checks_dir=FOLDER / "checks",
+    grader_globals=GRADER_GLOBALS,
+    reference_student=reference_student,
+    # The probes and the worker side of the training part run in the worker as `grader_helpers`.
+    worker_helpers=HELPERS_SOURCE,
+    training_part="training",
+    training=run_training,
+    # Student-facing messages, part titles (`part.<name>`) included.
+    messages_dir=FOLDER / "messages",
+)

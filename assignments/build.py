@@ -1,0 +1,409 @@
+"""Build an assignment's student template and Otter autograder zip from its master notebook (`make template`)."""
+
+# Usage: python -m assignments.build --assignment NAME            # write student_template/ and dist/
+#        python -m assignments.build --assignment NAME --data DIR # ... and bundle Multi30k into the zip
+#        python -m assignments.build --assignment NAME --check    # exit 1 if its template is stale
+# (python assignments/transformer_mt/build.py is the same for Part 2.) Everything per assignment
+# comes from its assignment.yml `ships:` manifest: the master is assignments/NAME/NAME.ipynb, the
+# template goes to student_template/<student_dir>/, the zip to dist/<student_dir>/autograder.zip.
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script (python assignments/transformer_mt/build.py)
+    sys.path.insert(0, str(REPO))
+
+from autograder.assignment import ASSIGNMENTS_DIR, grader_yml_naming, read_manifest  # noqa: E402
+
+DEFAULT_ASSIGNMENT = "transformer_mt"
+ZIP_NAME = "autograder.zip"
+GRADER_YML = "grader.yml"
+# Items Otter Assign writes itself (the public tests); the others of `ships.student` besides the
+# notebook are project folders staged beside the master (Part 2's mtkit/).
+GENERATED_ITEMS = ("tests",)
+DATA_ARCNAME = "data/multi30k"
+TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+# Otter's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) is replaced by
+# one that takes the upload out of Otter's reach first (autograder/integrations/otter_upload.py).
+RUN_OTTER = "run_otter.py"
+RUN_OTTER_TEXT = '''"""Runs Otter-Grader's autograding once the upload is out of Otter's reach (see docs/OTTER.md)."""
+
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parent          # <autograder>/source: the zip, never the upload
+sys.path[:0] = [str(SOURCE)]
+
+from autograder.integrations.otter_upload import prepare_autograder  # noqa: E402
+from otter.run.run_autograder import main as run_autograder  # noqa: E402
+
+if __name__ == "__main__":
+    prepare_autograder(SOURCE.parent)
+    run_autograder(str(SOURCE.parent))
+'''
+
+
+@dataclass(frozen=True)
+class Target:
+    """One assignment's build, as its manifest (assignment.yml `ships:`) describes it."""
+
+    name: str
+    master: Path  # assignments/<name>/<name>.ipynb, the Otter Assign master
+    student_dir: Path  # student_template/<ships.student_dir>/
+    dist_dir: Path  # dist/<ships.student_dir>/
+    student_items: tuple[str, ...]  # what the generated student folder holds; others are left alone
+    # The engine goes to the zip's root (/autograder/source on Gradescope), NOT through Otter's
+    # `files`, which Otter copies into the submission folder next to the student's notebook.
+    engine_dirs: tuple[str, ...]
+    engine_files: tuple[str, ...]
+
+    @property
+    def solution_name(self) -> str:
+        """The solution notebook written to dist_dir."""
+        return f"{self.name}_solution.ipynb"
+
+    @property
+    def staged_items(self) -> tuple[str, ...]:
+        """Project folders and files staged beside the master (every student item Otter does not write)."""
+        return tuple(
+            item for item in self.student_items if item != self.master.name and item not in GENERATED_ITEMS
+        )
+
+
+def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
+    """The build of one assignment.
+
+    Args:
+        name: the assignment's folder name.
+        repo: the project root.
+
+    Returns:
+        Its paths and lists, from its manifest.
+    """
+    manifest = read_manifest(ASSIGNMENTS_DIR / name)
+    return Target(
+        name=name,
+        master=ASSIGNMENTS_DIR / name / f"{name}.ipynb",
+        student_dir=repo / "student_template" / manifest.student_dir,
+        dist_dir=repo / "dist" / manifest.student_dir,
+        student_items=manifest.student,
+        engine_dirs=tuple(item for item in manifest.grader if (repo / item).is_dir()),
+        engine_files=tuple(item for item in manifest.grader if not (repo / item).is_dir()),
+    )
+
+
+PART = target()  # the default assignment's build (the names below keep its old module interface)
+MASTER = PART.master
+STUDENT_DIR = PART.student_dir
+DIST_DIR = PART.dist_dir
+SOLUTION_NAME = PART.solution_name
+STUDENT_ITEMS = PART.student_items
+ENGINE_DIRS = PART.engine_dirs
+ENGINE_FILES = PART.engine_files
+
+
+def requirements_text(lock: Path = REPO / "requirements.lock") -> str:
+    """The zip's pip requirements: the project's exact freeze (CPU torch from PyTorch's index).
+
+    Args:
+        lock: the project's requirements.lock.
+
+    Returns:
+        requirements.txt text for Otter (`overwrite_requirements: true` in the master config).
+    """
+    pins = [
+        line.strip()
+        for line in lock.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not any(pin.startswith("torch==") for pin in pins):
+        raise SystemExit(f"{lock}: expected an exact torch pin (torch==...)")
+    return "\n".join([TORCH_INDEX, *pins]) + "\n"
+
+
+def stage(workdir: Path, master: Path = MASTER, part: Target = PART) -> Path:
+    """Copy the master notebook, the staged items (Part 2: mtkit/) and requirements.txt into one
+    folder (Otter Assign needs every listed file below the master's folder).
+
+    Args:
+        workdir: an empty scratch folder.
+        master: the master notebook.
+        part: the assignment's build.
+
+    Returns:
+        The staged master notebook's path.
+    """
+    folder = workdir / "stage"
+    folder.mkdir(parents=True)
+    shutil.copyfile(master, folder / master.name)
+    for item in part.staged_items:
+        if (REPO / item).is_dir():
+            shutil.copytree(REPO / item, folder / item, ignore=IGNORED)
+        else:
+            shutil.copyfile(REPO / item, folder / item)
+    (folder / "requirements.txt").write_text(requirements_text(), encoding="utf-8")
+    return folder / master.name
+
+
+def run_assign(workdir: Path, master: Path | None = None, part: Target = PART) -> Path:
+    """Run `otter assign` on a staged copy of the master notebook.
+
+    Args:
+        workdir: an empty scratch folder.
+        master: the master notebook (None: the assignment's).
+        part: the assignment's build.
+
+    Returns:
+        Otter's output folder (with `student/` and `autograder/`).
+    """
+    staged = stage(workdir, master or part.master, part)
+    out = workdir / "out"
+    # The plugin named in the master's config is imported during generation: put the repo on the path.
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    completed = subprocess.run(
+        [sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests", str(staged), str(out)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if completed.returncode != 0:
+        raise SystemExit(f"otter assign failed:\n{completed.stdout}\n{completed.stderr}")
+    return out
+
+
+def _engine_entries(part: Target, repo: Path = REPO) -> Iterator[tuple[Path, str]]:
+    for top in part.engine_dirs:
+        for path in sorted((repo / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                yield path, path.relative_to(repo).as_posix()
+    for name in part.engine_files:
+        yield repo / name, name
+
+
+def package_zip(
+    otter_zip: Path, destination: Path, data_dir: Path | None = None, part: Target = PART
+) -> list[str]:
+    """Write the final autograder zip: Otter's files plus the engine at the root.
+
+    Otter's test files are dropped (an empty tests/ folder stays, as Otter requires one): the
+    grading plugin replaces their results anyway, and running them would only cost time.
+
+    Args:
+        otter_zip: the zip `otter assign` wrote.
+        destination: where to write the final zip.
+        data_dir: raw Multi30k files to bundle as data/multi30k/ (offline training grading; the
+            plugin points MULTI30K_DIR there when the grading machine sets none).
+        part: the assignment's build (its grader items; the zip's grader.yml names it).
+
+    Returns:
+        The archive names written.
+    """
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    names = []
+    with (
+        zipfile.ZipFile(otter_zip) as source,
+        zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
+                continue
+            target.writestr(info, source.read(info))
+            names.append(info.filename)
+        target.writestr(zipfile.ZipInfo("tests/"), b"")
+        target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
+        names.append(RUN_OTTER)
+        for path, name in _engine_entries(part):
+            if name == GRADER_YML:  # the zip's engine grades this assignment
+                target.writestr(name, grader_yml_naming(part.name, path.read_text(encoding="utf-8")))
+            else:
+                target.write(path, name)
+            names.append(name)
+        for path in sorted(data_dir.iterdir()) if data_dir else []:
+            if path.is_file():
+                target.write(path, f"{DATA_ARCNAME}/{path.name}")
+                names.append(f"{DATA_ARCNAME}/{path.name}")
+    return names
+
+
+def normalized_notebook(path: Path) -> dict:
+    """A notebook's JSON with position-based cell ids (Otter gives its check cells random ids).
+
+    Args:
+        path: an .ipynb file.
+
+    Returns:
+        The parsed notebook, cell ids replaced by "cell-000", "cell-001", ...
+    """
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    for index, cell in enumerate(notebook["cells"]):
+        if "id" in cell:
+            cell["id"] = f"cell-{index:03d}"
+    return notebook
+
+
+def write_notebook(source: Path, target: Path) -> None:
+    """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing)."""
+    target.write_text(
+        json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+
+
+def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target = PART) -> None:
+    """Replace the generated items of the student template (notebook, tests/, Part 2's mtkit/).
+
+    Args:
+        generated: Otter's `student/` output folder.
+        destination: the committed student template folder.
+        part: the assignment's build (its student items).
+    """
+    destination.mkdir(parents=True, exist_ok=True)
+    for item in part.student_items:
+        source, target = generated / item, destination / item
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=IGNORED)
+        elif source.suffix == ".ipynb":
+            write_notebook(source, target)
+        else:
+            shutil.copyfile(source, target)
+
+
+def _student_files(folder: Path, part: Target) -> dict[str, Path]:
+    found = {}
+    for item in part.student_items:
+        path = folder / item
+        paths = (
+            [path]
+            if path.is_file()
+            else sorted(p for p in path.rglob("*") if p.is_file())
+            if path.is_dir()
+            else []
+        )
+        found.update(
+            {
+                p.relative_to(folder).as_posix(): p
+                for p in paths
+                if "__pycache__" not in p.parts and p.suffix != ".pyc"
+            }
+        )
+    return found
+
+
+def stale_files(generated: Path, committed: Path | None = None, part: Target = PART) -> list[str]:
+    """Differences between a fresh student output and the committed template.
+
+    Notebooks are compared as parsed JSON (formatting aside), other files byte for byte.
+
+    Args:
+        generated: a freshly generated student folder.
+        committed: the committed student template (None: the assignment's).
+        part: the assignment's build.
+
+    Returns:
+        One line per missing, extra or differing file; empty when up to date.
+    """
+    committed = part.student_dir if committed is None else committed
+    new, old = _student_files(generated, part), _student_files(committed, part)
+    problems = [f"missing: {name}" for name in sorted(set(new) - set(old))]
+    problems += [f"not generated any more: {name}" for name in sorted(set(old) - set(new))]
+    for name in sorted(set(new) & set(old)):
+        if name.endswith(".ipynb"):
+            same = normalized_notebook(new[name]) == normalized_notebook(old[name])
+        else:
+            same = new[name].read_bytes() == old[name].read_bytes()
+        if not same:
+            problems.append(f"differs: {name}")
+    return problems
+
+
+def build(
+    student_dir: Path | None = None,
+    dist_dir: Path | None = None,
+    data_dir: Path | None = None,
+    part: Target = PART,
+) -> dict[str, Path]:
+    """Run the whole build.
+
+    Args:
+        student_dir: where the student template goes (None: the assignment's).
+        dist_dir: where the autograder zip and the solution notebook go (None: the assignment's).
+        data_dir: raw Multi30k files to bundle into the zip (see `package_zip`).
+        part: the assignment's build.
+
+    Returns:
+        {"zip", "solution", "student"} paths.
+    """
+    student_dir = part.student_dir if student_dir is None else student_dir
+    dist_dir = part.dist_dir if dist_dir is None else dist_dir
+    with tempfile.TemporaryDirectory(prefix="otter-assign-") as tmp:
+        out = run_assign(Path(tmp), part=part)
+        otter_zips = sorted((out / "autograder").glob("*.zip"))
+        if len(otter_zips) != 1:
+            raise SystemExit(f"expected one autograder zip from otter assign, found {len(otter_zips)}")
+        zip_path = dist_dir / ZIP_NAME
+        package_zip(otter_zips[0], zip_path, data_dir, part)
+        dist_dir.mkdir(parents=True, exist_ok=True)
+        solution = dist_dir / part.solution_name
+        write_notebook(out / "autograder" / part.master.name, solution)
+        write_student(out / "student", student_dir, part)
+    return {"zip": zip_path, "solution": solution, "student": student_dir}
+
+
+def main(argv: list[str] | None = None, default: str = DEFAULT_ASSIGNMENT) -> int:
+    """Command line entry point.
+
+    Args:
+        argv: arguments after the program name.
+        default: the assignment built when --assignment is not given.
+
+    Returns:
+        The exit status (1 when --check finds the template stale).
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--assignment", default=default, metavar="NAME", help=f"the assignment (default: {default})"
+    )
+    parser.add_argument("--check", action="store_true", help="only report whether student_template/ is stale")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="bundle these raw Multi30k files into the zip (offline training grading)",
+    )
+    args = parser.parse_args(argv)
+    part = target(args.assignment)
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="otter-check-") as tmp:
+            problems = stale_files(run_assign(Path(tmp), part=part) / "student", part=part)
+        where = part.student_dir.relative_to(REPO).as_posix()
+        for problem in problems:
+            print(f"stale {where}/: {problem} (run `make template`)")
+        return 1 if problems else 0
+    paths = build(data_dir=args.data, part=part)
+    for key, path in paths.items():
+        print(f"{key}: {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
