@@ -23,19 +23,26 @@ LANGUAGES = ("ko", "en")
 FALLBACK = "en"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
+# The graded assignment's own catalogue folder (Assignment.messages_dir), consulted first for part titles.
+_assignment_messages: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "assignment_messages", default=None
+)
 
 
 @cache
-def catalogue(language: str) -> dict[str, str]:
+def catalogue(language: str, folder: Path = MESSAGES_DIR) -> dict[str, str]:
     """All messages of one language.
 
     Args:
         language: "ko" or "en".
+        folder: the catalogue's folder (the engine's, or an assignment's messages_dir).
 
     Returns:
-        key -> format string.
+        key -> format string ({} when an assignment's folder has no file for the language).
     """
-    path = MESSAGES_DIR / f"{language}.yml"
+    path = folder / f"{language}.yml"
+    if folder != MESSAGES_DIR and not path.is_file():
+        return {}
     loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return {str(k): str(v) for k, v in loaded.items()}
 
@@ -59,20 +66,24 @@ def set_language(language: str) -> None:
 
 
 @contextlib.contextmanager
-def use_language(language: str) -> Iterator[None]:
+def use_language(language: str, assignment_messages: Path | None = None) -> Iterator[None]:
     """Produce messages in `language` inside the block.
 
     Args:
         language: "ko" or "en".
+        assignment_messages: the graded assignment's catalogue folder (Assignment.messages_dir);
+            None keeps the current one.
     """
     if language not in LANGUAGES:
         raise ValueError(
             f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})"
         )
     token = _language.set(language)
+    folder_token = _assignment_messages.set(assignment_messages or _assignment_messages.get())
     try:
         yield
     finally:
+        _assignment_messages.reset(folder_token)
         _language.reset(token)
 
 
@@ -98,8 +109,8 @@ def t(key: str, /, language: str | None = None, **fields: Any) -> str:
 
 
 def part_title(name: str, title: str) -> str:
-    """A part's title in the current language: the catalogue's `part.<name>` where that language
-    has one, else grader.yml's title.
+    """A part's title in the current language: `part.<name>` from the graded assignment's own
+    catalogue, else the engine's, where that language has one; else grader.yml's title.
 
     Args:
         name: the part's key in grader.yml.
@@ -108,4 +119,10 @@ def part_title(name: str, title: str) -> str:
     Returns:
         The title to show.
     """
-    return catalogue(_language.get()).get(f"part.{name}", title)
+    key = f"part.{name}"
+    folder = _assignment_messages.get()
+    if folder is not None:
+        own = catalogue(_language.get(), folder).get(key)
+        if own is not None:
+            return own
+    return catalogue(_language.get()).get(key, title)
