@@ -26,10 +26,7 @@ def otter_hook_files() -> dict[str, bytes]:
     assert spec is not None and spec.loader is not None, HOOK_SOURCE
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return {
-        module.PTH_NAME: module.pth_text().encode("ascii"),
-        f"{module.HOOK_NAME}.py": HOOK_SOURCE.read_bytes(),
-    }
+    return {module.PTH_NAME: module.pth_text().encode("ascii"), f"{module.HOOK_NAME}.py": HOOK_SOURCE.read_bytes()}
 
 
 class BuildPyWithHook(build_py):

@@ -78,9 +78,7 @@ class Target:
     @property
     def staged_items(self) -> tuple[str, ...]:
         """Project folders and files staged beside the master (every student item Otter does not write)."""
-        return tuple(
-            item for item in self.student_items if item != self.master.name and item not in GENERATED_ITEMS
-        )
+        return tuple(item for item in self.student_items if item != self.master.name and item not in GENERATED_ITEMS)
 
 
 def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
@@ -172,10 +170,7 @@ def run_assign(workdir: Path, master: Path | None = None, part: Target = PART) -
     staged = stage(workdir, master or part.master, part)
     out = workdir / "out"
     # The plugin named in the master's config is imported during generation: put the repo on the path.
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     completed = subprocess.run(
         [sys.executable, "-m", "otter", "assign", "--no-pdfs", "--no-run-tests", str(staged), str(out)],
         cwd=workdir,
@@ -197,9 +192,7 @@ def _engine_entries(part: Target, repo: Path = REPO) -> Iterator[tuple[Path, str
         yield repo / name, name
 
 
-def package_zip(
-    otter_zip: Path, destination: Path, data_dir: Path | None = None, part: Target = PART
-) -> list[str]:
+def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None, part: Target = PART) -> list[str]:
     """Write the final autograder zip: Otter's files plus the engine at the root.
 
     Otter's test files are dropped (an empty tests/ folder stays, as Otter requires one): the
@@ -217,10 +210,7 @@ def package_zip(
     """
     destination.parent.mkdir(parents=True, exist_ok=True)
     names = []
-    with (
-        zipfile.ZipFile(otter_zip) as source,
-        zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target,
-    ):
+    with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
         for info in source.infolist():
             if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
                 continue
@@ -260,9 +250,7 @@ def normalized_notebook(path: Path) -> dict:
 
 def write_notebook(source: Path, target: Path) -> None:
     """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing)."""
-    target.write_text(
-        json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    target.write_text(json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target = PART) -> None:
@@ -292,19 +280,9 @@ def _student_files(folder: Path, part: Target) -> dict[str, Path]:
     found = {}
     for item in part.student_items:
         path = folder / item
-        paths = (
-            [path]
-            if path.is_file()
-            else sorted(p for p in path.rglob("*") if p.is_file())
-            if path.is_dir()
-            else []
-        )
+        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
         found.update(
-            {
-                p.relative_to(folder).as_posix(): p
-                for p in paths
-                if "__pycache__" not in p.parts and p.suffix != ".pyc"
-            }
+            {p.relative_to(folder).as_posix(): p for p in paths if "__pycache__" not in p.parts and p.suffix != ".pyc"}
         )
     return found
 
@@ -337,10 +315,7 @@ def stale_files(generated: Path, committed: Path | None = None, part: Target = P
 
 
 def build(
-    student_dir: Path | None = None,
-    dist_dir: Path | None = None,
-    data_dir: Path | None = None,
-    part: Target = PART,
+    student_dir: Path | None = None, dist_dir: Path | None = None, data_dir: Path | None = None, part: Target = PART
 ) -> dict[str, Path]:
     """Run the whole build.
 
@@ -380,9 +355,7 @@ def main(argv: list[str] | None = None, default: str = DEFAULT_ASSIGNMENT) -> in
         The exit status (1 when --check finds the template stale).
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--assignment", default=default, metavar="NAME", help=f"the assignment (default: {default})"
-    )
+    parser.add_argument("--assignment", default=default, metavar="NAME", help=f"the assignment (default: {default})")
     parser.add_argument("--check", action="store_true", help="only report whether student_template/ is stale")
     parser.add_argument(
         "--data",

@@ -99,9 +99,7 @@ def grader_yml_naming(name: str, text: str | None = None) -> str:
         AssignmentError: the file has no `assignment:` section with a `name:` line to set.
     """
     text = (PROJECT_ROOT / "grader.yml").read_text(encoding="utf-8") if text is None else text
-    pattern = re.compile(
-        r"^(assignment:[ \t]*\n(?:[ \t]*(?:#.*)?\n)*?[ \t]+name:[ \t]*)([^\s#]*)", re.MULTILINE
-    )
+    pattern = re.compile(r"^(assignment:[ \t]*\n(?:[ \t]*(?:#.*)?\n)*?[ \t]+name:[ \t]*)([^\s#]*)", re.MULTILINE)
     named, count = pattern.subn(lambda m: m.group(1) + name, text, count=1)
     if count != 1 or (yaml.safe_load(named) or {}).get("assignment", {}).get("name") != name:
         raise AssignmentError(f"grader.yml: no `assignment: name:` line to set to {name!r}")
@@ -110,9 +108,7 @@ def grader_yml_naming(name: str, text: str | None = None) -> str:
 
 # (statements, config, grader globals, submission path) -> outcome; statements are the worker's
 # (label, line, code) triples of the submission's definitions.
-TrainingHook = Callable[
-    [list[tuple[str, int, str]], "GraderConfig", dict[str, Any], Path | None], TrainingOutcome
-]
+TrainingHook = Callable[[list[tuple[str, int, str]], "GraderConfig", dict[str, Any], Path | None], TrainingOutcome]
 # (config, submission stem) -> names of the files beside the submission that its training part reads
 # in this configuration (a submitted checkpoint), in the order they are looked for.
 SidecarHook = Callable[["GraderConfig", str], list[str]]

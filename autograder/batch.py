@@ -134,8 +134,7 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
         RESERVED_STEMS,
     )
     return [
-        Submission(path, label, stem)
-        for (path, _, _), label, stem in zip(unique_found, labels, stems, strict=True)
+        Submission(path, label, stem) for (path, _, _), label, stem in zip(unique_found, labels, stems, strict=True)
     ]
 
 
@@ -163,11 +162,7 @@ def _skip_reason(part: str, config: GraderConfig, parts: Sequence[str] | None) -
 
 
 def grader_error_result(
-    label: str,
-    config: GraderConfig,
-    parts: Sequence[str] | None,
-    error: BaseException | str,
-    traceback_text: str = "",
+    label: str, config: GraderConfig, parts: Sequence[str] | None, error: BaseException | str, traceback_text: str = ""
 ) -> SubmissionResult:
     """The result recorded when grading a submission failed: status "grader-error", zero points
     for every part that was to be graded (other parts skipped), the error in `notes` and the
@@ -345,10 +340,7 @@ def grade_batch(
     inputs = inputs_digest(config, parts)
     digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
     store.start_batch(
-        config,
-        parts,
-        inputs,
-        [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions],
+        config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions]
     )
     results: dict[int, SubmissionResult] = {}
     for index, submission in enumerate(submissions):
@@ -362,9 +354,7 @@ def grade_batch(
         index = todo[position]
         submission = submissions[index]
         store.save(
-            StoredResult(
-                submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result
-            )
+            StoredResult(submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result)
         )
         publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
         results[index] = result
@@ -383,9 +373,7 @@ def grade_batch(
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
     return BatchRun(
-        ordered,
-        [submissions[i].label for i in todo],
-        [s.label for i, s in enumerate(submissions) if i not in todo],
+        ordered, [submissions[i].label for i in todo], [s.label for i, s in enumerate(submissions) if i not in todo]
     )
 
 

@@ -108,9 +108,7 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    not_a_file = CheckpointRefused(
-        f"`{name}` is a link or not a regular file; submit the checkpoint file itself."
-    )
+    not_a_file = CheckpointRefused(f"`{name}` is a link or not a regular file; submit the checkpoint file itself.")
     try:
         # O_NOFOLLOW: the name itself must not be a link (checked on the open file, no race).
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))

@@ -42,8 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         A parser with the subcommands grade, config and validate-config.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m autograder",
-        description="Grade notebook submissions with an assignment's hidden checks.",
+        prog="python -m autograder", description="Grade notebook submissions with an assignment's hidden checks."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     grade = commands.add_parser(
@@ -82,9 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=FEEDBACK_LANGUAGES,
         help="language of the student-facing messages and reports (feedback.language)",
     )
-    grade.add_argument(
-        "--timeout", type=float, metavar="S", help="seconds per worker request (worker.timeout_s)"
-    )
+    grade.add_argument("--timeout", type=float, metavar="S", help="seconds per worker request (worker.timeout_s)")
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
     grade.add_argument(
         "--isolation",
@@ -96,16 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
     )
+    grade.add_argument("--json", action="store_true", help="print the results as a JSON list instead of the table")
+    grade.add_argument("--quiet", "-q", action="store_true", help="print neither the table nor the progress bar")
     grade.add_argument(
-        "--json", action="store_true", help="print the results as a JSON list instead of the table"
-    )
-    grade.add_argument(
-        "--quiet", "-q", action="store_true", help="print neither the table nor the progress bar"
-    )
-    grade.add_argument(
-        "--html",
-        action="store_true",
-        help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)",
+        "--html", action="store_true", help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)"
     )
     grade.add_argument(
         "--reporter-payload",
@@ -149,9 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", action="store_true", help="also write the HTML feedback")
     report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
     commands.add_parser(
-        "public-checks",
-        add_help=False,
-        help="run the public Otter checks on a notebook, as the student workflow does",
+        "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
     )
     commands.add_parser("config", help="describe every grader.yml key and its default")
     validate = commands.add_parser("validate-config", help="check a grader.yml")
@@ -170,11 +159,7 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}.
     """
-    return {
-        key: getattr(args, flag)
-        for flag, key in FLAG_TO_CONFIG_KEY.items()
-        if getattr(args, flag) is not None
-    }
+    return {key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items() if getattr(args, flag) is not None}
 
 
 def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
@@ -222,9 +207,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     except IsolationUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    show_progress = not args.quiet and (
-        len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
-    )
+    show_progress = not args.quiet and (len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths))
     try:
         executor = make_executor(
             args.executor,
@@ -235,8 +218,7 @@ def _command_grade(args: argparse.Namespace) -> int:
         config = executor.prepare(config)
     except ImportError as error:
         print(
-            f"error: --executor {args.executor} needs its package ({error}); "
-            'install it with: pip install ".[ray]"',
+            f'error: --executor {args.executor} needs its package ({error}); install it with: pip install ".[ray]"',
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -267,25 +249,20 @@ def _command_grade(args: argparse.Namespace) -> int:
         sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
         reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
-        print(
-            f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr
-        )
+        print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr)
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
     try:
-        reported, missing = batch.rebuild_reports(
-            args.out_dir, html=args.html, reporter=args.reporter_payload
-        )
+        reported, missing = batch.rebuild_reports(args.out_dir, html=args.html, reporter=args.reporter_payload)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
     if missing:
         print(
-            f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command "
-            "again to grade them",
+            f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command again to grade them",
             file=sys.stderr,
         )
     return EXIT_OK

@@ -40,10 +40,7 @@ def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, 
     cause = next((v for v in part_verdicts if v is not None and v.blocking), None)
     if cause is None:
         return verdicts
-    return {
-        **verdicts,
-        **{c: Verdict(False, cause.message, verdicts[c].internal_error, True) for c in check_ids},
-    }
+    return {**verdicts, **{c: Verdict(False, cause.message, verdicts[c].internal_error, True) for c in check_ids}}
 
 
 def _score(
@@ -58,17 +55,10 @@ def _score(
                 reason = skipped.get(name, t("engine.not_selected"))
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
                 continue
-            verdict = verdicts.get(check_id) or Verdict(
-                False, t("engine.no_verdict"), internal_error="no verdict"
-            )
+            verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
             checks.append(
                 CheckResult(
-                    check_id,
-                    name,
-                    max_points,
-                    verdict.passed,
-                    max_points if verdict.passed else 0.0,
-                    verdict.message,
+                    check_id, name, max_points, verdict.passed, max_points if verdict.passed else 0.0, verdict.message
                 )
             )
         results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
@@ -95,9 +85,7 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     path = Path(path)
     selected = _selected_parts(config, parts)
     assignment = assignment_of(config)
-    loaded = load_submission(
-        path, provided_names=assignment.provided_names, max_mb=config.grading.max_notebook_mb
-    )
+    loaded = load_submission(path, provided_names=assignment.provided_names, max_mb=config.grading.max_notebook_mb)
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
     skipped = config.disabled_parts()
     if not loaded.statements:

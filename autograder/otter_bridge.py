@@ -44,9 +44,7 @@ DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
 BUNDLED_DATA = "data/multi30k"
 OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
-TRAINING_OFF_REASON = (
-    "The training run is not graded by this autograder (its Otter plugin option `train` is off)."
-)
+TRAINING_OFF_REASON = "The training run is not graded by this autograder (its Otter plugin option `train` is off)."
 
 
 @dataclass(frozen=True)
@@ -67,9 +65,7 @@ class BridgeOptions:
         config = dict(config or {})
         unknown = sorted(set(config) - OPTION_KEYS)
         if unknown:
-            raise ValueError(
-                f"{PLUGIN_NAME}: unknown option {unknown[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})"
-            )
+            raise ValueError(f"{PLUGIN_NAME}: unknown option {unknown[0]!r} (known: {', '.join(sorted(OPTION_KEYS))})")
         questions = {str(k): str(v) for k, v in (config.get("questions") or {}).items()}
         timeouts = {str(k): float(v) for k, v in (config.get("timeouts") or {}).items()}
         timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
@@ -140,9 +136,7 @@ def find_engine_root(autograder_dir: str | Path | None) -> Path:
             and _is_real_file(root / "autograder" / "cli.py")
         ):
             return root
-    raise FileNotFoundError(
-        f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}"
-    )
+    raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
 
 
 def engine_config(engine_root: Path) -> GraderConfig:
@@ -242,10 +236,7 @@ def run_engine(
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 code = None
-        seconds, tail = (
-            time.monotonic() - started,
-            log_path.read_text(encoding="utf-8", errors="replace")[-4000:],
-        )
+        seconds, tail = (time.monotonic() - started, log_path.read_text(encoding="utf-8", errors="replace")[-4000:])
         result_path = out / "submission.json"
         if code is None:
             failure = (
@@ -259,9 +250,7 @@ def run_engine(
                 "the course staff can see the details in the autograder log."
             )
         else:
-            return EngineRun(
-                list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail
-            )
+            return EngineRun(list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail)
     return EngineRun(list(parts), None, failure, seconds, tail)
 
 
@@ -357,17 +346,12 @@ def grade_parts(
         if train:
             run_alone(training_part)
         else:
-            graded[training_part] = _skipped_part(
-                training_part, config_parts[training_part], TRAINING_OFF_REASON
-            )
+            graded[training_part] = _skipped_part(training_part, config_parts[training_part], TRAINING_OFF_REASON)
     return _merge(submission.name, config_parts, graded, runs), runs
 
 
 def _merge(
-    label: str,
-    config_parts: Mapping[str, PartConfig],
-    graded: Mapping[str, dict[str, Any]],
-    runs: Sequence[EngineRun],
+    label: str, config_parts: Mapping[str, PartConfig], graded: Mapping[str, dict[str, Any]], runs: Sequence[EngineRun]
 ) -> dict[str, Any]:
     results = [r.result for r in runs if r.result is not None]
     parts = [graded[name] for name in config_parts]
@@ -449,12 +433,9 @@ def blank_submission(submission: Any) -> Any:
     """What Otter's kernel executes instead of the submission: nothing (an empty notebook/script)."""
     if isinstance(submission, str):
         return ""
-    note = nbformat.v4.new_markdown_cell(
-        "Graded by the course's engine; Otter does not execute this notebook."
-    )
+    note = nbformat.v4.new_markdown_cell("Graded by the course's engine; Otter does not execute this notebook.")
     return nbformat.v4.new_notebook(
-        cells=[note],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        cells=[note], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
     )
 
 
@@ -563,9 +544,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             PLUGIN_NAME,
             {
                 "engine_result": merged,
-                "runs": [
-                    {"parts": r.parts, "seconds": round(r.seconds, 2), "failure": r.failure} for r in runs
-                ],
+                "runs": [{"parts": r.parts, "seconds": round(r.seconds, 2), "failure": r.failure} for r in runs],
             },
         )
         self.report = self._report(merged, runs, time.monotonic() - started)

@@ -100,9 +100,7 @@ def worker_limits(config: GraderConfig) -> Limits:
 
 def _load_error(error: dict[str, Any]) -> str:
     """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
-    where = ", ".join(
-        str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x
-    )
+    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
     text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
     return t("engine.statement_skipped", where=where, text=text) if where else text
 
@@ -134,9 +132,7 @@ class UnitParts(PartKind):
         ) as worker:
             report = worker.load_report()
             outcome = KindOutcome(problems=[_load_error(e) for e in report.get("errors", [])])
-            context = CheckContext(
-                student=worker, seed=config.grading.seed, why_missing=submission.why_missing
-            )
+            context = CheckContext(student=worker, seed=config.grading.seed, why_missing=submission.why_missing)
             outcome.verdicts = run_checks(assignment.checks_dir, context, check_ids, budget_s)
             # What the assignment shows besides the verdicts (never raises), read while the worker lives.
             if assignment.report_extras is not None:
@@ -168,9 +164,7 @@ class TrainingPart(PartKind):
             )
             outcome.extras["training"] = trained.details
             for check_id in config.parts[part].checks:
-                outcome.verdicts[check_id] = Verdict(
-                    trained.passed, "" if trained.passed else trained.message
-                )
+                outcome.verdicts[check_id] = Verdict(trained.passed, "" if trained.passed else trained.message)
             if trained.passed:
                 outcome.extras["training"]["message"] = trained.message
         return outcome
@@ -191,6 +185,4 @@ def part_kind(part: str, assignment: Assignment | None = None) -> PartKind:
     Returns:
         The first kind in `PART_KINDS` that claims it, else the default (unit) kind.
     """
-    return next(
-        (kind for kind in PART_KINDS.values() if kind.claims(part, assignment)), PART_KINDS[DEFAULT_KIND]
-    )
+    return next((kind for kind in PART_KINDS.values() if kind.claims(part, assignment)), PART_KINDS[DEFAULT_KIND])

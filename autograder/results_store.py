@@ -86,11 +86,7 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
         The hex digest.
     """
     trimmed = config.model_dump(mode="json", exclude=RUN_ONLY_KEYS)
-    described = {
-        "config": trimmed,
-        "parts": None if parts is None else sorted(parts),
-        "engine": engine_digest(),
-    }
+    described = {"config": trimmed, "parts": None if parts is None else sorted(parts), "engine": engine_digest()}
     return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
 
 
@@ -109,12 +105,7 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
     """
     part = config.training_part()
     hook = assignment_of(config).sidecar_names
-    if (
-        part is None
-        or hook is None
-        or part in config.disabled_parts()
-        or (parts is not None and part not in parts)
-    ):
+    if part is None or hook is None or part in config.disabled_parts() or (parts is not None and part not in parts):
         return []
     names = hook(config, path.stem)
     return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
@@ -170,11 +161,7 @@ class ResultsStore:
         self.results.mkdir(parents=True, exist_ok=True)
 
     def start_batch(
-        self,
-        config: GraderConfig,
-        parts: Sequence[str] | None,
-        inputs_sha256: str,
-        entries: Sequence[dict[str, str]],
+        self, config: GraderConfig, parts: Sequence[str] | None, inputs_sha256: str, entries: Sequence[dict[str, str]]
     ) -> None:
         """Record the configuration and the batch (its inputs digest; stems, labels, sources in
         order) of this run, for `autograder report`.
@@ -188,8 +175,7 @@ class ResultsStore:
         self._ensure()
         # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
         atomic_write_text(
-            self.folder / "config.json",
-            json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False),
+            self.folder / "config.json", json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False)
         )
         batch = {
             "parts": None if parts is None else list(parts),
@@ -245,12 +231,7 @@ class ResultsStore:
         atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
         line = (
             json.dumps(
-                {
-                    "event": "stored",
-                    "stem": record.stem,
-                    "status": record.result.status,
-                    "points": record.result.points,
-                }
+                {"event": "stored", "stem": record.stem, "status": record.result.status, "points": record.result.points}
             )
             + "\n"
         )

@@ -43,9 +43,7 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     if isinstance(error, StudentError):
         where = f" ({error.where})" if getattr(error, "where", "") else ""
         return Verdict(
-            False,
-            t("engine.raised", exc_type=error.exc_type, message=error.message, where=where),
-            blocking=True,
+            False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where), blocking=True
         )
     if isinstance(error, WorkerFailure):
         return Verdict(False, t("engine.not_finished", reason=error.reason), blocking=True)

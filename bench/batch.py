@@ -85,22 +85,16 @@ def main() -> int:
         rows.append(timed("local executor", lambda: grade_all(submissions, config, parts, executor=local)))
         rows.append(
             timed(
-                "local Ray start-up",
-                lambda: ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False),
+                "local Ray start-up", lambda: ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False)
             )
         )
         executor = RayExecutor()
         rows.append(
-            timed(
-                "local Ray",
-                lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor),
-            )
+            timed("local Ray", lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor))
         )
         ray.shutdown()
         if not args.no_bracket:
-            rows.append(
-                timed("local executor, again", lambda: grade_all(submissions, config, parts, executor=local))
-            )
+            rows.append(timed("local executor, again", lambda: grade_all(submissions, config, parts, executor=local)))
         if not args.skip_cluster:
             cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # head: no grading
             rows.append(
@@ -132,9 +126,7 @@ def main() -> int:
                 "jobs": args.jobs,
                 "cpus": os.cpu_count(),
                 "ray_over_local": round(ray_row["wall_s"] / local_wall, 3),
-                "ray_over_each_local_run": [
-                    round(ray_row["wall_s"] / row["wall_s"], 3) for row in local_rows
-                ],
+                "ray_over_each_local_run": [round(ray_row["wall_s"] / row["wall_s"], 3) for row in local_rows],
                 "same_scores": same,
             }
         ),

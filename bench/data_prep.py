@@ -78,9 +78,7 @@ def default_data_dir() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        "--data-dir", default=default_data_dir(), help="raw Multi30k folder (env MULTI30K_DIR)"
-    )
+    parser.add_argument("--data-dir", default=default_data_dir(), help="raw Multi30k folder (env MULTI30K_DIR)")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--pool-size", type=int, default=6400)
     parser.add_argument("--seed", type=int, default=0)
@@ -181,9 +179,7 @@ def main() -> None:
         lambda s, t, p: fixed_pad_pair_batch(s, t, p, DEFAULT_MAX_LENGTH),
     )
     rand = padding_stats(random_batches(len(train), bs, args.seed), train.src, train.tgt, pad_pair_batch)
-    bucket = padding_stats(
-        bucket_batches(lengths, bs, args.pool_size, args.seed), train.src, train.tgt, pad_pair_batch
-    )
+    bucket = padding_stats(bucket_batches(lengths, bs, args.pool_size, args.seed), train.src, train.tgt, pad_pair_batch)
     print(f"\n## Padding over one train epoch (batch {bs}; src and tgt padded to one common length)")
     for label, stats in (
         ("padded to 50 (original)", fixed),

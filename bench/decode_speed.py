@@ -77,9 +77,7 @@ def main() -> None:
     )
     parser.add_argument("--profile", default="cpu")
     parser.add_argument(
-        "--batch-size",
-        default="128",
-        help="generic decoder's batch size; a comma-separated list times each in turn",
+        "--batch-size", default="128", help="generic decoder's batch size; a comma-separated list times each in turn"
     )
     parser.add_argument("--skip-fast", action="store_true", help="do not time the reference fast decoder")
     parser.add_argument(
@@ -87,9 +85,7 @@ def main() -> None:
         default=BASELINE_REV,
         help="git revision whose mtkit/decoding.py is the baseline ('' = no baseline)",
     )
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="alternated baseline/current pairs per batch size"
-    )
+    parser.add_argument("--repeat", type=int, default=3, help="alternated baseline/current pairs per batch size")
     args = parser.parse_args()
     load_before = os.getloadavg()
     data = prepare_data()

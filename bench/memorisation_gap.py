@@ -45,9 +45,7 @@ def both_splits(model: Transformer, data, threshold: float) -> dict:
 
 def main() -> int:
     """Print one JSON line per evaluated model."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     ckpt = sub.add_parser("checkpoint", help="score a saved reference checkpoint")
     ckpt.add_argument("path", type=Path)

@@ -74,16 +74,12 @@ def run(workdir: Path, env: dict[str, str], save: str) -> tuple[nbformat.Noteboo
     notebook_path = build.run_assign(workdir) / "autograder" / build.MASTER.name
     notebook = nbformat.read(notebook_path, as_version=4)
     training = next(
-        i
-        for i, c in enumerate(notebook.cells)
-        if c.cell_type == "code" and TIMED_CELLS["training cell"] in c.source
+        i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and TIMED_CELLS["training cell"] in c.source
     )
     notebook.cells[training + 1 : training + 1] = [
         nbformat.v4.new_code_cell("_bench_train_cpu = __import__('time').process_time() - _bench_cpu0")
     ]
-    notebook.cells.insert(
-        training, nbformat.v4.new_code_cell("_bench_cpu0 = __import__('time').process_time()")
-    )
+    notebook.cells.insert(training, nbformat.v4.new_code_cell("_bench_cpu0 = __import__('time').process_time()"))
     notebook.cells.append(nbformat.v4.new_code_cell(REPORT_CELL % {"save": save, "marker": MARKER}))
     client = NotebookClient(
         notebook,
@@ -130,9 +126,7 @@ def main() -> int:
         total = time.perf_counter() - started
         load_after = os.getloadavg()
     timed = {
-        name: next(
-            (cell_seconds(c) for c in notebook.cells if c.cell_type == "code" and fragment in c.source), None
-        )
+        name: next((cell_seconds(c) for c in notebook.cells if c.cell_type == "code" and fragment in c.source), None)
         for name, fragment in TIMED_CELLS.items()
     }
     print("=== student notebook, CPU setting ===")

@@ -62,8 +62,7 @@ def public_figures() -> int:
     )
     print(
         f"false fails: {len(false_fails)} among {correct} held-out correct notebooks (both formats) "
-        f"and {len(alternatives)} alternative-correct corpus notebooks"
-        + (f": {false_fails}" if false_fails else "")
+        f"and {len(alternatives)} alternative-correct corpus notebooks" + (f": {false_fails}" if false_fails else "")
     )
     print(f"time: {time.perf_counter() - started:.1f} s")
     return 0 if caught >= 7 and not false_fails else 1
@@ -81,10 +80,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=CORPUS_JOBS, help="notebooks graded in parallel")
     parser.add_argument(
-        "--timeout",
-        type=float,
-        default=CORPUS_TIMEOUT_S,
-        help="worker request timeout in seconds (worker.timeout_s)",
+        "--timeout", type=float, default=CORPUS_TIMEOUT_S, help="worker request timeout in seconds (worker.timeout_s)"
     )
     parser.add_argument(
         "--only",
@@ -96,9 +92,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=None, help="report folder (default: a temporary one)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case's points")
     parser.add_argument(
-        "--public",
-        action="store_true",
-        help="measure the public checks (student_template/tests) instead of grading",
+        "--public", action="store_true", help="measure the public checks (student_template/tests) instead of grading"
     )
     args = parser.parse_args(argv)
     if args.public:

@@ -24,9 +24,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--out", default=str(REPO_ROOT / "runs" / "time_to_bleu"))
-    parser.add_argument(
-        "--warm-cache", action="store_true", help="reuse the normal data cache instead of a cold one"
-    )
+    parser.add_argument("--warm-cache", action="store_true", help="reuse the normal data cache instead of a cold one")
     parser.add_argument("extra", nargs="*", help="further reference.train arguments (after --)")
     args = parser.parse_args()
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
@@ -67,9 +65,7 @@ def main() -> int:
         f"  first BLEU >= {metrics['target_bleu']}: "
         f"{metrics['time_to_target_incl_prep_s']} s after process start (data prep and evaluation included)"
     )
-    print(
-        f"  best BLEU {metrics['best_bleu']:.4f}; whole process {process_wall:.1f} s (incl. saving artefacts)"
-    )
+    print(f"  best BLEU {metrics['best_bleu']:.4f}; whole process {process_wall:.1f} s (incl. saving artefacts)")
     return status
 
 

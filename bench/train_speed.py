@@ -40,10 +40,7 @@ def main() -> None:
     bs = int(hparams["batch_size"])
     variants = {
         # The grader's batching: sorted pools, each batch padded to its own longest sequence.
-        "bucketed": (
-            bucket_batches(lengths, bs, seed=0, max_tokens=hparams["max_tokens"] or None),
-            pad_pair_batch,
-        ),
+        "bucketed": (bucket_batches(lengths, bs, seed=0, max_tokens=hparams["max_tokens"] or None), pad_pair_batch),
         # The original notebook: shuffled batches of batch_size, every sequence padded to max_length.
         "fixed_50": (random_batches(len(lengths), bs, seed=0), fixed_pad_pair_batch),
     }

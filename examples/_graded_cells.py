@@ -118,8 +118,7 @@ DECODER_LAYER_FIRST_ATTEMPT = code(
 )
 
 DECODER_LAYER_FIXED_MD = (
-    "DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 "
-    "(위 셀은 그대로 둠)"
+    "DecoderLayer 수정: encoder-decoder attention의 query를 첫 번째 하위 층의 출력으로 바꿈 (위 셀은 그대로 둠)"
 )
 
 DECODER_LAYER_FIXED = code(

@@ -79,11 +79,7 @@ def _cells(solved: bool, buggy: bool) -> list[dict]:
     cells += [
         _markdown(given.INTRO),
         _markdown(given.SETUP_MD),
-        run(
-            given.INSTALL,
-            1,
-            _stream("Collecting de-core-news-sm==3.8.0\n✔ Download and installation successful\n"),
-        ),
+        run(given.INSTALL, 1, _stream("Collecting de-core-news-sm==3.8.0\n✔ Download and installation successful\n")),
         _markdown(given.IMPORTS_MD),
         run(given.IMPORTS, 2),
         _markdown(given.CONSTANTS_MD),
@@ -165,8 +161,7 @@ def _scratch_cells() -> list[dict]:
         "ename": "TypeError",
         "evalue": "Transformer.decode() missing 1 required positional argument: 'tgt_batch'",
         "traceback": [
-            "\u001b[0;31mTypeError\u001b[0m: Transformer.decode() missing 1 required positional "
-            "argument: 'tgt_batch'"
+            "\u001b[0;31mTypeError\u001b[0m: Transformer.decode() missing 1 required positional argument: 'tgt_batch'"
         ],
     }
     return [
@@ -206,10 +201,7 @@ def build() -> dict[str, str]:
         "correct_original_format.ipynb": _cells(solved=True, buggy=False),
         "buggy_original_format.ipynb": _cells(solved=True, buggy=True),
     }
-    return {
-        name: json.dumps(_notebook(cells), indent=2, ensure_ascii=False) + "\n"
-        for name, cells in variants.items()
-    }
+    return {name: json.dumps(_notebook(cells), indent=2, ensure_ascii=False) + "\n" for name, cells in variants.items()}
 
 
 def main(argv: list[str]) -> int:

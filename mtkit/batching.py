@@ -14,9 +14,7 @@ def _cut_by_count(pool: list[int], batch_size: int) -> list[list[int]]:
     return [pool[start : start + batch_size] for start in range(0, len(pool), batch_size)]
 
 
-def _cut_by_tokens(
-    pool: list[int], lengths: Sequence[int], max_tokens: int, batch_size: int | None
-) -> list[list[int]]:
+def _cut_by_tokens(pool: list[int], lengths: Sequence[int], max_tokens: int, batch_size: int | None) -> list[list[int]]:
     """Cut a length-sorted pool so that rows * longest row stays within max_tokens."""
     batches: list[list[int]] = []
     current: list[int] = []
@@ -115,10 +113,7 @@ def _check_pair_rows(src_seqs: Sequence[Sequence[int]], tgt_seqs: Sequence[Seque
 
 
 def pad_pair_batch(
-    src_seqs: Sequence[Sequence[int]],
-    tgt_seqs: Sequence[Sequence[int]],
-    pad_idx: int = PAD_IDX,
-    min_length: int = 1,
+    src_seqs: Sequence[Sequence[int]], tgt_seqs: Sequence[Sequence[int]], pad_idx: int = PAD_IDX, min_length: int = 1
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad a batch of source and target id sequences to ONE common length.
 

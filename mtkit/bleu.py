@@ -24,9 +24,7 @@ def _check(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> None
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
-def ids_to_tokens(
-    ids: Sequence[int] | Tensor, vocab_itos: Sequence[str], *, stop_at_eos: bool = True
-) -> list[str]:
+def ids_to_tokens(ids: Sequence[int] | Tensor, vocab_itos: Sequence[str], *, stop_at_eos: bool = True) -> list[str]:
     """Map ids to token strings, cutting at the first `<eos>` and dropping special tokens.
 
     Args:
@@ -68,9 +66,7 @@ def corpus_bleu(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) ->
     return float(score)
 
 
-def sacre_bleu(
-    hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], *, smooth_method: str = "exp"
-) -> float:
+def sacre_bleu(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], *, smooth_method: str = "exp") -> float:
     """sacreBLEU corpus score on the same tokens, 0-1 scale (a cross-check, not the graded figure).
 
     Tokens are joined with single spaces and scored with `tokenize='none'`, so sacreBLEU sees
@@ -95,9 +91,7 @@ def sacre_bleu(
     return float(result.score) / 100.0
 
 
-def teacher_forced_bleu(
-    pred_token_lists: Sequence[Sequence[str]], ref_token_lists: Sequence[Sequence[str]]
-) -> float:
+def teacher_forced_bleu(pred_token_lists: Sequence[Sequence[str]], ref_token_lists: Sequence[Sequence[str]]) -> float:
     """The ORIGINAL notebook's figure: mean NLTK sentence BLEU (4-gram, unsmoothed) per sentence.
 
     NOT the graded metric. The predictions it expects are argmax outputs of `model(src, tgt)`

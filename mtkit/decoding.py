@@ -93,16 +93,7 @@ def greedy_translate(
         src_seqs,
         batch_size,
         lambda batch: _translate_batch(
-            model,
-            batch,
-            src_mask_fn,
-            tgt_mask_fn,
-            max_new_tokens,
-            device,
-            sos_idx,
-            eos_idx,
-            pad_idx,
-            projection,
+            model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx, projection
         ),
     )
 
@@ -215,9 +206,7 @@ def _decode_steps(
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
         length = max(src_len, cur)  # common length L for source, encoding and decoder input
         if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
-            act_enc = cast("Callable[..., Tensor]", model.encoder)(
-                act_src, src_mask_fn(act_src, pad_idx).to(device)
-            )
+            act_enc = cast("Callable[..., Tensor]", model.encoder)(act_src, src_mask_fn(act_src, pad_idx).to(device))
             projections.new_base(act_enc)
         if view_of is not act_enc or view_length != length:
             # One view object while neither the length nor the rows change, so that the decoder's
@@ -383,17 +372,14 @@ class _LastPositionProjection:
             self.layer, self.searched = None, True
             return
         handles = [
-            m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out))
-            for m in layers
+            m.register_forward_hook(lambda mod, args, out: outputs.setdefault(mod, []).append(out)) for m in layers
         ]
         try:
             logits = run()
         finally:
             for handle in handles:
                 handle.remove()
-        found = [
-            m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3
-        ]
+        found = [m for m, outs in outputs.items() if len(outs) == 1 and outs[0] is logits and logits.dim() == 3]
         layer = found[0] if len(found) == 1 else None
         self.layer, self.searched = (layer if isinstance(layer, nn.Linear) else None), True
 

@@ -42,9 +42,7 @@ class Recipe:
     seed: int = 0
     pool_size: int = DEFAULT_POOL_SIZE  # length-bucketing pool (see mtkit.batching)
     log_every_steps: int = 25  # loss-window size of the JSON log
-    precision: Precision = (
-        "auto"  # auto: bf16 autocast on CUDA with bf16, else fp32 (fp16: see _autocast_dtype)
-    )
+    precision: Precision = "auto"  # auto: bf16 autocast on CUDA with bf16, else fp32 (fp16: see _autocast_dtype)
 
     def __post_init__(self) -> None:
         if self.lr_schedule not in LR_SCHEDULES:

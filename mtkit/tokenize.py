@@ -39,9 +39,7 @@ def _make_tokenize_fn(tokenizer: Any) -> TokenizeFn:
     def tokenize(sentences: Sequence[str]) -> list[list[str]]:
         # Tokenizer.pipe streams the sentences through the rules without building a full
         # pipeline Doc per call; the result equals [[t.text for t in nlp(s)] for s in sentences].
-        return [
-            [token.text for token in doc] for doc in tokenizer.pipe(sentences, batch_size=_PIPE_BATCH_SIZE)
-        ]
+        return [[token.text for token in doc] for doc in tokenizer.pipe(sentences, batch_size=_PIPE_BATCH_SIZE)]
 
     return tokenize
 
@@ -64,8 +62,7 @@ def _load_model(lang: str) -> Language:
 
 
 def load_tokenizers(
-    kind: str = "blank",
-    languages: Sequence[str] = (SRC_LANGUAGE, TGT_LANGUAGE),
+    kind: str = "blank", languages: Sequence[str] = (SRC_LANGUAGE, TGT_LANGUAGE)
 ) -> dict[str, TokenizeFn]:
     """Create one batch tokenizer per language.
 
@@ -92,9 +89,7 @@ def load_tokenizers(
     return tokenizers
 
 
-def tokenizer_fingerprint(
-    kind: str = "blank", languages: Sequence[str] = (SRC_LANGUAGE, TGT_LANGUAGE)
-) -> str:
+def tokenizer_fingerprint(kind: str = "blank", languages: Sequence[str] = (SRC_LANGUAGE, TGT_LANGUAGE)) -> str:
     """Identify the tokenization rules in use (for cache keys) without loading spaCy.
 
     Args:
@@ -107,9 +102,7 @@ def tokenizer_fingerprint(
     _check_kind(kind)
     parts = [f"kind={kind}", f"spacy={_version('spacy')}"]
     if kind == "model":
-        parts += [
-            f"{SPACY_MODELS.get(lang, lang)}={_version(SPACY_MODELS.get(lang, lang))}" for lang in languages
-        ]
+        parts += [f"{SPACY_MODELS.get(lang, lang)}={_version(SPACY_MODELS.get(lang, lang))}" for lang in languages]
     return ";".join(parts)
 
 

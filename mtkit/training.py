@@ -332,8 +332,7 @@ def train(
         hit = run.record_eval(result, time.perf_counter() - t0)
         if progress:
             tqdm.write(
-                f"step {run.step} epoch {run.epoch_progress:.2f}: BLEU {result['bleu']:.4f} "
-                f"({run.elapsed():.0f} s)"
+                f"step {run.step} epoch {run.epoch_progress:.2f}: BLEU {result['bleu']:.4f} ({run.elapsed():.0f} s)"
             )
         return hit
 

@@ -103,11 +103,7 @@ class Vocab:
         return cls.from_dict(json.loads(text))
 
 
-def build_vocab(
-    token_lists: Iterable[Sequence[str]],
-    specials: Sequence[str] = SPECIALS,
-    min_freq: int = 1,
-) -> Vocab:
+def build_vocab(token_lists: Iterable[Sequence[str]], specials: Sequence[str] = SPECIALS, min_freq: int = 1) -> Vocab:
     """Build a vocabulary the way the assignment's torchtext code does.
 
     Args:
@@ -123,9 +119,7 @@ def build_vocab(
     for tokens in token_lists:
         counts.update(tokens)
     special_set = set(specials)
-    kept = [
-        (token, count) for token, count in counts.items() if count >= min_freq and token not in special_set
-    ]
+    kept = [(token, count) for token, count in counts.items() if count >= min_freq and token not in special_set]
     # One sort on (-count, token) equals torchtext's alphabetical sort followed by a stable
     # frequency sort: descending frequency, ties in plain code-point string order.
     kept.sort(key=lambda item: (-item[1], item[0]))

@@ -105,17 +105,12 @@ def mismatch_report(model: nn.Module, state: Mapping[str, Tensor], limit: int = 
     unexpected = [n for n in state if n not in expected]
     shapes = shape_mismatches(model, state)
     if missing:
-        problems.append(
-            f"{len(missing)} tensor(s) your model has are missing, e.g. " + ", ".join(missing[:limit])
-        )
+        problems.append(f"{len(missing)} tensor(s) your model has are missing, e.g. " + ", ".join(missing[:limit]))
     if unexpected:
-        problems.append(
-            f"{len(unexpected)} tensor(s) your model does not have, e.g. " + ", ".join(unexpected[:limit])
-        )
+        problems.append(f"{len(unexpected)} tensor(s) your model does not have, e.g. " + ", ".join(unexpected[:limit]))
     for name in shapes[:limit]:
         problems.append(
-            f"{name} is {tuple(state[name].shape)} in the checkpoint but "
-            f"{tuple(expected[name].shape)} in your model"
+            f"{name} is {tuple(state[name].shape)} in the checkpoint but {tuple(expected[name].shape)} in your model"
         )
     return "; ".join(problems) or None
 

@@ -48,9 +48,7 @@ def teacher_forced_predictions(
     try:
         with torch.inference_mode():
             for start in range(0, len(src_seqs), batch_size):
-                src, tgt = pad_pair_batch(
-                    src_seqs[start : start + batch_size], tgt_seqs[start : start + batch_size]
-                )
+                src, tgt = pad_pair_batch(src_seqs[start : start + batch_size], tgt_seqs[start : start + batch_size])
                 src, tgt = src.to(device), tgt.to(device)  # (B, L) each
                 logits = model(
                     src,
@@ -142,9 +140,5 @@ def format_result(result: dict[str, Any]) -> str:
             f"{result[TEACHER_FORCED_KEY]:.4f}"
         )
     for example in result.get("examples", []):
-        lines += [
-            f"  {SRC_LANGUAGE}:  {example['src']}",
-            f"  ref: {example['ref']}",
-            f"  hyp: {example['hyp']}",
-        ]
+        lines += [f"  {SRC_LANGUAGE}:  {example['src']}", f"  ref: {example['ref']}", f"  hyp: {example['hyp']}"]
     return "\n".join(lines)

@@ -195,9 +195,7 @@ def _decode_batch(
     return out
 
 
-def _encode(
-    model: Transformer, src: Tensor, srcs: list[Sequence[int]], pad_idx: int, chunk: int = 64
-) -> Tensor:
+def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], pad_idx: int, chunk: int = 64) -> Tensor:
     """Encoder output (n, S, d) for rows sorted longest first, run in chunks of similar length.
 
     Each chunk is padded only to its own longest source (padding is most of the encoder's work

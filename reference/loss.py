@@ -8,9 +8,7 @@ from mtkit.constants import PAD_IDX
 from reference.masks import create_padding_mask_for_loss
 
 
-def calculate_loss(
-    decoder_output: Tensor, tgt_batch: Tensor, criterion: nn.Module, pad_idx: int = PAD_IDX
-) -> Tensor:
+def calculate_loss(decoder_output: Tensor, tgt_batch: Tensor, criterion: nn.Module, pad_idx: int = PAD_IDX) -> Tensor:
     """Mean per-token loss over non-pad target tokens, with the usual one-position shift.
 
     Logits at positions [:, :-1] predict the tokens tgt_batch[:, 1:]. The template reads the

@@ -13,9 +13,7 @@ def _target_device(batch: Tensor, device: torch.device | str | None) -> torch.de
     return batch.device if device is None else torch.device(device)
 
 
-def create_padding_mask_for_attention(
-    batch: Tensor, pad_idx: int, device: torch.device | str | None = None
-) -> Tensor:
+def create_padding_mask_for_attention(batch: Tensor, pad_idx: int, device: torch.device | str | None = None) -> Tensor:
     """Key-padding mask for attention, identical for every query row.
 
     Args:
@@ -57,9 +55,7 @@ def create_look_ahead_mask_for_attention(
     return (causal[None, None] & key_ok).to(_target_device(tgt_batch, device))
 
 
-def create_padding_mask_for_loss(
-    batch: Tensor, pad_idx: int, device: torch.device | str | None = None
-) -> Tensor:
+def create_padding_mask_for_loss(batch: Tensor, pad_idx: int, device: torch.device | str | None = None) -> Tensor:
     """Token mask for the loss.
 
     Args:

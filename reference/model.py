@@ -151,9 +151,7 @@ class EncoderLayer(nn.Module):
         self.multi_head_attention = MultiHeadAttention(embedding_dim, num_heads)
         self.norm1 = LayerNormalization(embedding_dim)
         self.dropout1 = nn.Dropout(drop_prob)
-        self.feed_forward_neural_network = FeedForwardNeuralNetwork(
-            embedding_dim, feed_forward_dim, drop_prob
-        )
+        self.feed_forward_neural_network = FeedForwardNeuralNetwork(embedding_dim, feed_forward_dim, drop_prob)
         self.norm2 = LayerNormalization(embedding_dim)
         self.dropout2 = nn.Dropout(drop_prob)
 
@@ -209,9 +207,7 @@ class DecoderLayer(nn.Module):
         self.enc_dec_attention = MultiHeadAttention(embedding_dim, num_heads)
         self.norm2 = LayerNormalization(embedding_dim)
         self.dropout2 = nn.Dropout(drop_prob)
-        self.feed_forward_neural_network = FeedForwardNeuralNetwork(
-            embedding_dim, feed_forward_dim, drop_prob
-        )
+        self.feed_forward_neural_network = FeedForwardNeuralNetwork(embedding_dim, feed_forward_dim, drop_prob)
         self.norm3 = LayerNormalization(embedding_dim)
         self.dropout3 = nn.Dropout(drop_prob)
 

@@ -106,14 +106,10 @@ def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m reference.train", description=__doc__)
-    p.add_argument(
-        "--profile", default=None, help="training profile in grader.yml (default: training.profile)"
-    )
+    p.add_argument("--profile", default=None, help="training profile in grader.yml (default: training.profile)")
     p.add_argument("--config", default=None, help="grader.yml to read (default: the project's)")
     p.add_argument("--out", default=None, help="output folder (default: runs/<profile>)")
-    p.add_argument(
-        "--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)"
-    )
+    p.add_argument("--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)")
     p.add_argument("--max-epochs", type=int, default=None, help="override the profile's max_epochs")
     p.add_argument("--time-budget", type=float, default=None, help="override time_budget_s (seconds)")
     p.add_argument("--seed", type=int, default=None, help="default: grading.seed")
@@ -124,9 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override any profile key, e.g. --set embedding_dim=128 (repeatable)",
     )
-    p.add_argument(
-        "--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)"
-    )
+    p.add_argument("--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
     p.add_argument(
         "--expected-counts",
         default=None,
@@ -228,8 +222,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     save_checkpoint(out / CHECKPOINT_NAME, model, meta)
     (out / VOCAB_NAME).write_text(
-        json.dumps({lang: v.to_dict() for lang, v in data.vocabs.items()}, ensure_ascii=False),
-        encoding="utf-8",
+        json.dumps({lang: v.to_dict() for lang, v in data.vocabs.items()}, ensure_ascii=False), encoding="utf-8"
     )
     # train() measures from its own start; add the set-up before it (imports, data, model).
     train_start = time.perf_counter() - _PROCESS_START - result.wall_s

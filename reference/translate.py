@@ -59,9 +59,7 @@ def load_translator(
     payload = load_checkpoint(checkpoint, map_location=device)
     meta = payload["extra"]
     vocab_path = Path(vocab_path) if vocab_path else Path(checkpoint).with_name(VOCAB_NAME)
-    vocabs = {
-        lang: Vocab.from_dict(entry) for lang, entry in json.loads(vocab_path.read_text("utf-8")).items()
-    }
+    vocabs = {lang: Vocab.from_dict(entry) for lang, entry in json.loads(vocab_path.read_text("utf-8")).items()}
     model = build_model(meta, {lang: len(v) for lang, v in vocabs.items()}, int(meta["max_length"]))
     model.load_state_dict(payload["model"])
     return model.to(device).eval(), vocabs, meta
@@ -86,8 +84,7 @@ def translate(
     tokenize = load_tokenizers(meta.get("tokenizer", "blank"), languages=(src_lang,))[src_lang]
     # Keep within the positional table: <sos> + at most max_length - 2 tokens + <eos>.
     encoded = [
-        [SOS_IDX, *vocabs[src_lang].encode(tokens)[: max_length - 2], EOS_IDX]
-        for tokens in tokenize(list(sentences))
+        [SOS_IDX, *vocabs[src_lang].encode(tokens)[: max_length - 2], EOS_IDX] for tokens in tokenize(list(sentences))
     ]
     ids = fast_greedy_translate(model, encoded, max_new_tokens=max_length)
     return [detokenize(ids_to_tokens(row, vocabs[tgt_lang].itos)) for row in ids]

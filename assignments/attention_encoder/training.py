@@ -151,9 +151,7 @@ def reference_model() -> torch.nn.Module:
         SETTINGS["num_layers"],
         SETTINGS["drop_prob"],
     )
-    model: torch.nn.Module = worker_training.ReversalModel(
-        encoder, SETTINGS["embedding_dim"], SETTINGS["vocab_size"]
-    )
+    model: torch.nn.Module = worker_training.ReversalModel(encoder, SETTINGS["embedding_dim"], SETTINGS["vocab_size"])
     return model.eval()
 
 

@@ -101,11 +101,7 @@ def train_and_predict(encoder_class, settings, test_inputs):
     while steps < total:
         steps += 1
         inputs, targets = reversal_batch(
-            generator,
-            int(settings["batch_size"]),
-            int(settings["max_length"]),
-            int(settings["min_length"]),
-            vocab_size,
+            generator, int(settings["batch_size"]), int(settings["max_length"]), int(settings["min_length"]), vocab_size
         )
         logits = model(inputs)
         loss = criterion(logits.reshape(-1, vocab_size), targets.reshape(-1))

@@ -70,9 +70,7 @@ def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str 
     return grid != 0, None
 
 
-def describe(
-    mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, pad_idx: int = PAD_IDX
-) -> list[str]:
+def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, pad_idx: int = PAD_IDX) -> list[str]:
     """Plain-language findings about a mask compared with the correct one.
 
     Args:

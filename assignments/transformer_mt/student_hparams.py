@@ -27,9 +27,7 @@ CELL_NAMES = (
     "epochs",
 )
 MODEL_NAMES = ("embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "drop_prob")
-INTEGER_NAMES = frozenset(
-    {"embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "epochs"}
-)
+INTEGER_NAMES = frozenset({"embedding_dim", "feed_forward_dim", "num_layers", "num_heads", "batch_size", "epochs"})
 PROFILE_KEY = {"epochs": "max_epochs"}
 FROM_NOTEBOOK, FROM_PROFILE = "your notebook", "the grader's profile"
 DESCRIBE = "mtkit.worker_hparams:describe_values"
@@ -54,11 +52,7 @@ class CellSettings:
         return "; ".join(groups)
 
 
-def read_cell(
-    worker: Worker,
-    names: tuple[str, ...],
-    timeout_s: float | None = None,
-) -> dict[str, dict[str, Any]]:
+def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = None) -> dict[str, dict[str, Any]]:
     """The values the notebook binds to `names` (the last binding wins, as in the notebook).
 
     Args:
@@ -79,9 +73,7 @@ def read_cell(
         item = reply.get(name) if isinstance(reply, dict) else None
         item = item if isinstance(item, dict) else {}
         kind, value = item.get("kind"), item.get("value")
-        plausible = (kind == "int" and type(value) is int) or (
-            kind == "float" and type(value) in (int, float)
-        )
+        plausible = (kind == "int" and type(value) is int) or (kind == "float" and type(value) in (int, float))
         raw_text = item.get("text")
         text = raw_text if isinstance(raw_text, str) else "?"
         described[name] = (
@@ -104,10 +96,7 @@ def _out_of_bounds(name: str, item: dict[str, Any], bounds: tuple[float, float])
 
 
 def apply_cell(
-    profile: dict[str, Any],
-    described: dict[str, dict[str, Any]],
-    bounds: HparamBounds,
-    names: tuple[str, ...],
+    profile: dict[str, Any], described: dict[str, dict[str, Any]], bounds: HparamBounds, names: tuple[str, ...]
 ) -> CellSettings:
     """Put the notebook's values in place of the profile's, after checking them.
 
@@ -143,9 +132,7 @@ def apply_cell(
         )
     if problems:
         settings.problem = (
-            "Your hyperparameter cell cannot be used: "
-            + "; ".join(problems)
-            + ". Change it and submit again."
+            "Your hyperparameter cell cannot be used: " + "; ".join(problems) + ". Change it and submit again."
         )
     return settings
 

@@ -60,10 +60,7 @@ def load_data(config: GraderConfig) -> PreparedData:
     """
     data = config.data
     return prepare_data(
-        local_dir=data.local_dir,
-        tokenizer=data.tokenizer,
-        max_length=data.max_length,
-        cache_dir=data.cache_dir,
+        local_dir=data.local_dir, tokenizer=data.tokenizer, max_length=data.max_length, cache_dir=data.cache_dir
     )
 
 
@@ -83,9 +80,7 @@ def _shape(shape: Any) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
 
 
-def describe_unfitted(
-    reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]
-) -> dict[str, Any]:
+def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]) -> dict[str, Any]:
     """Which parameters keep two parameter lists from corresponding, by shape.
 
     Args:
@@ -170,11 +165,7 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
         difference = float((logits - student_logits).abs().max())
         closest = difference if closest is None else min(closest, difference)
     if closest is None and expected_shape is not None:  # not even the output's shape matches
-        got = (
-            tuple(student_logits.shape)
-            if isinstance(student_logits, Tensor)
-            else type(student_logits).__name__
-        )
+        got = tuple(student_logits.shape) if isinstance(student_logits, Tensor) else type(student_logits).__name__
         return Fit(
             None,
             t("training.unfit.logits_shape", got=got, expected=expected_shape),

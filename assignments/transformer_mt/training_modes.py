@@ -96,9 +96,7 @@ class TrainingMode(ABC):
         return {k: hparams[k] for k in sorted(hparams)}
 
     @abstractmethod
-    def method(
-        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
-    ) -> str:
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         """How the weights were made, for the student.
 
         Args:
@@ -175,9 +173,7 @@ class RecipeMode(TrainingMode):
 
     name = "recipe"
 
-    def method(
-        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
-    ) -> str:
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         return t("training.method.recipe", profile=profile_name)
 
     def start_session(
@@ -225,9 +221,7 @@ class RecipeMode(TrainingMode):
         budget_s: float,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        evaluation, curve, summary = train_and_evaluate(
-            worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60
-        )
+        evaluation, curve, summary = train_and_evaluate(worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60)
         details["bleu_curve"] = curve
         if summary is not None:
             details["training"] = {k: summary[k] for k in ("step", "epochs", "stop_reason", "wall_s")}
@@ -250,9 +244,7 @@ class StudentHparamsMode(RecipeMode):
 
         return student_recipe(settings)
 
-    def method(
-        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
-    ) -> str:
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         return t("training.method.student_hparams", settings=settings.summary(), profile=profile_name)
 
 
@@ -275,15 +267,10 @@ class CheckpointMode(TrainingMode):
     def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
         return None  # a checkpoint only uses the model sizes (hyperparameters)
 
-    def method(
-        self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None
-    ) -> str:
+    def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         assert checkpoint is not None  # find_checkpoint returned it
         return t(
-            "training.method.checkpoint",
-            name=checkpoint.name,
-            size_mb=checkpoint.size_mb,
-            settings=settings.summary(),
+            "training.method.checkpoint", name=checkpoint.name, size_mb=checkpoint.size_mb, settings=settings.summary()
         )
 
     def start_session(
@@ -305,14 +292,7 @@ class CheckpointMode(TrainingMode):
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)  # (N,) the file
         return worker.new(
             CHECKPOINT_SESSION,
-            [
-                *[Global(name) for name in MODEL_FUNCTIONS],
-                model_args,
-                data_bytes,
-                checkpoint.name,
-                threads,
-                PAD_IDX,
-            ],
+            [*[Global(name) for name in MODEL_FUNCTIONS], model_args, data_bytes, checkpoint.name, threads, PAD_IDX],
             seed=seed,
         )
 

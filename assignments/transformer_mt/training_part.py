@@ -140,11 +140,7 @@ def run_training_part(
     except CheckpointRefused as refused:
         return TrainingOutcome(False, t("training.not_graded", reason=refused), details)
     if checkpoint is not None:
-        details["checkpoint"] = {
-            "file": checkpoint.name,
-            "bytes": len(checkpoint.data),
-            "sha256": checkpoint.sha256,
-        }
+        details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data), "sha256": checkpoint.sha256}
     data = load_data(config)
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     budget = float(profile["time_budget_s"])
@@ -156,9 +152,7 @@ def run_training_part(
         try:
             settings = mode.settings(worker, profile, config)
         except (StudentError, WorkerFailure) as error:
-            return TrainingOutcome(
-                False, t("training.skipped.cell_unreadable", reason=_reason(error)), details
-            )
+            return TrainingOutcome(False, t("training.skipped.cell_unreadable", reason=_reason(error)), details)
         if settings.values:
             details["hyperparameters"] = {
                 n: {"value": settings.values[n], "source": settings.sources[n]} for n in settings.values

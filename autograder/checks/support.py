@@ -118,19 +118,13 @@ def token_batch(
 
 def first_mismatch(actual: Tensor, expected: Tensor, close: bool) -> tuple[int, ...] | None:
     """Index of the first element where two same-shaped tensors disagree (None if they agree)."""
-    bad = (
-        ~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL)
-        if close
-        else actual != expected
-    )
+    bad = ~torch.isclose(actual.double(), expected.double(), rtol=RTOL, atol=ATOL) if close else actual != expected
     if not bool(bad.any()):
         return None
     return tuple(int(i) for i in bad.nonzero()[0])
 
 
-def expect_tensor(
-    value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
-) -> Tensor:
+def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None) -> Tensor:
     """Fail unless value is a tensor with the given shape (and float-ness).
 
     Args:
@@ -181,11 +175,7 @@ class Transplant:
 
 
 def transplant_matching(
-    student: Any,
-    handle: int,
-    reference_module: nn.Module,
-    reproduces: Callable[[dict[str, str]], bool],
-    what: str,
+    student: Any, handle: int, reference_module: nn.Module, reproduces: Callable[[dict[str, str]], bool], what: str
 ) -> Transplant:
     """Find a weight mapping under which the student's module reproduces the reference.
 
@@ -267,9 +257,7 @@ def sublayer_mappings(
         return
     signatures = list(ref_groups)
     choices = [
-        list(itertools.permutations(stu_groups[sig]))
-        if len(stu_groups[sig]) <= 3
-        else [tuple(stu_groups[sig])]
+        list(itertools.permutations(stu_groups[sig])) if len(stu_groups[sig]) <= 3 else [tuple(stu_groups[sig])]
         for sig in signatures
     ]
     for choice in itertools.islice(itertools.product(*choices), limit):
@@ -301,8 +289,6 @@ def require(ctx: CheckContext, name: str) -> None:
     if not ctx.student.has(name):
         reason = ctx.why_missing(name) if ctx.why_missing else None
         fail(
-            t("checks.not_defined_because", name=name, reason=reason)
-            if reason
-            else t("checks.not_defined", name=name),
+            t("checks.not_defined_because", name=name, reason=reason) if reason else t("checks.not_defined", name=name),
             blocking=True,
         )

@@ -31,9 +31,7 @@ class GraderConfig(Section):
     """grader.yml: what is graded and how. Every section may be left out (its defaults apply);
     `parts` left out is the named assignment's (its assignment.yml)."""
 
-    assignment: AssignmentConfig = Field(
-        default_factory=lambda: AssignmentConfig(), description="See assignment.*."
-    )
+    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
     data: DataConfig = Field(default_factory=lambda: DataConfig(), description="See data.*.")
     worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
     grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
@@ -270,10 +268,6 @@ def describe() -> str:
     Returns:
         Human-readable text, two lines per key, read from the models.
     """
-    lines = [
-        f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()
-    ]
-    lines.append(
-        "(A part's points must equal the sum of its checks' points; a check id belongs to one part.)"
-    )
+    lines = [f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()]
+    lines.append("(A part's points must equal the sum of its checks' points; a check id belongs to one part.)")
     return "\n".join(lines)

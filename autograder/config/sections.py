@@ -22,9 +22,7 @@ class AssignmentConfig(Section):
         "its parts in assignment.yml unless this file has a `parts:` section); null: the only "
         "assignment folder there is.",
     )
-    title: str = Field(
-        default="", description="Shown in reports; empty: the assignment.yml's title, else the name."
-    )
+    title: str = Field(default="", description="Shown in reports; empty: the assignment.yml's title, else the name.")
 
 
 class DataConfig(Section):
@@ -39,9 +37,7 @@ class DataConfig(Section):
         default="blank", description="blank (spacy.blank) or model (installed spaCy models)."
     )
     max_length: int = Field(
-        default=DEFAULT_MAX_LENGTH,
-        ge=3,
-        description="Training pairs longer than this (with <sos>/<eos>) are dropped.",
+        default=DEFAULT_MAX_LENGTH, ge=3, description="Training pairs longer than this (with <sos>/<eos>) are dropped."
     )
     cache_dir: str | None = Field(
         default=None, description="Prepared-data cache; null: $MTKIT_CACHE_DIR or ~/.cache/mtkit."
@@ -51,16 +47,10 @@ class DataConfig(Section):
 class WorkerConfig(Section):
     """worker: limits of the sandboxed process that runs a submission's code."""
 
-    timeout_s: float = Field(
-        default=30, gt=0, description="Seconds one request to the sandboxed worker may take."
-    )
-    startup_timeout_s: float = Field(
-        default=60, gt=0, description="Seconds for loading a submission in the worker."
-    )
+    timeout_s: float = Field(default=30, gt=0, description="Seconds one request to the sandboxed worker may take.")
+    startup_timeout_s: float = Field(default=60, gt=0, description="Seconds for loading a submission in the worker.")
     memory_mb: int = Field(default=4096, ge=1, description="Address-space limit of the worker process.")
-    output_bytes: int = Field(
-        default=200_000, ge=0, description="Student output kept per worker; the rest is cut."
-    )
+    output_bytes: int = Field(default=200_000, ge=0, description="Student output kept per worker; the rest is cut.")
     threads: int = Field(default=1, ge=1, description="Torch threads inside the worker.")
     isolation: Isolation = Field(
         default="auto",

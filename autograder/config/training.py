@@ -36,19 +36,14 @@ class ProfileConfig(Section):
             "caps the rows (0 = batches of batch_size pairs)."
         ),
     )
-    learning_rate: float = Field(
-        default=_RECIPE["learning_rate"], gt=0, description="Peak Adam learning rate."
-    )
+    learning_rate: float = Field(default=_RECIPE["learning_rate"], gt=0, description="Peak Adam learning rate.")
     warmup_steps: int = Field(
-        default=_RECIPE["warmup_steps"],
-        ge=0,
-        description="Linear warm-up steps before the peak learning rate.",
+        default=_RECIPE["warmup_steps"], ge=0, description="Linear warm-up steps before the peak learning rate."
     )
     lr_schedule: LrSchedule = Field(
         default=_RECIPE["lr_schedule"],
         description=(
-            "After warm-up: constant | inverse_sqrt | linear | cosine (linear and cosine reach 0 at "
-            "lr_decay_steps)."
+            "After warm-up: constant | inverse_sqrt | linear | cosine (linear and cosine reach 0 at lr_decay_steps)."
         ),
     )
     lr_decay_steps: int = Field(
@@ -62,9 +57,7 @@ class ProfileConfig(Section):
     clip_grad_norm: float = Field(
         default=_RECIPE["clip_grad_norm"], ge=0, description="Gradient-norm clipping threshold (0 = off)."
     )
-    max_epochs: int = Field(
-        default=_RECIPE["max_epochs"], ge=1, description="Upper bound on training epochs."
-    )
+    max_epochs: int = Field(default=_RECIPE["max_epochs"], ge=1, description="Upper bound on training epochs.")
     max_steps: int = Field(
         default=_RECIPE["max_steps"],
         ge=0,
@@ -137,9 +130,7 @@ class HparamBounds(Section):
     batch_size: list[float] = _bounds(8, 512, "Sentence pairs per batch (an integer).")
     drop_prob: list[float] = _bounds(0.0, 0.5, "Dropout probability.")
     learning_rate: list[float] = _bounds(1e-5, 1e-2, "Peak learning rate.")
-    epochs: list[float] = _bounds(
-        1, 30, "Training epochs (an integer); the profile's time budget still applies."
-    )
+    epochs: list[float] = _bounds(1, 30, "Training epochs (an integer); the profile's time budget still applies.")
 
     @field_validator("*")
     @classmethod
@@ -177,9 +168,7 @@ class TrainingConfig(Section):
     threshold_bleu: float = Field(
         default=0.2, ge=0, le=1, description="Corpus BLEU (0-1) needed for the training points."
     )
-    profile: str = Field(
-        default="auto", description="auto (gpu if CUDA is available, else cpu) or a profile name."
-    )
+    profile: str = Field(default="auto", description="auto (gpu if CUDA is available, else cpu) or a profile name.")
     memory_mb: int = Field(default=12288, ge=1, description="Address-space limit of the training worker.")
     threads: int = Field(default=2, ge=1, description="Torch threads of the training worker (CPU).")
     checkpoint_names: list[str] = Field(
@@ -221,9 +210,7 @@ class TrainingConfig(Section):
     @model_validator(mode="after")
     def _profile_exists(self) -> TrainingConfig:
         if self.profile != "auto" and self.profile not in self.profiles:
-            raise KeyProblem(
-                "profile", f"no profile named {self.profile!r} (have: {', '.join(self.profiles)})"
-            )
+            raise KeyProblem("profile", f"no profile named {self.profile!r} (have: {', '.join(self.profiles)})")
         return self
 
     def profile_name(self, name: str | None = None) -> str:

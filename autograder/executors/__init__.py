@@ -37,9 +37,7 @@ class Executor(Protocol):
         """Grade every submission; call `on_result` once per submission, in completion order."""
 
 
-def make_executor(
-    name: str, jobs: int = 1, ray_address: str | None = None, ray_gpu_resource: str = "GPU"
-) -> Executor:
+def make_executor(name: str, jobs: int = 1, ray_address: str | None = None, ray_gpu_resource: str = "GPU") -> Executor:
     """The executor called `name` (ray is imported only when asked for).
 
     Args:

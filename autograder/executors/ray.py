@@ -60,9 +60,7 @@ def _grade_remote(
     return dumps_stable(result.to_json())
 
 
-def task_resources(
-    config: GraderConfig, parts: Sequence[str] | None, gpu_resource: str = "GPU"
-) -> dict[str, Any]:
+def task_resources(config: GraderConfig, parts: Sequence[str] | None, gpu_resource: str = "GPU") -> dict[str, Any]:
     """Ray resource options of one submission's task.
 
     Unit parts need one CPU (their sandboxed worker runs one thread). With the training part the
@@ -92,11 +90,7 @@ def task_resources(
 
 def _fits(options: dict[str, Any], resources: dict[str, float]) -> bool:
     """Whether one node's resources cover a task's request."""
-    needs = {
-        "CPU": options.get("num_cpus", 0),
-        "GPU": options.get("num_gpus", 0),
-        **options.get("resources", {}),
-    }
+    needs = {"CPU": options.get("num_cpus", 0), "GPU": options.get("num_gpus", 0), **options.get("resources", {})}
     return all(resources.get(name, 0) >= amount for name, amount in needs.items())
 
 
@@ -210,9 +204,7 @@ class RayExecutor:
                 on_result(index, self._result(ref, submissions[index], config, parts))
 
     @staticmethod
-    def _result(
-        ref: Any, submission: Submission, config: GraderConfig, parts: list[str] | None
-    ) -> SubmissionResult:
+    def _result(ref: Any, submission: Submission, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
         """The task's JSON as a result; a task that failed for good becomes a grader error."""
         try:
             result = SubmissionResult.from_json(json.loads(ray.get(ref)))

@@ -117,9 +117,7 @@ def _pick_notebook(checkout: Path, wanted: str) -> tuple[str | None, str, str]:
         except OSError:
             return None, "no-notebook", f"{wanted} not found"
         return (wanted, "ok", "") if kind is None else (None, "refused", f"{wanted} is {kind}")
-    names = sorted(
-        e.name for e in os.scandir(checkout) if e.name.endswith(".ipynb") and not e.name.startswith(".")
-    )
+    names = sorted(e.name for e in os.scandir(checkout) if e.name.endswith(".ipynb") and not e.name.startswith("."))
     kinds = {name: _kind(checkout, name) for name in names}
     found = [name for name in names if kinds[name] is None]
     refused = "; ".join(f"{name} is {kind}" for name, kind in kinds.items() if kind)
@@ -262,13 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for entry in entries:
         try:  # one bad repository never stops the class's batch
             row = collect_one(
-                entry,
-                deadline,
-                args.out,
-                args.notebook,
-                token,
-                args.base_url,
-                with_checkpoint=args.with_checkpoint,
+                entry, deadline, args.out, args.notebook, token, args.base_url, with_checkpoint=args.with_checkpoint
             )
         except Exception as error:  # noqa: BLE001 (reported in the manifest, the batch goes on)
             row = Collected(entry, "collect-failed", detail=f"{type(error).__name__}: {error}")

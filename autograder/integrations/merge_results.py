@@ -16,14 +16,7 @@ from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import ConfigParts, is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
-from autograder.results import (
-    STATUS_ERROR,
-    STATUS_GRADED,
-    STATUS_UNREADABLE,
-    CheckResult,
-    PartResult,
-    SubmissionResult,
-)
+from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.
 STATUS_RANK = {STATUS_GRADED: 0, STATUS_UNREADABLE: 1, STATUS_ERROR: 2}
@@ -78,15 +71,11 @@ def validate(result: SubmissionResult, config_parts: ConfigParts) -> SubmissionR
         seen.add(part.part)
         ids = [check.check_id for check in part.checks]
         if sorted(ids) != sorted(declared.checks):
-            raise InvalidResult(
-                f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared.checks)}"
-            )
+            raise InvalidResult(f"part {part.part!r}: checks {ids} are not grader.yml's {sorted(declared.checks)}")
         for check in part.checks:
             top = float(declared.checks[check.check_id])
             if check.part != part.part or float(check.max_points) != top:
-                raise InvalidResult(
-                    f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})"
-                )
+                raise InvalidResult(f"check {check.check_id!r}: maximum {check.max_points} (grader.yml: {top:g})")
             if not 0 <= float(check.points) <= top:
                 raise InvalidResult(f"check {check.check_id!r}: {check.points} points of {top:g}")
         part.title, part.max_points = declared.title, float(declared.points)
@@ -110,8 +99,7 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
     """
     graded_later = {part.part: part for part in later.parts if not is_skipped(part)}
     parts = [
-        graded_later[part.part] if is_skipped(part) and part.part in graded_later else part
-        for part in first.parts
+        graded_later[part.part] if is_skipped(part) and part.part in graded_later else part for part in first.parts
     ]
     status = max(first.status, later.status, key=lambda s: STATUS_RANK.get(s, 1))
     return SubmissionResult(
@@ -167,17 +155,13 @@ def merge_folders(
                 log.add(source, "refused", "reserved name")
             elif stem in merged:
                 if result.submission != merged[stem].submission:
-                    log.add(
-                        source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}"
-                    )
+                    log.add(source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}")
                     continue
                 merged[stem] = merge(merged[stem], result)
                 log.add(source, "merged")
             elif index > 0:
                 log.add(
-                    source,
-                    "refused",
-                    f"no submission {stem!r} in {folders[0].name} (later folders only add parts)",
+                    source, "refused", f"no submission {stem!r} in {folders[0].name} (later folders only add parts)"
                 )
             elif result.submission in {r.submission for r in merged.values()}:
                 log.add(source, "refused", f"a second result for {result.submission!r}")
@@ -196,10 +180,7 @@ def missing_result(submission: str, config_parts: ConfigParts, reason: str) -> S
             part.title,
             float(part.points),
             0.0,
-            [
-                CheckResult(check, name, float(points), False, 0.0, reason)
-                for check, points in part.checks.items()
-            ],
+            [CheckResult(check, name, float(points), False, 0.0, reason) for check, points in part.checks.items()],
         )
         for name, part in config_parts.items()
     ]
@@ -207,11 +188,7 @@ def missing_result(submission: str, config_parts: ConfigParts, reason: str) -> S
 
 
 def add_roster(
-    stems: list[str],
-    results: list[SubmissionResult],
-    manifest: Path,
-    config_parts: ConfigParts,
-    log: MergeLog,
+    stems: list[str], results: list[SubmissionResult], manifest: Path, config_parts: ConfigParts, log: MergeLog
 ) -> tuple[list[str], list[SubmissionResult]]:
     """Add a `missing` row for every repository of the collector's manifest.csv that has no result.
 
@@ -235,9 +212,7 @@ def add_roster(
                 continue
             status, detail = row.get("status") or "", row.get("detail") or ""
             reason = (
-                f"No submission was graded for {repo} (collection: {status}"
-                + (f", {detail}" if detail else "")
-                + ")."
+                f"No submission was graded for {repo} (collection: {status}" + (f", {detail}" if detail else "") + ")."
             )
             by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason)
             log.add(f"manifest:{repo}", STATUS_MISSING, reason)

@@ -35,9 +35,7 @@ class Quarantine:
     def notes(self) -> list[str]:
         """One line per refused entry, for the student's report."""
         return [
-            f"`{name}` was not read: it is {reason}."
-            if reason[0].islower()
-            else f"`{name}` was not read: {reason}."
+            f"`{name}` was not read: it is {reason}." if reason[0].islower() else f"`{name}` was not read: {reason}."
             for name, reason in self.refused.items()
         ]
 
@@ -74,9 +72,7 @@ def _clear(folder: Path, keep: tuple[str, ...]) -> None:
             os.unlink(entry.path)
 
 
-def quarantine(
-    submission_dir: Path, destination: Path, chosen: str = "", keep: tuple[str, ...] = ()
-) -> Quarantine:
+def quarantine(submission_dir: Path, destination: Path, chosen: str = "", keep: tuple[str, ...] = ()) -> Quarantine:
     """Copy an upload's top-level regular files to `destination` and empty the submission folder.
 
     Args:

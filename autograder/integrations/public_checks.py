@@ -151,9 +151,7 @@ def otter_test_files(tests_dir: Path) -> list[Path]:
     )
 
 
-def load_definitions(
-    notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> tuple[dict[str, Any], list[str]]:
+def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[dict[str, Any], list[str]]:
     """Run the notebook's definitions (as the grader keeps them) in a fresh namespace.
 
     Args:
@@ -176,16 +174,12 @@ def load_definitions(
         with _time_limit(timeout_s), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             for statement in loaded.statements:
                 try:
-                    code = compile(
-                        "\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"
-                    )
+                    code = compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec")
                     exec(code, namespace)
                 except CheckTimeout:
                     raise
                 except Exception as error:  # a failing import only breaks what depends on it
-                    problems.append(
-                        f"cell {statement.cell}, line {statement.line}: {type(error).__name__}: {error}"
-                    )
+                    problems.append(f"cell {statement.cell}, line {statement.line}: {type(error).__name__}: {error}")
     except CheckTimeout:
         problems.append(f"running the notebook's definitions took longer than {timeout_s:g} s")
     namespace.update(provided_globals())
@@ -220,9 +214,7 @@ def case_code(body: Any) -> str:
         return ""
 
 
-def run_test_file(
-    path: Path, namespace: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S
-) -> CheckOutcome:
+def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> CheckOutcome:
     """Run one Otter test file on the namespace, as `grader.check` does in the notebook.
 
     The namespace itself is used, not a copy: tests may rebind globals (e.g. vocab_size) that the
@@ -349,13 +341,7 @@ def summary_markdown(notebook: str, outcomes: Sequence[CheckOutcome], problems: 
     ]
     for o in outcomes:
         failed = sum(not c.passed for c in o.cases)
-        result = (
-            "⚠️ could not run"
-            if o.error
-            else "✅ passed"
-            if o.passed
-            else f"❌ {failed} of {len(o.cases)} failed"
-        )
+        result = "⚠️ could not run" if o.error else "✅ passed" if o.passed else f"❌ {failed} of {len(o.cases)} failed"
         lines.append(f"| {o.name} | {result} | {_points(o.points)}/{_points(o.possible)} |")
     for o in outcomes:
         if o.passed:
@@ -363,16 +349,7 @@ def summary_markdown(notebook: str, outcomes: Sequence[CheckOutcome], problems: 
         details = [o.error] if o.error else [f"{c.name}:\n{c.message}" for c in o.cases if not c.passed]
         body = "\n\n".join(details).replace("```", "'''")
         lines.extend(
-            [
-                "",
-                f"<details><summary>{o.name}: what failed</summary>",
-                "",
-                "```text",
-                body,
-                "```",
-                "",
-                "</details>",
-            ]
+            ["", f"<details><summary>{o.name}: what failed</summary>", "", "```text", body, "```", "", "</details>"]
         )
     if problems:
         lines.extend(["", "**Problems reading your notebook**", "", *(f"- {p}" for p in problems)])
@@ -424,9 +401,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         + "\n",
         encoding="utf-8",
     )
-    (out / "payloads.json").write_text(
-        json.dumps(payloads, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    (out / "payloads.json").write_text(json.dumps(payloads, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), summary_markdown(notebook.name, outcomes, problems))
     total, possible = sum(o.points for o in outcomes), sum(o.possible for o in outcomes)
     write_outputs(

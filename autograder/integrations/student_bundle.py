@@ -97,11 +97,7 @@ def stale_files(bundle_dir: Path = BUNDLE_DIR) -> list[str]:
         if bundle_dir.is_dir()
         else set()
     )
-    stale = {
-        name
-        for name, data in expected.items()
-        if name not in present or (bundle_dir / name).read_bytes() != data
-    }
+    stale = {name for name, data in expected.items() if name not in present or (bundle_dir / name).read_bytes() != data}
     return sorted(stale | (present - expected.keys()))
 
 

@@ -28,9 +28,7 @@ class PartColumn:
     points: float | None
 
 
-def part_columns(
-    config_parts: ConfigParts | None, results: Iterable[SubmissionResult] = ()
-) -> list[PartColumn]:
+def part_columns(config_parts: ConfigParts | None, results: Iterable[SubmissionResult] = ()) -> list[PartColumn]:
     """The report's part columns: grader.yml order first, then unknown parts in first-seen order.
 
     Args:
@@ -40,9 +38,7 @@ def part_columns(
     Returns:
         One column per part, without duplicates.
     """
-    columns = [
-        PartColumn(name, part.title or name, part.points) for name, part in (config_parts or {}).items()
-    ]
+    columns = [PartColumn(name, part.title or name, part.points) for name, part in (config_parts or {}).items()]
     known = {column.name for column in columns}
     for result in results:
         for part in result.parts:

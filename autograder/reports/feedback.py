@@ -39,9 +39,7 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
     if picture.get("error"):
         return "\n".join([*lines, f"- {md_text(picture['error'])}", ""])
     lines.extend(f"- {md_text(finding)}" for finding in picture.get("findings", []))
-    legend = t(
-        "report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED
-    )
+    legend = t("report.mask.legend", open=OPEN, blocked=BLOCKED, wrong_open=WRONG_OPEN, wrong_blocked=WRONG_BLOCKED)
     lines.extend(["", md_text(legend), ""])
     for row, (mask, expected, labels) in enumerate(
         zip(picture["mask"], picture["expected"], picture["labels"], strict=False)

@@ -64,9 +64,7 @@ def _draw_grid(
     for i in range(size):
         for j in range(size):
             if wrong is not None and wrong[i][j]:
-                ax.text(
-                    j, i, "x", ha="center", va="center", color=WRONG_COLOUR, fontsize=14, fontweight="bold"
-                )
+                ax.text(j, i, "x", ha="center", va="center", color=WRONG_COLOUR, fontsize=14, fontweight="bold")
 
 
 def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
@@ -83,9 +81,7 @@ def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
     labels = picture["labels"]
     mask = picture.get("mask")
     columns = 2 if mask is not None else 1
-    fig, axes = plt.subplots(
-        len(expected), columns, figsize=(3.6 * columns + 0.6, 3.4 * len(expected)), squeeze=False
-    )
+    fig, axes = plt.subplots(len(expected), columns, figsize=(3.6 * columns + 0.6, 3.4 * len(expected)), squeeze=False)
     for row, correct in enumerate(expected):
         sentence = " ".join(labels[row])
         if mask is not None:
@@ -98,8 +94,7 @@ def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
         axes[row][0].annotate(sentence, (0, 1.16), xycoords="axes fraction", fontsize=8, color="#4a5568")
     wrong_shown = mask is not None and not picture.get("matches")
     fig.suptitle(
-        "Blue = may attend, grey = blocked" + ("; red x = differs from correct" if wrong_shown else ""),
-        fontsize=10,
+        "Blue = may attend, grey = blocked" + ("; red x = differs from correct" if wrong_shown else ""), fontsize=10
     )
     fig.tight_layout()
     return _save(fig)

@@ -32,14 +32,7 @@ from autograder.results import STATUS_ERROR, SubmissionResult
 
 FILE_COLUMN = "file"
 POINTS_ROW_LABEL = "points-per-question"  # Otter's label of the points-possible row
-TOTAL_COLUMNS = [
-    "total_points_earned",
-    "possible",
-    "percent_correct",
-    "grading_status",
-    "status",
-    "grading_seconds",
-]
+TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "grading_status", "status", "grading_seconds"]
 OTTER_COMPLETED = "Completed"  # Otter's grading_status of a submission that was graded
 
 
@@ -143,9 +136,7 @@ def render_gradebook(
     return buffer.getvalue()
 
 
-def write_gradebook(
-    results: Sequence[SubmissionResult], path: Path, config_parts: ConfigParts | None = None
-) -> None:
+def write_gradebook(results: Sequence[SubmissionResult], path: Path, config_parts: ConfigParts | None = None) -> None:
     """Write `render_gradebook(...)` to a file.
 
     Args:

@@ -145,11 +145,7 @@ def gradescope_results(
         "output": _summary(result, assignment),
         "visibility": visibility,
         "stdout_visibility": stdout_visibility,
-        "extra_data": {
-            "submission": result.submission,
-            "status": result.status,
-            "possible": graded_possible(result),
-        },
+        "extra_data": {"submission": result.submission, "status": result.status, "possible": graded_possible(result)},
         "tests": tests,
     }
 

@@ -104,9 +104,7 @@ def _part_details(part: PartResult, shown: set[str]) -> str:
             state, label = "skip", t("report.html.state.skipped")
         else:
             state, label = (
-                ("pass", t("report.html.state.passed"))
-                if check.passed
-                else ("fail", t("report.html.state.failed"))
+                ("pass", t("report.html.state.passed")) if check.passed else ("fail", t("report.html.state.failed"))
             )
         message = ""
         if check.message and not check.passed and not check.skipped:
@@ -187,16 +185,12 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
             gap=memorisation["gap"],
             threshold=memorisation["threshold"],
         )
-        lines.append(
-            f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>'
-        )
+        lines.append(f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>')
     if isinstance(training.get("method"), str):
         lines.append(f"<p>{_text(training['method'])}</p>")
     if series["final_bleu"] is not None:
         bar = t("report.training_bar_html", bar=threshold) if threshold is not None else ""
-        lines.append(
-            f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>"
-        )
+        lines.append(f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>")
     if training.get("message"):
         lines.append(f'<p class="note">{_text(training["message"])}</p>')
     png = training_figure_png(training, threshold)

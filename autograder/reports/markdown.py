@@ -63,9 +63,7 @@ def _failed_checks(part: PartResult, shown: set[str]) -> str:
     by_message: dict[str, list[str]] = {}
     for check in part.checks:
         if not check.passed and not check.skipped:
-            by_message.setdefault(check.message or t("report.failed"), []).append(
-                md_code(check.check_id, table=True)
-            )
+            by_message.setdefault(check.message or t("report.failed"), []).append(md_code(check.check_id, table=True))
     lines = []
     for message, checks in by_message.items():
         # A message shared by many checks (e.g. an unreadable file) is written once.
@@ -75,9 +73,7 @@ def _failed_checks(part: PartResult, shown: set[str]) -> str:
     return "<br>".join(lines)
 
 
-def render_submission(
-    result: SubmissionResult, columns: Sequence[PartColumn] = (), heading_level: int = 3
-) -> str:
+def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = (), heading_level: int = 3) -> str:
     """One submission: a heading with the total, a table of parts with points and failed-check
     messages, then load problems and notes as lists.
 

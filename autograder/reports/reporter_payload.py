@@ -64,9 +64,7 @@ def payload_test(
     }
 
 
-def runner_payload(
-    tests: Sequence[Mapping[str, Any]], max_score: float, status: str | None = None
-) -> dict[str, Any]:
+def runner_payload(tests: Sequence[Mapping[str, Any]], max_score: float, status: str | None = None) -> dict[str, Any]:
     """A runner's payload: "pass" when every test passed, "error" when one errored, else "fail".
 
     Args:
@@ -154,12 +152,7 @@ def part_payloads(result: Any) -> dict[str, dict[str, Any]]:
         if not part.checks:
             tests = [
                 payload_test(
-                    part.title,
-                    False,
-                    part.points,
-                    "This part was not graded.",
-                    test_code=part.part,
-                    error=broken,
+                    part.title, False, part.points, "This part was not graded.", test_code=part.part, error=broken
                 )
             ]
             payloads[runner_id(part.part)] = runner_payload(tests, part.max_points)

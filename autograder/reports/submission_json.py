@@ -40,10 +40,7 @@ def dumps_stable(data: Any) -> str:
         The JSON text.
     """
     return (
-        json.dumps(
-            json_safe(data), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False, default=str
-        )
-        + "\n"
+        json.dumps(json_safe(data), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
     )
 
 

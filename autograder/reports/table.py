@@ -59,9 +59,7 @@ def _render_rows(header: list[str], rows: list[list[str]], widths: list[int]) ->
     return [line(header), GAP.join("-" * w for w in widths), *(line(row) for row in rows)]
 
 
-def render_summary(
-    results: Sequence[SubmissionResult], columns: Sequence[PartColumn], width: int | None = None
-) -> str:
+def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartColumn], width: int | None = None) -> str:
     """One row per submission: a cell per part ("points/possible" or "skipped"), total, status.
 
     Part headers are the parts' titles when the table fits the width, else P1..Pn with a legend;
@@ -131,9 +129,7 @@ def _check_lines(check: CheckResult, name_width: int, width: int, shown: set[str
     return lines
 
 
-def render_details(
-    result: SubmissionResult, columns: Sequence[PartColumn] = (), width: int | None = None
-) -> str:
+def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (), width: int | None = None) -> str:
     """Everything about one submission: per part its checks (PASS/FAIL/SKIP) with the failure
     messages, then load problems (cell/line) and grader notes.
 
@@ -152,9 +148,7 @@ def render_details(
     lines = [f"{result.submission}: {total} ({result.status})"]
     check_prefix = len("  PASS  ")
     name_width = max(
-        [len(c.check_id) for p in parts for c in p.checks]
-        + [len(p.title) - check_prefix for p in parts]
-        + [20]
+        [len(c.check_id) for p in parts for c in p.checks] + [len(p.title) - check_prefix for p in parts] + [20]
     )
     title_width = name_width + check_prefix
     shown_messages: set[str] = set()

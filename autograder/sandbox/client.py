@@ -12,14 +12,7 @@ from typing import Any, Literal
 
 import torch
 
-from autograder.worker_runtime.protocol import (
-    ProtocolError,
-    Ref,
-    ValueReader,
-    ValueWriter,
-    load_blob,
-    pack_frame,
-)
+from autograder.worker_runtime.protocol import ProtocolError, Ref, ValueReader, ValueWriter, load_blob, pack_frame
 
 from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
@@ -70,9 +63,7 @@ class Worker:
             statement_list = [[str(label), int(line), str(code)] for label, line, code in statements]
         self._baseline = _with_device(dict(grader_globals or {}))
         self._output = OutputLog(self.limits.output_bytes)
-        self._launcher = Launcher(
-            self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output
-        )
+        self._launcher = Launcher(self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output)
         self._finalizer = weakref.finalize(self, self._launcher.release)
         self._lock = threading.RLock()
         self._handles: set[int] = set()
@@ -175,10 +166,7 @@ class Worker:
     def load_state(self, handle: int, tensors: dict[str, torch.Tensor], strict: bool = True) -> None:
         """Load a state dict into the module (load_state_dict semantics)."""
         self._request(
-            "load_state",
-            {"handle": self._checked(handle), "strict": strict},
-            {"tensors": dict(tensors)},
-            None,
+            "load_state", {"handle": self._checked(handle), "strict": strict}, {"tensors": dict(tensors)}, None
         )
 
     def state(self, handle: int, *, timeout_s: float | None = None) -> dict[str, torch.Tensor]:
@@ -272,8 +260,7 @@ class Worker:
             return handle
         if 0 < handle <= self._last_handle:
             raise WorkerFailure(
-                f"object handle {handle} was lost when the worker restarted after an "
-                "earlier failure; build it again"
+                f"object handle {handle} was lost when the worker restarted after an earlier failure; build it again"
             )
         raise ValueError(f"unknown object handle {handle!r}")
 
@@ -284,9 +271,7 @@ class Worker:
         header.update({key: encoder.encode(value) for key, value in values.items() if value is not None})
         return pack_frame(header, encoder.tensors)
 
-    def _request(
-        self, op: str, fields: dict[str, Any], values: dict[str, Any], timeout_s: float | None
-    ) -> Any:
+    def _request(self, op: str, fields: dict[str, Any], values: dict[str, Any], timeout_s: float | None) -> Any:
         with self._lock:
             if self._closed:
                 raise WorkerFailure("the worker was closed")
@@ -340,9 +325,7 @@ class Worker:
                 raise WorkerFailure(f"worker sent a malformed reply: {exc}") from None
         if status == "error":
             raise StudentError(
-                text(header.get("exc_type")) or "Exception",
-                text(header.get("message")),
-                text(header.get("where")),
+                text(header.get("exc_type")) or "Exception", text(header.get("message")), text(header.get("where"))
             )
         if status == "oom":
             self._discard()

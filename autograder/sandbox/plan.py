@@ -29,17 +29,7 @@ RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GRADER_PACKAGES = ("autograder", "assignments", "reference")  # hidden checks live in assignments/
 SYSTEM_NAMES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
-UNSHARE_FLAGS = (
-    "--mount",
-    "--net",
-    "--pid",
-    "--ipc",
-    "--uts",
-    "--fork",
-    "--kill-child",
-    "--propagation",
-    "private",
-)
+UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private")
 FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
 PASSED_THROUGH_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "GLIBC_TUNABLES")
 
@@ -73,10 +63,7 @@ def _namespaces_work() -> bool:
             HostState.namespace_probe = (
                 unshare is not None
                 and subprocess.run(
-                    [unshare, *UNSHARE_FLAGS, "--", "true"],
-                    stdin=subprocess.DEVNULL,
-                    capture_output=True,
-                    timeout=10,
+                    [unshare, *UNSHARE_FLAGS, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
                 ).returncode
                 == 0
             )
@@ -142,11 +129,7 @@ def choose_isolation(limits: Limits) -> str:
 
 def pick_uid(limits: Limits) -> int:
     """Returns: limits.sandbox_uid, or a fresh uid in [2**20, 2**31) that no account uses."""
-    return (
-        limits.sandbox_uid
-        if limits.sandbox_uid is not None
-        else FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
-    )
+    return limits.sandbox_uid if limits.sandbox_uid is not None else FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
 
 
 def sandbox_uid(uid: int, isolation: str) -> int | None:

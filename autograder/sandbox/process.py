@@ -264,8 +264,7 @@ class WorkerProcess:
         description = self.exit_description()
         if self.memory_watch is not None and self.memory_watch.tripped:
             raise ExchangeError(
-                "memory",
-                f"ran out of memory (limit {self.memory_watch.limit_mb} MB, all its processes together)",
+                "memory", f"ran out of memory (limit {self.memory_watch.limit_mb} MB, all its processes together)"
             )
         raise ExchangeError("died", description)
 

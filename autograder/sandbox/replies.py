@@ -80,8 +80,6 @@ def expect_modules(value: Any) -> list[tuple[str, str]]:
 
 def expect_state(value: Any) -> dict[str, torch.Tensor]:
     """Args: state reply. Returns: {name: Tensor} (WorkerFailure if malformed)."""
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and type(v) is torch.Tensor for k, v in value.items()
-    ):
+    if not isinstance(value, dict) or not all(isinstance(k, str) and type(v) is torch.Tensor for k, v in value.items()):
         raise _malformed("state dict")
     return value

@@ -100,9 +100,7 @@ class Launcher:
         """Start a worker process (jail, limits, import torch); it then waits for its load request."""
         isolation = choose_isolation(self.limits)
         uid = sandbox_uid(self.uid, isolation)
-        config = build_config(
-            self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload
-        )
+        config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
         config_path = self.sandbox.write_config(json.dumps(config))
         process = WorkerProcess(
             lambda fds: build_command(isolation, self.sandbox, config_path, fds),
@@ -143,9 +141,7 @@ class Launcher:
             running: dict[str, Any] = {}
             # each statement gets timeout_s; progress events cannot stretch the load beyond this
             hard_deadline = (
-                spawned.began
-                + self.limits.startup_timeout_s
-                + self.limits.timeout_s * max(10, len(self.statements))
+                spawned.began + self.limits.startup_timeout_s + self.limits.timeout_s * max(10, len(self.statements))
             )
 
             # Called only while this statement runs, so it sees this iteration's values.
@@ -164,9 +160,7 @@ class Launcher:
             budget = deadline if deadline is not None else float("inf")
             try:
                 reply = spawned.process.exchange(
-                    self._load_frame(baseline),
-                    min(spawned.began + self.limits.startup_timeout_s, budget),
-                    on_event,
+                    self._load_frame(baseline), min(spawned.began + self.limits.startup_timeout_s, budget), on_event
                 )
             except ExchangeError as exc:
                 self.discard(None)
@@ -251,11 +245,7 @@ class Launcher:
             )
         else:
             detail = f"worker process {exc.detail}" if exc.kind in ("died", "memory") else exc.detail
-        where = (
-            f" while running {self.statements[running['at'][0]][0]}, line {running['line']}"
-            if running
-            else ""
-        )
+        where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" if running else ""
         tail = self.output.tail(3) if not running else ""  # bootstrap errors, not student prints
         hint = (
             f" (memory_mb={self.limits.memory_mb} may be too low to import torch)"

@@ -14,10 +14,7 @@ from typing import Any
 from . import guards, jail
 
 # What the grader runs with `python -I -B -u -c BOOT_CODE lib_dir config request_fd reply_fd status_fd`.
-BOOT_CODE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from worker_runtime.bootstrap import main; main(sys.argv[1:])"
-)
+BOOT_CODE = "import sys; sys.path.insert(0, sys.argv[1]); from worker_runtime.bootstrap import main; main(sys.argv[1:])"
 # The module name the installed project's Otter start-up hook runs under (its .pth skips `python -I`
 # interpreters; dropped here as well). Equal to autograder.integrations.otter_hook.HOOK_NAME, which
 # this package, copied into the sandbox, cannot import.
@@ -48,11 +45,7 @@ def main(argv: list[str]) -> None:
     except Exception as exc:
         sys.stderr.write(f"worker setup failed ({stage}): {exc}\n")
         code = (
-            jail.EXIT_JAIL_FAILED
-            if config["isolation"] == "namespace"
-            else EXIT_DROP_FAILED
-            if stage == "user"
-            else 1
+            jail.EXIT_JAIL_FAILED if config["isolation"] == "namespace" else EXIT_DROP_FAILED if stage == "user" else 1
         )
         os._exit(code)
     _clean_sys_path(config, lib_dir, in_namespace)

@@ -61,9 +61,7 @@ def visible_by_deepest_root(path: str, visible: Sequence[str], hidden: Sequence[
 class FilePolicy:
     """Which real paths the worker may read and write (used when no mount namespace hides files)."""
 
-    def __init__(
-        self, read_roots: Sequence[str], write_roots: Sequence[str], hidden_roots: Sequence[str]
-    ) -> None:
+    def __init__(self, read_roots: Sequence[str], write_roots: Sequence[str], hidden_roots: Sequence[str]) -> None:
         """Args:
         read_roots: trees that may be read (system, Python, sandbox, data).
         write_roots: trees that may be written (the private working directory).
@@ -117,9 +115,7 @@ def install(policy: FilePolicy | None, block_network: bool) -> None:
         if block_network and event in _NETWORK_EVENTS:
             raise SandboxViolation("the grading sandbox has no network access")
         if event == "open" and args:
-            check_path(
-                args[0], _is_write(args[1] if len(args) > 1 else None, args[2] if len(args) > 2 else None)
-            )
+            check_path(args[0], _is_write(args[1] if len(args) > 1 else None, args[2] if len(args) > 2 else None))
         elif event in _MUTATING_EVENTS:
             for index in _MUTATING_EVENTS[event]:
                 check_path(args[index] if index < len(args) else None, True)

@@ -134,11 +134,7 @@ def reap_as_init(worker_pid: int, status_fd: int) -> None:
             os._exit(0)
         if pid != worker_pid:
             continue
-        report = (
-            {"signal": os.WTERMSIG(status)}
-            if os.WIFSIGNALED(status)
-            else {"exit_code": os.WEXITSTATUS(status)}
-        )
+        report = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit_code": os.WEXITSTATUS(status)}
         try:
             os.write(status_fd, json.dumps(report).encode())
         finally:

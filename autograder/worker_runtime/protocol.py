@@ -172,9 +172,7 @@ def _from_numpy(value: Any) -> Any:
 class ValueReader:
     """Rebuilds values from JSON data and received tensors, validating every tensor reference."""
 
-    def __init__(
-        self, tensors: dict[str, torch.Tensor], resolve: Callable[[str, Any], Any] | None = None
-    ) -> None:
+    def __init__(self, tensors: dict[str, torch.Tensor], resolve: Callable[[str, Any], Any] | None = None) -> None:
         """Args:
         tensors: the loaded safetensors blob.
         resolve: builds objects for "$ref", "$global" and "$torch" tags (worker side only);

@@ -208,9 +208,7 @@ class Server:
         self.load_helpers(str(header.get("helpers") or ""))
         skip = {tuple(at) for at in header.get("skip", [])}
         report = self.statements.run(
-            header["statements"],
-            skip,
-            lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line}),
+            header["statements"], skip, lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line})
         )
         for key, value in copy.deepcopy(self.baseline).items():  # the grader's values win
             self.namespace[key] = value
@@ -237,14 +235,10 @@ class Server:
         """Call a student (or importable) function. Returns: its result, or output and gradients."""
         function = self.lookup(header["target"])
         if not callable(function):
-            raise StudentFault(
-                "TypeError", f"{header['target']} is a {type(function).__name__}, not callable"
-            )
+            raise StudentFault("TypeError", f"{header['target']} is a {type(function).__name__}, not callable")
         args, kwargs = reader.decode(header["args"]), reader.decode(header.get("kwargs")) or {}
         seed_everything(int(header.get("seed", 0)))
-        return self.invoke(
-            function, args, kwargs, header.get("grad_wrt"), reader.decode(header.get("grad")), None
-        )
+        return self.invoke(function, args, kwargs, header.get("grad_wrt"), reader.decode(header.get("grad")), None)
 
     def op_new(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Build an object (with helper stand-ins) under a seed and keep it by handle. Returns: None."""

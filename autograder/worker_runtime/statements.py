@@ -57,10 +57,7 @@ class StatementRunner:
         self._future_flags = 0
 
     def run(
-        self,
-        statements: list[Any],
-        skip: set[tuple[int, int]],
-        notify: Callable[[tuple[int, int], int], None],
+        self, statements: list[Any], skip: set[tuple[int, int]], notify: Callable[[tuple[int, int], int], None]
     ) -> dict[str, Any]:
         """Run every statement node not in `skip`; one failing node loses only itself.
 

@@ -157,8 +157,7 @@ def _load_hugging_face(expected: Mapping[str, int]) -> tuple[dict[str, Pairs], s
         dataset = load_dataset(HF_DATASET_NAME)
     except Exception as error:  # network, hub, cache and import failures all end up here
         raise CorpusError(
-            f"Could not load the Hugging Face dataset {HF_DATASET_NAME!r} "
-            f"({type(error).__name__}: {error}). {hint}"
+            f"Could not load the Hugging Face dataset {HF_DATASET_NAME!r} ({type(error).__name__}: {error}). {hint}"
         ) from error
     digest = hashlib.sha256(b"multi30k-hf")
     corpus: dict[str, Pairs] = {}
@@ -175,8 +174,7 @@ def _load_hugging_face(expected: Mapping[str, int]) -> tuple[dict[str, Pairs], s
 
 
 def load_multi30k_with_fingerprint(
-    local_dir: str | Path | None = None,
-    expected_counts: Mapping[str, int] | None = None,
+    local_dir: str | Path | None = None, expected_counts: Mapping[str, int] | None = None
 ) -> tuple[dict[str, Pairs], str]:
     """Load Multi30k like `load_multi30k` and also return a fingerprint of the input data.
 
@@ -199,8 +197,7 @@ def load_multi30k_with_fingerprint(
 
 
 def load_multi30k(
-    local_dir: str | Path | None = None,
-    expected_counts: Mapping[str, int] | None = None,
+    local_dir: str | Path | None = None, expected_counts: Mapping[str, int] | None = None
 ) -> dict[str, Pairs]:
     """Load the Multi30k task-1 German-English corpus as (de, en) sentence pairs.
 

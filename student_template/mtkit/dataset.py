@@ -200,8 +200,7 @@ def _write_cache(path: Path, data: PreparedData) -> bool:
         return True
     except OSError as error:
         warnings.warn(
-            f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it",
-            stacklevel=2,
+            f"mtkit: could not write the data cache {str(path)!r} ({error}); continuing without it", stacklevel=2
         )
         if tmp_name is not None:
             Path(tmp_name).unlink(missing_ok=True)
@@ -261,8 +260,7 @@ def _read_cache(path: Path, key: str, corpus: Mapping[str, Pairs]) -> PreparedDa
         return None  # no entry yet (or no cache folder): a plain miss
     except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
         warnings.warn(
-            f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})",
-            stacklevel=2,
+            f"mtkit: ignoring unreadable data cache {str(path)!r} ({type(error).__name__}: {error})", stacklevel=2
         )
         return None
 

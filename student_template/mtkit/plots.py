@@ -31,18 +31,12 @@ def plot_history(
     losses = history.get("losses", [])
     evals = history.get("evals", [])
     fig, loss_ax = plt.subplots(figsize=(8, 4.5), dpi=100)
-    loss_ax.plot(
-        [e["step"] for e in losses], [e["loss"] for e in losses], color="tab:blue", label="train loss"
-    )
+    loss_ax.plot([e["step"] for e in losses], [e["loss"] for e in losses], color="tab:blue", label="train loss")
     loss_ax.set_xlabel("step")
     loss_ax.set_ylabel("train loss (window mean)", color="tab:blue")
     bleu_ax = loss_ax.twinx()
     bleu_ax.plot(
-        [e["step"] for e in evals],
-        [e["bleu"] for e in evals],
-        "o-",
-        color="tab:red",
-        label="validation BLEU (greedy)",
+        [e["step"] for e in evals], [e["bleu"] for e in evals], "o-", color="tab:red", label="validation BLEU (greedy)"
     )
     if target_bleu is not None:
         bleu_ax.axhline(target_bleu, color="tab:red", linestyle="--", linewidth=1)

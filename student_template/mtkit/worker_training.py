@@ -144,9 +144,7 @@ class TrainingSession(ModelSession):
 
         def pause_for_evaluation(model: nn.Module) -> float:
             # The trusted side evaluates now; block until it answers.
-            self._events.put(
-                {"done": False, "step": self._progress["step"], "epochs": self._progress["epochs"]}
-            )
+            self._events.put({"done": False, "step": self._progress["step"], "epochs": self._progress["epochs"]})
             return self._decisions.get()
 
         try:

@@ -185,14 +185,10 @@ def otter_run(
         timeout=SUBPROCESS_TIMEOUT_S,
     )
     document = json.loads((work / "results.json").read_text()) if (work / "results.json").is_file() else {}
-    return Outcome(
-        "otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr
-    )
+    return Outcome("otter run", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr)
 
 
-def run_otter_cli(
-    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
-) -> Outcome:
+def run_otter_cli(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
     """`python -m otter run -a <zip> <upload.zip>` from the project root, with no PYTHONPATH."""
     upload = builder(work / "upload", planted)
     archive = work / "upload.zip"
@@ -202,9 +198,7 @@ def run_otter_cli(
     return otter_run(archive, autograder_zip, work, multi30k_dir)
 
 
-def run_zip_entry(
-    builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path
-) -> Outcome:
+def run_zip_entry(builder: Builder, planted: Planted, autograder_zip: Path, work: Path, multi30k_dir: Path) -> Outcome:
     """The zip's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) in a
     copy of Gradescope's /autograder layout."""
     root = work / "autograder"
@@ -252,11 +246,7 @@ def run_gradescope(builder: Builder, planted: Planted, work: Path, multi30k_dir:
     path = work / "results.json"
     document = json.loads(path.read_text()) if path.is_file() else {}
     return Outcome(
-        "gradescope run.py",
-        _scores(document),
-        document,
-        time.monotonic() - started,
-        done.stdout + done.stderr,
+        "gradescope run.py", _scores(document), document, time.monotonic() - started, done.stdout + done.stderr
     )
 
 
@@ -283,6 +273,4 @@ def run_cli_many(notebooks: Sequence[Path], work: Path, multi30k_dir: Path) -> d
         check=True,
         timeout=SUBPROCESS_TIMEOUT_S,
     )
-    return {
-        path.stem: float(json.loads((work / f"{path.stem}.json").read_text())["points"]) for path in notebooks
-    }
+    return {path.stem: float(json.loads((work / f"{path.stem}.json").read_text())["points"]) for path in notebooks}

@@ -53,9 +53,7 @@ def test_training_section_names_the_graded_mode() -> None:
 def test_cpu_setting_is_the_graders_cpu_profile() -> None:
     profile = CONFIG.training.profile_hparams("cpu")
     hparams = solution_hparams()
-    assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {
-        name: profile[name] for name in MODEL_AND_RECIPE
-    }
+    assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {name: profile[name] for name in MODEL_AND_RECIPE}
     settings = next(
         assignments(source(c)) for c in CELLS if c["cell_type"] == "code" and "warmup_steps = " in source(c)
     )

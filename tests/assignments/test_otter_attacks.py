@@ -19,10 +19,7 @@ from pathlib import Path
 import otter_uploads as uploads
 import pytest
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.timeout(2400),
-]  # the module fixture grades six times on a shared machine
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2400)]  # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}
 
 
@@ -45,10 +42,7 @@ JOBS = {
 }
 # The Gradescope entry point never unpickles or starts Otter's kernel, and grades with the CLI's
 # engine: these two cost a minute of grading each, so they run with the slow tests.
-SLOW_JOBS = {
-    ("payloads", "gradescope"): uploads.run_gradescope,
-    ("parse", "gradescope"): uploads.run_gradescope,
-}
+SLOW_JOBS = {("payloads", "gradescope"): uploads.run_gradescope, ("parse", "gradescope"): uploads.run_gradescope}
 
 
 def grade_all(jobs: dict, autograder_zip: Path, multi30k_dir: Path, base: Path) -> dict:
@@ -113,9 +107,7 @@ def test_otter_state_and_shadowing_modules_run_nothing(
         with zipfile.ZipFile(autograder_zip) as archive:
             for name in archive.namelist():
                 if name.startswith("autograder/") and name.endswith(".py"):
-                    assert (work / "run" / "autograder" / "source" / name).read_bytes() == archive.read(
-                        name
-                    ), name
+                    assert (work / "run" / "autograder" / "source" / name).read_bytes() == archive.read(name), name
     if path != "gradescope":
         assert ".OTTER_LOG" in outcome.document.get("output", ""), "the refusal is reported"
 
@@ -143,10 +135,7 @@ REJECTED = {
 
 @pytest.fixture(scope="module")
 def rejected(
-    autograder_zip: Path,
-    multi30k_dir: Path,
-    installed_project: Path,
-    tmp_path_factory: pytest.TempPathFactory,
+    autograder_zip: Path, multi30k_dir: Path, installed_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict:
     """Each REJECTED notebook through `otter run` with the installed hook; the CLI's points for all of
     them (one run); and the byte-order-mark one through `otter run` without the hook (the control)."""

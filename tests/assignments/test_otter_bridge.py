@@ -93,9 +93,7 @@ class FakeRunner:
 def test_options_defaults_and_validation() -> None:
     options = BridgeOptions.from_config({"questions": {"look_ahead_mask": "q1"}, "timeouts": {"decoder": 7}})
     assert options.question("look_ahead_mask") == "q1" and options.question("decoder") == "decoder"
-    assert (
-        options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
-    )
+    assert options.timeout_for("decoder") == 7 and options.timeout_for("masked_loss") == bridge.DEFAULT_TIMEOUT_S
     assert options.timeout_for("training", training=True) == bridge.DEFAULT_TRAINING_TIMEOUT_S
     assert BridgeOptions.from_config(None) == BridgeOptions()
     with pytest.raises(ValueError, match="unknown option 'timeout'"):
@@ -115,8 +113,7 @@ def test_unit_parts_run_together_and_training_is_skipped() -> None:
     assert merged["points"] == merged["max_points"] == sum(PARTS[p].points for p in UNIT)
     training = merged["parts"][-1]
     assert (
-        all(c["skipped"] for c in training["checks"])
-        and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
+        all(c["skipped"] for c in training["checks"]) and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
     )
     assert merged["load_problems"] == ["cell 3, line 1: invalid syntax"]
 
@@ -150,9 +147,7 @@ def test_training_gets_its_own_run_when_enabled() -> None:
 
 def test_otter_results_mirror_the_engine_parts() -> None:
     failing = {"mask_blocks_future": "Position 1 can see position 2.", "loss_value": "The loss is off."}
-    merged, _ = bridge.grade_parts(
-        Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing)
-    )
+    merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing))
     options = BridgeOptions(questions={"look_ahead_mask": "q1", "masked_loss": "q5"})
     results = GradingResults([])
     bridge.fill_otter_results(results, merged, options, "Assignment")
@@ -253,9 +248,7 @@ def test_run_engine_kills_a_hung_engine(tmp_path: Path) -> None:
     assert run.result is None and "longer than 1 s" in run.failure and run.seconds < 10
 
 
-def test_run_engine_reports_a_crash_and_reads_a_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MULTI30K_DIR", raising=False)
     submission = tmp_path / "x.ipynb"
     submission.write_text("{}")
@@ -307,17 +300,13 @@ def test_run_engine_brings_the_submitted_checkpoint_along(tmp_path: Path) -> Non
     assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {}, (
         "nothing to copy when the grader trains"
     )
-    (engine / "grader.yml").write_text(
-        project.replace("  mode: recipe\n", "  mode: checkpoint\n")
-    )  # {stem}.pt first
+    (engine / "grader.yml").write_text(project.replace("  mode: recipe\n", "  mode: checkpoint\n"))  # {stem}.pt first
     run = bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True)
     assert run.result == {"submission.pt": "weights"}
     assert bridge.run_engine(submission, ["decoder"], 30, engine).result == {}, "only for the training part"
     (upload / "hw.pt").unlink()
     (upload / "hw.pt").symlink_to(tmp_path / "elsewhere.pt")
-    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {
-        "submission.pt": "link"
-    }
+    assert bridge.run_engine(submission, [TRAINING_PART], 30, engine, train=True).result == {"submission.pt": "link"}
 
 
 def test_otters_kernel_gets_a_start_up_timeout_for_a_loaded_machine() -> None:

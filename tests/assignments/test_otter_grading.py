@@ -110,8 +110,7 @@ def grade_both(cases: dict[str, Path], autograder_zip: Path, out: Path, multi30k
     cli = run_cli(cases, out / "cli", env)
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            case: pool.submit(run_otter, case, path, autograder_zip, out / "otter", env)
-            for case, path in cases.items()
+            case: pool.submit(run_otter, case, path, autograder_zip, out / "otter", env) for case, path in cases.items()
         }
         otter = {case: future.result() for case, future in futures.items()}
     with zipfile.ZipFile(autograder_zip) as archive:
@@ -123,15 +122,9 @@ def grade_both(cases: dict[str, Path], autograder_zip: Path, out: Path, multi30k
 
 @pytest.fixture(scope="module")
 def graded(
-    autograder_zip: Path,
-    solution_notebook: Path,
-    multi30k_dir: Path,
-    tmp_path_factory: pytest.TempPathFactory,
+    autograder_zip: Path, solution_notebook: Path, multi30k_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict:
-    cases = {
-        **{case: path for case, path in CASES.items() if path is not None},
-        "solution": solution_notebook,
-    }
+    cases = {**{case: path for case, path in CASES.items() if path is not None}, "solution": solution_notebook}
     return grade_both(cases, autograder_zip, tmp_path_factory.mktemp("graded"), multi30k_dir)
 
 
@@ -158,16 +151,13 @@ def test_untouched_student_notebook_gets_clear_messages(graded: dict) -> None:
         text = outputs[questions[part]]
         assert "All test cases passed" not in text, text
         assert any(
-            hint in text
-            for hint in ("raised", "stub", "None", "not defined", "예외가 발생", "정의되어 있지 않습니다")
+            hint in text for hint in ("raised", "stub", "None", "not defined", "예외가 발생", "정의되어 있지 않습니다")
         ), text
     assert "Not graded in this run" in otter["output"]
 
 
 @pytest.mark.slow
-def test_untouched_original_template_through_otter(
-    autograder_zip: Path, multi30k_dir: Path, tmp_path: Path
-) -> None:
+def test_untouched_original_template_through_otter(autograder_zip: Path, multi30k_dir: Path, tmp_path: Path) -> None:
     results = grade_both(SLOW_CASES, autograder_zip, tmp_path, multi30k_dir)
     cli, otter, questions = results["template_original"]
     assert otter_per_part(otter, questions) == per_part(cli) == dict.fromkeys(UNIT_PARTS, 0)

@@ -57,9 +57,7 @@ def runnable_cells(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNod
     return cells
 
 
-def execute(
-    path: Path, extra: list[str], env: dict[str, str]
-) -> tuple[list[nbformat.NotebookNode], dict[str, str]]:
+def execute(path: Path, extra: list[str], env: dict[str, str]) -> tuple[list[nbformat.NotebookNode], dict[str, str]]:
     """Run the runnable cells of a notebook plus `extra` cells in a fresh kernel (cwd: its folder).
 
     Returns:
@@ -78,9 +76,7 @@ def execute(
     )
     with mock.patch.dict(os.environ, env):
         client.execute()
-    errors = [
-        cell for cell in notebook.cells if any(o.output_type == "error" for o in cell.get("outputs", []))
-    ]
+    errors = [cell for cell in notebook.cells if any(o.output_type == "error" for o in cell.get("outputs", []))]
     printed = {}
     for cell in notebook.cells:
         for output in cell.get("outputs", []):

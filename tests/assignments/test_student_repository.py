@@ -32,9 +32,7 @@ def student_repository(root: Path, notebook: Path | None = None) -> Path:
 def run_checks_step(repo: Path) -> tuple[int, dict, dict]:
     """Run the runner as the workflow's checks step does (repository root as the working folder, no
     PYTHONPATH); returns its exit code, results.json and payloads.json."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
     env.update({"NOTEBOOK": "", "OMP_WAIT_POLICY": "PASSIVE", "CUDA_VISIBLE_DEVICES": ""})
     done = subprocess.run(
         [sys.executable, RUNNER, "--tests", "tests", "--out", "public-checks", "--strict"],
@@ -68,15 +66,12 @@ def test_untouched_template_has_no_setup_problem_and_fails_every_check(tmp_path:
     assert results["problems"] == [], results["problems"]  # e.g. no "No module named 'mtkit'"
     assert [c["name"] for c in results["checks"]] == ["q1", "q2", "q3", "q4", "q5"]
     assert all(
-        not c["error"] and c["cases"] and not any(case["passed"] for case in c["cases"])
-        for c in results["checks"]
+        not c["error"] and c["cases"] and not any(case["passed"] for case in c["cases"]) for c in results["checks"]
     )
     assert all("ModuleNotFoundError" not in case["message"] for c in results["checks"] for case in c["cases"])
 
 
-def test_correct_notebook_under_another_name_passes_every_check(
-    tmp_path: Path, solution_notebook: Path
-) -> None:
+def test_correct_notebook_under_another_name_passes_every_check(tmp_path: Path, solution_notebook: Path) -> None:
     code, results, payloads = run_checks_step(student_repository(tmp_path / "repo", solution_notebook))
     assert results["notebook"] == RENAMED
     assert results["problems"] == [], results["problems"]

@@ -58,23 +58,17 @@ def test_every_requirement_admits_the_tested_versions() -> None:
     locked = lock_versions()
     for name, requirement in requirements().items():
         assert name in locked, f"{name} is not in requirements.lock (untested)"
-        assert requirement.specifier.contains(locked[name]), (
-            f"{requirement} excludes the tested {locked[name]}"
-        )
+        assert requirement.specifier.contains(locked[name]), f"{requirement} excludes the tested {locked[name]}"
 
 
 def test_everything_the_notebook_and_mtkit_import_is_required() -> None:
     notebook = json.loads((build.STUDENT_DIR / build.MASTER.name).read_text(encoding="utf-8"))
     cells = [
-        "\n".join(
-            line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith(("%", "!"))
-        )
+        "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith(("%", "!")))
         for cell in notebook["cells"]
         if cell["cell_type"] == "code"
     ]
-    modules = [
-        path.read_text(encoding="utf-8") for path in sorted((build.STUDENT_DIR / "mtkit").glob("*.py"))
-    ]
+    modules = [path.read_text(encoding="utf-8") for path in sorted((build.STUDENT_DIR / "mtkit").glob("*.py"))]
     needed = {
         canonicalize_name(DISTRIBUTIONS.get(name, name))
         for name in third_party_imports(cells + modules) - GRADER_ONLY_MODULES

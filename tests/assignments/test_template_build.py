@@ -30,16 +30,10 @@ def _statements(tree: ast.AST) -> set[str]:
     """Every statement below `tree` (nested ones too), unparsed, docstrings and short ones left out."""
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not (
-            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        ):
+        if isinstance(node, ast.stmt) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
             text = ast.unparse(node)
-            if len(text) >= 25 and not isinstance(
-                node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-            ):
-                found.add(
-                    text.splitlines()[0] if isinstance(node, (ast.For, ast.If, ast.With, ast.While)) else text
-                )
+            if len(text) >= 25 and not isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+                found.add(text.splitlines()[0] if isinstance(node, (ast.For, ast.If, ast.With, ast.While)) else text)
     return found
 
 
@@ -83,9 +77,9 @@ def hidden_check_lines() -> set[str]:
 
 def check_ids() -> set[str]:
     """The hidden checks' ids (the assignment's assignment.yml)."""
-    parts = yaml.safe_load(
-        (REPO / "assignments" / "transformer_mt" / "assignment.yml").read_text(encoding="utf-8")
-    )["parts"]
+    parts = yaml.safe_load((REPO / "assignments" / "transformer_mt" / "assignment.yml").read_text(encoding="utf-8"))[
+        "parts"
+    ]
     return {check for part in parts.values() for check in part["checks"]}
 
 
@@ -175,14 +169,8 @@ def test_graded_stubs_are_empty() -> None:
         for node in ast.walk(tree):
             for child in getattr(node, "body", []):
                 if isinstance(child, ast.FunctionDef):
-                    name = (
-                        child.name
-                        if isinstance(node, ast.Module)
-                        else f"{getattr(node, 'name', '')}.{child.name}"
-                    )
-                    has_blank = any(
-                        isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(child)
-                    )
+                    name = child.name if isinstance(node, ast.Module) else f"{getattr(node, 'name', '')}.{child.name}"
+                    has_blank = any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(child))
                     if name in stubs:
                         assert has_blank, f"{name} has no `...` blank in the student notebook"
                         found.add(name)

@@ -29,12 +29,7 @@ def _fake(path: Path, config: GraderConfig, parts: list[str] | None) -> Submissi
         passed = bool(digest[index] & 1)  # the content decides which parts pass
         checks = [
             CheckResult(
-                check,
-                name,
-                points,
-                passed and not skipped,
-                points if passed and not skipped else 0,
-                skipped=skipped,
+                check, name, points, passed and not skipped, points if passed and not skipped else 0, skipped=skipped
             )
             for check, points in part.checks.items()
         ]

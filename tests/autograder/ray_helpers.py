@@ -26,8 +26,7 @@ def small_batch(folder: Path) -> list[Submission]:
 def scores(results) -> dict[str, tuple[str, float, dict[str, float]]]:
     """label -> (status, points, points per check)."""
     return {
-        r.submission: (r.status, r.points, {c.check_id: c.points for p in r.parts for c in p.checks})
-        for r in results
+        r.submission: (r.status, r.points, {c.check_id: c.points for p in r.parts for c in p.checks}) for r in results
     }
 
 

@@ -26,12 +26,7 @@ DRIVER = (
 
 def start_grader(args: Sequence[str], count_file: Path, engine: str = "fake") -> subprocess.Popen:
     """Start `python -m autograder grade ARGS` (counting engine) in its own process group."""
-    env = {
-        **os.environ,
-        "GRADING_COUNT_FILE": str(count_file),
-        "GRADING_ENGINE": engine,
-        "PYTHONPATH": str(ROOT),
-    }
+    env = {**os.environ, "GRADING_COUNT_FILE": str(count_file), "GRADING_ENGINE": engine, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(HERE), "grade", "--quiet", *args],
         cwd=ROOT,

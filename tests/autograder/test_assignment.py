@@ -14,10 +14,7 @@ def test_part_2_loads_with_its_checks_parts_and_hooks() -> None:
     assignment = load_assignment("transformer_mt")
     assert isinstance(assignment, Assignment) and assignment.name == "transformer_mt"
     assert (assignment.checks_dir / "conftest.py").is_file()
-    assert {p.name for p in assignment.checks_dir.glob("test_*.py")} >= {
-        "test_look_ahead_mask.py",
-        "test_decoder.py",
-    }
+    assert {p.name for p in assignment.checks_dir.glob("test_*.py")} >= {"test_look_ahead_mask.py", "test_decoder.py"}
     assert assignment.provided_names == frozenset(PROVIDED_GLOBALS)  # what the public checks inject
     assert assignment.training is not None and assignment.training_part in assignment.parts
     assert list(load_config().parts) == list(assignment.parts)

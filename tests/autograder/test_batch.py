@@ -44,9 +44,7 @@ def fake_grade(path: Path, config: GraderConfig, parts: list[str] | None) -> Sub
             for check, points in part.checks.items()
         ]
         results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
-    return SubmissionResult(
-        f"engine-name-{Path(path).name}", STATUS_GRADED, results, notes=[f"parts={parts}"]
-    )
+    return SubmissionResult(f"engine-name-{Path(path).name}", STATUS_GRADED, results, notes=[f"parts={parts}"])
 
 
 def returns_a_dict(path: Path, config: GraderConfig, parts: list[str] | None) -> dict:
@@ -183,9 +181,7 @@ def test_a_dying_worker_process_costs_only_its_own_submission(tmp_path):
     crash = tmp_path / "crash.py"
     crash.write_text("crash", encoding="utf-8")
     names = [touch(tmp_path / f"ok{i}.py") for i in range(3)]
-    results = grade_all(
-        expand_paths([names[0], crash, *names[1:]]), CONFIG, jobs=2, grade_function=fake_grade
-    )
+    results = grade_all(expand_paths([names[0], crash, *names[1:]]), CONFIG, jobs=2, grade_function=fake_grade)
     assert [r.submission for r in results] == ["ok0.py", "crash.py", "ok1.py", "ok2.py"]
     assert [r.status for r in results] == [STATUS_GRADED, STATUS_ERROR, STATUS_GRADED, STATUS_GRADED]
     assert "the grading process died" in results[1].notes[0]

@@ -10,16 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from resume_helpers import (
-    gradebook_rows,
-    gradings,
-    kill_group,
-    run_grader,
-    scores,
-    start_grader,
-    stored,
-    wait_until,
-)
+from resume_helpers import gradebook_rows, gradings, kill_group, run_grader, scores, start_grader, stored, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "soundness" / "corpus"
@@ -96,12 +87,7 @@ def test_killed_grader_resumes_without_losing_or_regrading_fake_engine(tmp_path)
 def test_killed_grader_resumes_without_losing_or_regrading_real_notebooks(tmp_path):
     subs = real_batch(tmp_path / "subs")
     kill_grader_and_resume(
-        subs,
-        tmp_path,
-        ["--jobs", "2", "--parts", "look_ahead_mask"],
-        "real",
-        stored_before_kill=2,
-        timeout=900,
+        subs, tmp_path, ["--jobs", "2", "--parts", "look_ahead_mask"], "real", stored_before_kill=2, timeout=900
     )
 
 
@@ -119,9 +105,7 @@ def test_killed_pool_worker_costs_no_submission_real_notebooks(tmp_path):
         # A pool worker: a direct child of the grader started by multiprocessing's spawn (not its
         # resource tracker).
         workers = [
-            child
-            for child in psutil.Process(process.pid).children()
-            if "spawn_main" in " ".join(child.cmdline())
+            child for child in psutil.Process(process.pid).children() if "spawn_main" in " ".join(child.cmdline())
         ]
         assert workers, "no pool worker found"
         workers[0].send_signal(signal.SIGKILL)

@@ -192,10 +192,6 @@ def test_python_dash_m_entry_point():
     )
     assert (ok.returncode, ok.stderr) == (0, "")
     usage = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-m", "autograder", "grade"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
     )
     assert usage.returncode == 2 and "PATH" in usage.stderr

@@ -87,10 +87,7 @@ def test_overrides_use_dotted_keys() -> None:
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (
-            {"grading.submission_budgets": 10},
-            "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, ",
-        ),
+        ({"grading.submission_budgets": 10}, "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, "),
         ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, data, worker, grading, "),
         ({"grading.jobs": "4"}, "grading.jobs: expected an integer, got str ('4')"),
         ({"grading.seed.value": 1}, "grading.seed.value: seed is not a section"),
@@ -110,11 +107,7 @@ def test_overrides_are_validated_like_the_file(overrides: dict, message: str) ->
         ("worker.timeout_s", 0, "worker.timeout_s: must be greater than 0, got 0"),
         ("worker.reply_mb", 0, "worker.reply_mb: must be at least 1, got 0"),
         ("training.threshold_bleu", 20, "training.threshold_bleu: must be at most 1, got 20"),
-        (
-            "training.profiles.cpu.drop_prob",
-            1.5,
-            "training.profiles.cpu.drop_prob: must be less than 1, got 1.5",
-        ),
+        ("training.profiles.cpu.drop_prob", 1.5, "training.profiles.cpu.drop_prob: must be less than 1, got 1.5"),
         (
             "training.profiles.cpu.lr_schedule",
             "step",
@@ -135,10 +128,7 @@ def test_out_of_range_values_are_rejected_naming_key_and_value(key: str, value: 
     "mutate, key",
     [
         (lambda d: d["worker"].update(timeout_ss=3), "worker.timeout_ss: unknown key (known: timeout_s, "),
-        (
-            lambda d: d["training"]["profiles"]["cpu"].update(warmup=3),
-            "training.profiles.cpu.warmup: unknown key",
-        ),
+        (lambda d: d["training"]["profiles"]["cpu"].update(warmup=3), "training.profiles.cpu.warmup: unknown key"),
         (
             lambda d: d["parts"]["decoder"].update(weight=3),
             "parts.decoder.weight: unknown key (known: title, points, checks)",
@@ -146,10 +136,7 @@ def test_out_of_range_values_are_rejected_naming_key_and_value(key: str, value: 
         (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
         (lambda d: d["training"].update(enabled=1), "training.enabled"),
         (lambda d: d["parts"]["decoder"].update(points=25), "parts.decoder.points"),
-        (
-            lambda d: d["parts"]["decoder"]["checks"].update(decoder_causal=-3),
-            "parts.decoder.checks.decoder_causal",
-        ),
+        (lambda d: d["parts"]["decoder"]["checks"].update(decoder_causal=-3), "parts.decoder.checks.decoder_causal"),
         (lambda d: d.update(extra={}), "extra"),
         (lambda d: d["training"]["profiles"]["cpu"].update(num_heads=7), "training.profiles.cpu.num_heads"),
         (lambda d: d["training"].update(mode="magic"), "training.mode"),
@@ -188,9 +175,7 @@ def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: P
         ("checkpoint_max_mb", 0, "training.checkpoint_max_mb"),
     ],
 )
-def test_bad_training_mode_settings_name_their_key(
-    tmp_path: Path, section: str, value: object, key: str
-) -> None:
+def test_bad_training_mode_settings_name_their_key(tmp_path: Path, section: str, value: object, key: str) -> None:
     document = _project_document()
     document["training"][section] = value
     with pytest.raises(ConfigError) as error:
@@ -250,10 +235,6 @@ def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits
     limits = worker_limits(config)
     assert (limits.isolation, limits.reply_mb) == ("weak", 64)
     assert load_config().worker.isolation == "auto"
-    for key, value in (
-        ("worker.isolation", "none"),
-        ("worker.reply_mb", 0),
-        ("grading.submission_budget_s", -1),
-    ):
+    for key, value in (("worker.isolation", "none"), ("worker.reply_mb", 0), ("grading.submission_budget_s", -1)):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             load_config(None, {key: value})

@@ -87,9 +87,7 @@ def test_a_notebook_above_the_size_limit_is_refused_before_reading(config) -> No
     small = load_config(overrides={"grading.max_notebook_mb": 0.01, "feedback.language": "en"})
     result = grade_submission(EXAMPLES / "correct_original_format.ipynb", small, parts=["masked_loss"])
     assert result.status == "unreadable" and result.points == 0
-    assert (
-        "above the grader's limit of 0.01 MB (grader.yml grading.max_notebook_mb)" in result.load_problems[0]
-    )
+    assert "above the grader's limit of 0.01 MB (grader.yml grading.max_notebook_mb)" in result.load_problems[0]
     assert "Clear the outputs" in result.load_problems[0]
 
 

@@ -99,10 +99,7 @@ def build_model(namespace: dict) -> torch.nn.Module:
 
 def test_builder_output_is_current() -> None:
     result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "build_examples.py"), "--check"],
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, str(EXAMPLES / "build_examples.py"), "--check"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -199,12 +196,9 @@ def test_correct_notebook_matches_the_reference_solution(correct: dict) -> None:
     src_mask = reference_masks.create_padding_mask_for_attention(src, PAD)
     tgt_mask = reference_masks.create_look_ahead_mask_for_attention(tgt, PAD)
     with torch.no_grad():
-        torch.testing.assert_close(
-            student(src, tgt, src_mask, tgt_mask), expected(src, tgt, src_mask, tgt_mask)
-        )
+        torch.testing.assert_close(student(src, tgt, src_mask, tgt_mask), expected(src, tgt, src_mask, tgt_mask))
     logits = torch.randn(3, 12, VOCAB_SIZE["en"])
     criterion = torch.nn.CrossEntropyLoss(reduction="none")
     torch.testing.assert_close(
-        correct["calculate_loss"](logits, tgt, criterion),
-        reference_loss_module.calculate_loss(logits, tgt, criterion),
+        correct["calculate_loss"](logits, tgt, criterion), reference_loss_module.calculate_loss(logits, tgt, criterion)
     )

@@ -28,10 +28,7 @@ def run(submission: LoadedSubmission, namespace: dict | None = None) -> dict:
     """Execute the kept statements one at a time, as the worker does (tests only)."""
     namespace = {"__name__": "submission"} if namespace is None else namespace
     for statement in submission.statements:
-        exec(
-            compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"),
-            namespace,
-        )
+        exec(compile("\n" * (statement.line - 1) + statement.code, f"<cell {statement.cell}>", "exec"), namespace)
     return namespace
 
 
@@ -43,9 +40,7 @@ def test_fixture_builder_matches_committed_files() -> None:
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
     for name, text in builder.FIXTURES.items():
-        assert (FIXTURES / name).read_text(encoding="utf-8") == text, (
-            f"{name} is stale: run build_fixtures.py"
-        )
+        assert (FIXTURES / name).read_text(encoding="utf-8") == text, f"{name} is stale: run build_fixtures.py"
 
 
 # ------------------------------------------------------------------------------------------ magics
@@ -151,9 +146,7 @@ def test_top_level_work_is_dropped() -> None:
     assert submission.problems == []  # dropping is not a problem...
     debug = submission.dropped_problems()  # ...but is available for debug output
     assert debug and all(p.kind == "dropped" for p in debug)
-    assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (
-        submission.why_missing("nlp") or ""
-    )
+    assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (submission.why_missing("nlp") or "")
 
 
 def test_literal_constants_and_static_expressions_are_kept() -> None:

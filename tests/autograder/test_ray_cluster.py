@@ -104,12 +104,7 @@ def test_a_node_killed_mid_batch_loses_no_submission(cluster, tmp_path):
     killer = threading.Thread(target=kill_when_two_are_stored)
     killer.start()
     run = grade_batch(
-        submissions,
-        executor.prepare(load_config()),
-        None,
-        out,
-        executor=executor,
-        grade_function=where_and_sleep(1.5),
+        submissions, executor.prepare(load_config()), None, out, executor=executor, grade_function=where_and_sleep(1.5)
     )
     killer.join()
     assert 2 <= killed[0] < len(submissions)  # the node died mid-batch

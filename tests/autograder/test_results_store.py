@@ -62,8 +62,7 @@ def test_atomic_write_replaces_whole_files_and_leaves_no_temporary(tmp_path):
 def test_inputs_digest_follows_grading_inputs_but_not_run_only_keys():
     base = inputs_digest(CONFIG, None)
     assert (
-        inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.jobs": 4, "grading.out_dir": "x"}), None)
-        == base
+        inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.jobs": 4, "grading.out_dir": "x"}), None) == base
     )
     assert inputs_digest(load_config(FIXTURES / "grader.yml", {"grading.seed": 1}), None) != base
     assert inputs_digest(CONFIG, ["decoder"]) != base

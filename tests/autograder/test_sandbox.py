@@ -45,9 +45,7 @@ class Doubler(nn.Module):
 
 @pytest.fixture(scope="module")
 def worker():
-    with Worker(
-        fixture_source("good_submission.py"), Limits(timeout_s=30), GLOBALS, helpers_source=HELPERS
-    ) as started:
+    with Worker(fixture_source("good_submission.py"), Limits(timeout_s=30), GLOBALS, helpers_source=HELPERS) as started:
         yield started
 
 
@@ -89,13 +87,9 @@ def test_student_changes_to_globals_do_not_leak_into_later_requests(worker):
 def test_calculate_loss_with_a_whitelisted_criterion(worker):
     torch.manual_seed(0)
     logits, target = torch.randn(2, 5, 50), torch.tensor([[1, 4, 7, 2, 3], [1, 9, 2, 3, 3]])
-    loss = worker.call(
-        "calculate_loss", [logits, target, TorchObject("CrossEntropyLoss", {"reduction": "none"})]
-    )
+    loss = worker.call("calculate_loss", [logits, target, TorchObject("CrossEntropyLoss", {"reduction": "none"})])
     flat_target = target[:, 1:].reshape(-1)
-    per_token = torch.nn.functional.cross_entropy(
-        logits[:, :-1].reshape(-1, 50), flat_target, reduction="none"
-    )
+    per_token = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 50), flat_target, reduction="none")
     keep = flat_target != 3
     assert torch.allclose(loss, per_token[keep].sum() / keep.sum())
     with pytest.raises(ValueError):
@@ -258,10 +252,7 @@ def test_statements_fail_one_by_one_and_extra_paths_are_importable(tmp_path):
     ]
     with Worker(statements, Limits(), GLOBALS, extra_paths=[package], data_paths=[data]) as worker:
         errors = {(e["label"], e["exc_type"], e["where"]) for e in worker.load_report()["errors"]}
-        assert errors == {
-            ("cell 1", "SyntaxError", "cell 1, line 1"),
-            ("cell 2", "NameError", "cell 2, line 11"),
-        }
+        assert errors == {("cell 1", "SyntaxError", "cell 1, line 1"), ("cell 2", "NameError", "cell 2, line 11")}
         assert worker.call("f", []) == 3
         assert worker.call("toolkit:triple", [torch.ones(1)]).item() == 3.0
         assert worker.call("read", [str(data / "pairs.txt")]) == "ein Hund\ta dog\n"

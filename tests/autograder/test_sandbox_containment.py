@@ -61,15 +61,10 @@ def test_huge_allocations_fail_cleanly_and_name_memory():
 
 
 def test_exit_or_hang_at_import_loses_only_that_statement():
-    with Worker(
-        fixture_source("exit_at_import.py", "hang_at_import.py"), Limits(timeout_s=1.5), {}
-    ) as worker:
+    with Worker(fixture_source("exit_at_import.py", "hang_at_import.py"), Limits(timeout_s=1.5), {}) as worker:
         error = errors_by_line(worker, "exit_at_import.py")[line_of("exit_at_import.py", "os._exit(0)")]
         assert error["exc_type"] == "WorkerFailure"
-        assert (
-            error["message"]
-            == "the worker process exited (code 0) while running this statement; it was skipped"
-        )
+        assert error["message"] == "the worker process exited (code 0) while running this statement; it was skipped"
         hang = errors_by_line(worker, "hang_at_import.py")[line_of("hang_at_import.py", "while True")]
         assert hang["message"] == "this statement ran longer than 1.5 s; it was skipped"
         assert worker.call("after_exit", []) == "defined after the exit"
@@ -80,9 +75,7 @@ def test_exit_or_hang_at_import_loses_only_that_statement():
 def test_worker_that_cannot_start_fails_every_request_with_the_reason():
     with Worker(fixture_source("exit_at_import.py"), Limits(max_skipped_statements=0), {}) as worker:
         line = line_of("exit_at_import.py", "os._exit(0)")
-        reason = (
-            "worker failed to start: worker process exited (code 0) while running exit_at_import.py, line"
-        )
+        reason = "worker failed to start: worker process exited (code 0) while running exit_at_import.py, line"
         assert worker.load_report()["failure"] == f"{reason} {line}"
         began = time.monotonic()
         with pytest.raises(WorkerFailure, match=re.escape(reason)):
@@ -166,9 +159,7 @@ MODES = ["auto", "plain"] if choose_isolation(Limits(isolation="weak")) != "weak
 @pytest.fixture(scope="module", params=MODES)
 def hostile(request):
     marker = uuid.uuid4().hex
-    sources = fixture_source(
-        "network.py", "grader_imports.py", "file_access.py", "processes.py", "forged_results.py"
-    )
+    sources = fixture_source("network.py", "grader_imports.py", "file_access.py", "processes.py", "forged_results.py")
     grader_globals = {"project_root": str(PROJECT_ROOT), "marker": marker}
     with Worker(sources, Limits(isolation=request.param), grader_globals) as worker:
         yield worker, marker
@@ -206,11 +197,7 @@ def test_project_files_cannot_be_read(hostile):
         assert error.exc_type in denied
     else:
         assert not {"reference", "autograder", "tests", "pyproject.toml", "grader.yml"} & set(listing)
-    for path in (
-        PROJECT_ROOT / "pyproject.toml",
-        Path(__file__),
-        PROJECT_ROOT / "autograder" / "__init__.py",
-    ):
+    for path in (PROJECT_ROOT / "pyproject.toml", Path(__file__), PROJECT_ROOT / "autograder" / "__init__.py"):
         with pytest.raises(StudentError) as info:
             worker.call("read", [str(path)])
         assert info.value.exc_type in denied
@@ -232,15 +219,8 @@ def test_forged_results_never_reach_the_grader(hostile):
     worker, marker = hostile
     error = errors_by_line(worker, "forged_results.py")[line_of("forged_results.py", "os._exit(0)")]
     assert "exited (code 0)" in error["message"]
-    project_write = errors_by_line(worker, "forged_results.py")[
-        line_of("forged_results.py", "project_root, f")
-    ]
-    assert project_write["exc_type"] in (
-        "FileNotFoundError",
-        "PermissionError",
-        "SandboxViolation",
-        "OSError",
-    )
+    project_write = errors_by_line(worker, "forged_results.py")[line_of("forged_results.py", "project_root, f")]
+    assert project_write["exc_type"] in ("FileNotFoundError", "PermissionError", "SandboxViolation", "OSError")
     assert not (PROJECT_ROOT / f"forged-{marker}.json").exists()
     assert not Path(f"/tmp/forged-{marker}.json").exists()
     assert not (Path.cwd() / "results.json").exists()

@@ -74,11 +74,7 @@ def test_shared_storage_and_parameters_are_sent():
 
 @pytest.mark.parametrize(
     "value, message",
-    [
-        (object(), "a object"),
-        ({(1, 2): 3}, "a dict with a tuple key"),
-        (torch.ones(1, dtype=torch.complex64), "dtype"),
-    ],
+    [(object(), "a object"), ({(1, 2): 3}, "a dict with a tuple key"), (torch.ones(1, dtype=torch.complex64), "dtype")],
 )
 def test_unsendable_values_are_named(value, message):
     with pytest.raises(EncodeError, match=message):
@@ -93,9 +89,7 @@ def test_self_referencing_values_stop_at_the_depth_limit():
 
 
 def test_refs_globals_and_torch_objects_need_a_resolver():
-    encoded = ValueWriter(plain_tensor).encode(
-        [Ref(3), Global("f"), TorchObject("NLLLoss", {"reduction": "sum"})]
-    )
+    encoded = ValueWriter(plain_tensor).encode([Ref(3), Global("f"), TorchObject("NLLLoss", {"reduction": "sum"})])
     with pytest.raises(ProtocolError):
         ValueReader({}).decode(encoded)
     seen = ValueReader({}, lambda tag, body: (tag, body)).decode(encoded)
@@ -231,8 +225,6 @@ def test_the_project_is_hidden_but_the_interpreter_is_visible(monkeypatch):
     links, dirs = system_layout()
     visible = python_dirs(dirs + [os.path.realpath("/" + name) for name in links], hidden)
     prefixes = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix)]
-    assert all(
-        any(p == v or p.startswith(v + "/") or p.startswith("/usr") for v in visible) for p in prefixes
-    )
+    assert all(any(p == v or p.startswith(v + "/") or p.startswith("/usr") for v in visible) for p in prefixes)
     assert not any(v == str(PROJECT_ROOT) for v in visible)
     assert os.path.realpath(tempfile.gettempdir()) not in visible  # a script's dir is not bound

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from assignments.transformer_mt.training_modes import (
-    TRAINING_MODES,
-    CheckpointMode,
-    TrainingMode,
-    training_mode,
-)
+from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
 from autograder.config import TRAINING_MODES as CONFIG_MODES
 from autograder.config import load_config
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind

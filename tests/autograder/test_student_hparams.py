@@ -72,12 +72,7 @@ def test_a_value_whose_repr_hangs_costs_only_the_request_timeout() -> None:
 
 
 def test_values_in_bounds_replace_the_profiles_and_missing_ones_keep_it() -> None:
-    described = {
-        "embedding_dim": _item(128),
-        "num_heads": _item(4),
-        "learning_rate": _item(1e-3),
-        "epochs": _item(5),
-    }
+    described = {"embedding_dim": _item(128), "num_heads": _item(4), "learning_rate": _item(1e-3), "epochs": _item(5)}
     settings = apply_cell(PROFILE, described, BOUNDS, CELL_NAMES)
     assert settings.problem is None
     assert settings.hparams["embedding_dim"] == 128 and settings.hparams["max_epochs"] == 5
@@ -108,8 +103,6 @@ def test_unusable_values_are_named_with_the_allowed_range(name: str, value: obje
 
 
 def test_checkpoint_mode_reads_only_the_model_sizes() -> None:
-    settings = apply_cell(
-        PROFILE, {"learning_rate": _item(99.0), "num_layers": _item(3)}, BOUNDS, MODEL_NAMES
-    )
+    settings = apply_cell(PROFILE, {"learning_rate": _item(99.0), "num_layers": _item(3)}, BOUNDS, MODEL_NAMES)
     assert settings.problem is None and settings.hparams["num_layers"] == 3
     assert "learning_rate" not in settings.values

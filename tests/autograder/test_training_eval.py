@@ -28,12 +28,7 @@ def _evaluation(validation: float, test: float) -> dict:
 
 def test_describe_unfitted_names_the_parameters_without_a_counterpart() -> None:
     reference = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("ff.bias", [8]), ("norm.weight", [4])]
-    student = [
-        ("embed.weight", [10, 4]),
-        ("ff.weight", [8, 4]),
-        ("extra.weight", [4, 4]),
-        ("norm.weight", [4]),
-    ]
+    student = [("embed.weight", [10, 4]), ("ff.weight", [8, 4]), ("extra.weight", [4, 4]), ("norm.weight", [4])]
     assert describe_unfitted(reference, student) == {
         "reference_only": [("ff.bias", "(8)")],
         "student_only": [("extra.weight", "(4, 4)")],

@@ -30,9 +30,7 @@ def _part(result: SubmissionResult) -> tuple[float, str, dict]:
     return part.points, part.checks[0].message, result.extras.get("training", {})
 
 
-def _reference_checkpoint(
-    config: GraderConfig, path: Path, seed: int, sizes: dict = TINY_SIZES
-) -> Transformer:
+def _reference_checkpoint(config: GraderConfig, path: Path, seed: int, sizes: dict = TINY_SIZES) -> Transformer:
     """A reference-architecture model with seeded random weights, saved as a checkpoint at `path`."""
     data = load_data(config)
     torch.manual_seed(seed)
@@ -43,9 +41,7 @@ def _reference_checkpoint(
 
 def test_student_hparams_mode_trains_with_the_notebooks_cell(tiny_training_config, notebook_variant) -> None:
     result = grade_submission(
-        notebook_variant("tiny_hyperparameters"),
-        tiny_training_config("student_hparams", **ENGLISH),
-        parts=["training"],
+        notebook_variant("tiny_hyperparameters"), tiny_training_config("student_hparams", **ENGLISH), parts=["training"]
     )
     points, message, details = _part(result)
     used = {name: item["value"] for name, item in details["hyperparameters"].items()}
@@ -82,12 +78,8 @@ def test_student_hparams_mode_refuses_values_outside_the_bounds_without_training
 def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
     tiny_training_config, notebook_variant
 ) -> None:
-    config = tiny_training_config(
-        "student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]}
-    )
-    _points, message, details = _part(
-        grade_submission(notebook_variant("no_epochs"), config, parts=["training"])
-    )
+    config = tiny_training_config("student_hparams", **ENGLISH, **{"training.hparam_bounds.embedding_dim": [16, 128]})
+    _points, message, details = _part(grade_submission(notebook_variant("no_epochs"), config, parts=["training"]))
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
     assert "`embedding_dim = 256` is outside the range this course allows (from 16 to 128)" in message
     assert details["hyperparameters"]["epochs"] == {
@@ -114,8 +106,7 @@ def test_checkpoint_mode_evaluates_the_submitted_weights_on_the_trusted_side(
     other = notebook_variant("tiny_hyperparameters", folder=notebook.parent.parent / "other")
     _reference_checkpoint(config, other.parent / "submission.pt", seed=4)
     assert (
-        _part(grade_submission(other, config, parts=["training"]))[2]["evaluation"]["examples"]
-        != expected["examples"]
+        _part(grade_submission(other, config, parts=["training"]))[2]["evaluation"]["examples"] != expected["examples"]
     )
 
 
@@ -137,10 +128,7 @@ def test_checkpoint_mode_explains_a_missing_or_unusable_checkpoint(
     )
     points, message, _ = _part(grade_submission(notebook, config, parts=["training"]))
     assert points == 0 and "does not fit the model your notebook builds" in message
-    assert (
-        "(64,) in the checkpoint but (48,) in your model" in message
-        or ", 64) in the checkpoint but" in message
-    )
+    assert "(64,) in the checkpoint but (48,) in your model" in message or ", 64) in the checkpoint but" in message
 
     # A pickled object instead of tensors: refused by the weights-only loader inside the worker.
     torch.save({"model": {"weight": _Payload()}}, notebook.parent / "checkpoint.pt")
@@ -167,9 +155,7 @@ def test_a_trained_checkpoint_earns_the_training_points(reference_cpu_run, noteb
     whose hyperparameter cell has that profile's sizes, passes without any training by the grader."""
     notebook = notebook_variant("two_layers")
     shutil.copyfile(reference_cpu_run / "checkpoint.pt", notebook.parent / "checkpoint.pt")
-    config = load_config(
-        overrides={"training.enabled": True, "training.profile": "cpu", "training.mode": "checkpoint"}
-    )
+    config = load_config(overrides={"training.enabled": True, "training.profile": "cpu", "training.mode": "checkpoint"})
     points, _, details = _part(grade_submission(notebook, config, parts=["training"]))
     assert details["evaluated_by"].startswith("reference architecture")
     assert details["evaluation"]["bleu"] >= config.training.threshold_bleu

@@ -24,9 +24,7 @@ def _training(result: SubmissionResult) -> tuple[float, dict]:
 def test_a_model_copying_the_next_target_token_scores_no_bleu_and_no_points(
     tiny_training_config, notebook_variant
 ) -> None:
-    result = grade_submission(
-        notebook_variant("copy_next_token"), tiny_training_config(**ENGLISH), parts=["training"]
-    )
+    result = grade_submission(notebook_variant("copy_next_token"), tiny_training_config(**ENGLISH), parts=["training"])
     points, details = _training(result)
     assert points == 0
     # Its logits are not what its weights compute: nothing is scored, and nothing is trained.
@@ -69,11 +67,7 @@ def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tiny_traini
     assert part.points == 0
     assert part.checks[0].message.startswith("Training was skipped")
     korean = grade_submission(template, tiny_training_config(), parts=["training"])  # grader.yml: ko
-    assert (
-        next(p for p in korean.parts if p.part == "training")
-        .checks[0]
-        .message.startswith("학습을 건너뛰었습니다")
-    )
+    assert next(p for p in korean.parts if p.part == "training").checks[0].message.startswith("학습을 건너뛰었습니다")
 
 
 @pytest.mark.slow

@@ -173,9 +173,7 @@ def _env_for(command: Command, checkout: Path) -> dict[str, str]:
     return env
 
 
-def parse_checks(
-    commands: list[Command], checkout: Path, timeout_s: float = 600
-) -> dict[str, tuple[str, str]]:
+def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600) -> dict[str, tuple[str, str]]:
     """Check commands against their real programs without doing their work.
 
     `make` runs as `make -n`; `mkdir` runs (it only makes a folder in the checkout); `python` and
@@ -219,10 +217,7 @@ def parse_checks(
         elif shutil.which(program, path=command_env(checkout)["PATH"]):
             results[command.id] = ("on PATH", "")
         else:
-            results[command.id] = (
-                "listed",
-                "" if command.not_run else f"no checker for {program!r} and not on PATH",
-            )
+            results[command.id] = ("listed", "" if command.not_run else f"no checker for {program!r} and not on PATH")
     if batch:
         done = subprocess.run(
             [str(checkout / ".venv" / "bin" / "python"), str(PARSE_ONLY)],

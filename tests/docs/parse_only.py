@@ -31,10 +31,7 @@ class Parsed(BaseException):
 
 def stop_after_argparse() -> None:
     """Make argparse raise Parsed once the outermost parse succeeds."""
-    parse_args, parse_known_args = (
-        argparse.ArgumentParser.parse_args,
-        argparse.ArgumentParser.parse_known_args,
-    )
+    parse_args, parse_known_args = (argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args)
     depth = [0]
 
     def patched_parse_args(self, args=None, namespace=None):

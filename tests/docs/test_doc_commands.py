@@ -99,8 +99,7 @@ def _run_doc(doc: str, tmp_path: Path) -> list[str]:
             timeout=RUN_TIMEOUT_S,
         )
         assert done.returncode == 0, (
-            f"{command.id}: {command.text!r} exited {done.returncode}:\n"
-            f"{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
+            f"{command.id}: {command.text!r} exited {done.returncode}:\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
         )
         ran.append(command.text)
     return ran

@@ -20,11 +20,7 @@ def copy_small(destination: Path) -> Path:
 
 def test_real_data_counts_alignment_and_text(multi30k_dir):
     data = load_multi30k(multi30k_dir)
-    assert {name: len(pairs) for name, pairs in data.items()} == {
-        "train": 29_000,
-        "validation": 1_014,
-        "test": 1_000,
-    }
+    assert {name: len(pairs) for name, pairs in data.items()} == {"train": 29_000, "validation": 1_014, "test": 1_000}
     assert data["train"][0] == (
         "Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.",
         "Two young, White males are outside near many bushes.",
@@ -97,9 +93,7 @@ def test_missing_directory_and_file(tmp_path):
 def test_misaligned_and_wrong_counts(tmp_path):
     directory = copy_small(tmp_path / "slice")
     train_en = directory / "train.en"
-    train_en.write_text(
-        "".join(train_en.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8"
-    )
+    train_en.write_text("".join(train_en.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
     with pytest.raises(CorpusError, match=r"misaligned.*train\.de has 30 lines but .*train\.en has 29"):
         load_multi30k(directory, expected_counts=SMALL_COUNTS)
     with pytest.raises(CorpusError, match=r"train\.de has 30 lines, expected 31"):
@@ -136,19 +130,14 @@ def test_hugging_face_columns_are_read_and_checked(monkeypatch):
     def fake_load(name):
         assert name == corpus.HF_DATASET_NAME
         return {
-            split: FakeSplit(
-                de=[f"de {split} {i}" for i in range(n)], en=[f"en {split} {i}" for i in range(n)]
-            )
+            split: FakeSplit(de=[f"de {split} {i}" for i in range(n)], en=[f"en {split} {i}" for i in range(n)])
             for split, n in rows.items()
         }
 
     monkeypatch.delenv("MULTI30K_DIR", raising=False)
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
     data, fingerprint = load_multi30k_with_fingerprint(expected_counts=rows)
-    assert data["validation"] == [
-        ("de validation 0", "en validation 0"),
-        ("de validation 1", "en validation 1"),
-    ]
+    assert data["validation"] == [("de validation 0", "en validation 0"), ("de validation 1", "en validation 1")]
     assert len(fingerprint) == 64
     with pytest.raises(CorpusError, match=r"bentrevett/multi30k\[train\]\[de\] has 3 lines, expected 29000"):
         load_multi30k()

@@ -19,19 +19,11 @@ def whitespace_tokenizers():
 
 
 def same_content(first, second):
-    return (
-        first.vocabs == second.vocabs
-        and first.splits == second.splits
-        and first.max_length == second.max_length
-    )
+    return first.vocabs == second.vocabs and first.splits == second.splits and first.max_length == second.max_length
 
 
 def test_encode_hand_computed():
-    corpus = {
-        "train": [("a b", "x y y"), ("b", "y")],
-        "validation": [("b c", "y z")],
-        "test": [("", "")],
-    }
+    corpus = {"train": [("a b", "x y y"), ("b", "y")], "validation": [("b c", "y z")], "test": [("", "")]}
     data = encode_corpus(corpus, whitespace_tokenizers(), max_length=10)
     # Vocab from train only: b:2 before a:1; y:3 before x:1; c and z are unknown.
     assert data.vocabs["de"].itos == [*SPECIALS, "b", "a"]
@@ -49,11 +41,7 @@ def test_encode_hand_computed():
 
 def test_max_length_filters_train_only_and_counts_elsewhere():
     fits, src_long, tgt_long = ("a a a", "x x x"), ("a a a a", "x"), ("a", "x x x x")
-    corpus = {
-        "train": [fits, src_long, tgt_long, fits],
-        "validation": [src_long, fits, tgt_long],
-        "test": [fits],
-    }
+    corpus = {"train": [fits, src_long, tgt_long, fits], "validation": [src_long, fits, tgt_long], "test": [fits]}
     data = encode_corpus(corpus, whitespace_tokenizers(), max_length=5)  # 3 tokens + <sos>/<eos> = 5 fits
     train = data.splits["train"]
     assert train.indices == [0, 3] and train.n_too_long == 2 and train.filtered

@@ -170,28 +170,16 @@ class TinySeq2Seq(nn.Module):
 
 
 def test_output_layer_runs_on_the_last_position_only_and_tokens_are_unchanged():
-    sources = [
-        [SOS, 4, 5, 6, 7, 8, EOS],
-        [SOS, 9, EOS],
-        [SOS, 10, 11, 4, EOS],
-        [SOS, 6, 6, 6, 6, 6, 6, 6, EOS],
-    ]
+    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
-    kwargs: dict[str, Any] = dict(
-        src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD
-    )
+    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
     assert greedy_translate(fast, sources, **kwargs) == greedy_translate(full, sources, **kwargs)
     assert fast.out_lengths[0] == 9 and set(fast.out_lengths[1:]) == {1}  # first step finds the layer
     assert min(full.out_lengths) == 9  # the decoder's output is not the Linear's: every step in full
 
 
 def test_output_layer_is_found_once_per_call_and_kept_for_every_batch():
-    sources = [
-        [SOS, 4, 5, 6, 7, 8, EOS],
-        [SOS, 9, EOS],
-        [SOS, 10, 11, 4, EOS],
-        [SOS, 6, 6, 6, 6, 6, 6, 6, EOS],
-    ]
+    sources = [[SOS, 4, 5, 6, 7, 8, EOS], [SOS, 9, EOS], [SOS, 10, 11, 4, EOS], [SOS, 6, 6, 6, 6, 6, 6, 6, EOS]]
     fast, full = TinySeq2Seq(), TinySeq2Seq(scale_output=True)
     kwargs: dict[str, Any] = dict(
         src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD, batch_size=1
@@ -243,9 +231,7 @@ def test_encoding_projection_computed_once_per_batch_as_rows_finish_and_tokens_u
     sources = [[SOS, *torch.randint(4, V, (n,)).tolist(), EOS] for n in (6, 6, 5, 5, 4, 3)]
     reused, plain = KeyProjectionSeq2Seq(), KeyProjectionSeq2Seq(plain_layer=False)
     plain.load_state_dict(reused.state_dict())
-    kwargs: dict[str, Any] = dict(
-        src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD
-    )
+    kwargs: dict[str, Any] = dict(src_mask_fn=pad_mask, tgt_mask_fn=causal_mask, max_new_tokens=12, pad_idx=PAD)
     assert greedy_translate(reused, sources, **kwargs) == greedy_translate(plain, sources, **kwargs)
     at_source_length = [shape for shape in reused.key_inputs if shape[1] == 8]
     # The one-row probe of the first step, then the whole batch once; rows finishing reuse it.

@@ -44,9 +44,7 @@ def test_unknown_kind():
 
 @pytest.mark.skipif(importlib.util.find_spec("de_core_news_sm") is not None, reason="model is installed")
 def test_model_kind_missing_gives_actionable_error():
-    with pytest.raises(
-        TokenizerError, match=r"de_core_news_sm.*python -m spacy download de_core_news_sm.*'blank'"
-    ):
+    with pytest.raises(TokenizerError, match=r"de_core_news_sm.*python -m spacy download de_core_news_sm.*'blank'"):
         load_tokenizers("model")
 
 

@@ -58,9 +58,7 @@ def quick_recipe(**changes):
 
 
 def run(data, recipe, **kwargs):
-    return train(
-        tiny_model(data), data.splits["train"], recipe, device="cpu", progress=False, **FNS, **kwargs
-    )
+    return train(tiny_model(data), data.splits["train"], recipe, device="cpu", progress=False, **FNS, **kwargs)
 
 
 def test_loss_drops_and_log_written(small_data, tmp_path):
@@ -91,9 +89,7 @@ def test_early_stop_when_target_reached(small_data):
         calls.append(model.training)
         return {"bleu": next(scores), "sacrebleu": 0.0, "examples": ["dropped from the log"]}
 
-    result = run(
-        small_data, quick_recipe(eval_every_steps=2, eval_start_step=4, target_bleu=0.2), evaluate=evaluate
-    )
+    result = run(small_data, quick_recipe(eval_every_steps=2, eval_start_step=4, target_bleu=0.2), evaluate=evaluate)
     assert result.stop_reason == "target"
     assert [e["step"] for e in result.history["evals"]] == [4, 6, 8]
     assert result.steps == 8 and result.best_bleu == 0.25
@@ -115,9 +111,7 @@ def test_per_epoch_evaluation_and_final_eval(small_data):
 def test_time_budget_respected(small_data):
     budget = 1.0
     start = time.perf_counter()
-    result = run(
-        small_data, quick_recipe(max_epochs=10_000, time_budget_s=budget), evaluate=lambda model: 0.0
-    )
+    result = run(small_data, quick_recipe(max_epochs=10_000, time_budget_s=budget), evaluate=lambda model: 0.0)
     elapsed = time.perf_counter() - start
     assert result.stop_reason == "time_budget"
     assert budget <= result.wall_s < budget + 1.0  # stops at the first step boundary past it
@@ -127,9 +121,7 @@ def test_time_budget_respected(small_data):
 
 def test_checkpoint_round_trip(small_data, tmp_path):
     model = tiny_model(small_data, seed=1)
-    path = save_checkpoint(
-        tmp_path / "sub" / "ckpt.pt", model, {"embedding_dim": 32, "note": "x", "bleu": 0.2}
-    )
+    path = save_checkpoint(tmp_path / "sub" / "ckpt.pt", model, {"embedding_dim": 32, "note": "x", "bleu": 0.2})
     payload = torch.load(path, weights_only=True)  # nothing but tensors and plain data inside
     assert payload["extra"] == {"embedding_dim": 32, "note": "x", "bleu": 0.2}
     fresh = tiny_model(small_data, seed=2)
@@ -175,9 +167,7 @@ def test_profile_choices_and_recipe_defaults_are_mtkits() -> None:
         with pytest.raises(ValueError):
             ProfileConfig.model_validate({name: "other"})
     profile, recipe = ProfileConfig(), Recipe()
-    shared = set(ProfileConfig.model_fields) & set(vars(recipe)) - {
-        "time_budget_s"
-    }  # grading always has a budget
+    shared = set(ProfileConfig.model_fields) & set(vars(recipe)) - {"time_budget_s"}  # grading always has a budget
     assert shared and {k: getattr(profile, k) for k in shared} == {k: getattr(recipe, k) for k in shared}
 
 

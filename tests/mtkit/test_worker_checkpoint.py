@@ -9,13 +9,7 @@ import torch
 from safetensors.torch import save as save_safetensors
 from torch import nn
 
-from mtkit.worker_checkpoint import (
-    CheckpointError,
-    CheckpointSession,
-    mismatch_report,
-    read_checkpoint,
-    state_dict_of,
-)
+from mtkit.worker_checkpoint import CheckpointError, CheckpointSession, mismatch_report, read_checkpoint, state_dict_of
 
 
 class TinyTranslator(nn.Module):
@@ -103,20 +97,10 @@ def test_the_session_loads_matching_weights_and_flags_another_vocabulary() -> No
     assert not session.model.training
     with pytest.raises(CheckpointError, match="A different vocabulary size means a different vocabulary"):
         CheckpointSession(
-            TinyTranslator,
-            _mask,
-            _mask,
-            [{"de": 9, "en": 5}, 4],
-            _bytes(trained.state_dict()),
-            "checkpoint.pt",
+            TinyTranslator, _mask, _mask, [{"de": 9, "en": 5}, 4], _bytes(trained.state_dict()), "checkpoint.pt"
         )
     with pytest.raises(CheckpointError) as error:  # another width: no vocabulary hint
         CheckpointSession(
-            TinyTranslator,
-            _mask,
-            _mask,
-            [{"de": 7, "en": 5}, 8],
-            _bytes(trained.state_dict()),
-            "checkpoint.pt",
+            TinyTranslator, _mask, _mask, [{"de": 7, "en": 5}, 8], _bytes(trained.state_dict()), "checkpoint.pt"
         )
     assert "vocabulary" not in str(error.value) and "hyperparameter cell" in str(error.value)

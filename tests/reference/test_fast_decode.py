@@ -164,9 +164,7 @@ def _original_quirk_forward(self, query, key, value, mask=None):
     def split(x):
         return x.reshape(b, n, self.num_heads, self.attention_dim).transpose(1, 2)
 
-    heads = self.scaled_dot_product_attention(
-        split(self.Wq(query)), split(self.Wk(key)), split(self.Wv(value)), mask
-    )
+    heads = self.scaled_dot_product_attention(split(self.Wq(query)), split(self.Wk(key)), split(self.Wv(value)), mask)
     return self.Wo(heads.transpose(1, 2).reshape(b, n, -1))
 
 

@@ -76,11 +76,7 @@ def test_loss_mask_hand_case():
 
 def test_device_argument_and_default():
     batch = torch.tensor([[1, 2, 3]])
-    fns = (
-        create_padding_mask_for_attention,
-        create_look_ahead_mask_for_attention,
-        create_padding_mask_for_loss,
-    )
+    fns = (create_padding_mask_for_attention, create_look_ahead_mask_for_attention, create_padding_mask_for_loss)
     for fn in fns:
         assert fn(batch, 3).device == batch.device  # default: the batch's device
         assert fn(batch, 3, device="meta").device.type == "meta"  # explicit device is honoured

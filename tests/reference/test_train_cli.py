@@ -78,12 +78,7 @@ def test_train_writes_artifacts_and_translate_reads_them(tmp_path, capsys):
 
     sentences = tmp_path / "in.txt"
     sentences.write_text("Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n", encoding="utf-8")
-    assert (
-        translate_cli.main(
-            ["--checkpoint", str(out / "checkpoint.pt"), "--input", str(sentences), "Ein Hund."]
-        )
-        == 0
-    )
+    assert translate_cli.main(["--checkpoint", str(out / "checkpoint.pt"), "--input", str(sentences), "Ein Hund."]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3  # the argument, then the two non-empty lines of the file
 

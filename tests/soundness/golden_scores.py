@@ -49,9 +49,7 @@ def scores(result: SubmissionResult) -> Scores:
     return {
         "status": result.status,
         "parts": {part.part: part.points for part in sorted(result.parts, key=lambda p: p.part)},
-        "checks": dict(
-            sorted((check.check_id, check.points) for part in result.parts for check in part.checks)
-        ),
+        "checks": dict(sorted((check.check_id, check.points) for part in result.parts for check in part.checks)),
     }
 
 
@@ -148,15 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status: 1 when `--check` finds differences.
     """
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="grade everything and rewrite the golden file")
     mode.add_argument("--check", action="store_true", help="grade everything and list the differences")
-    parser.add_argument(
-        "--out", type=Path, default=GOLDEN_FILE, help="the golden file (default: %(default)s)"
-    )
+    parser.add_argument("--out", type=Path, default=GOLDEN_FILE, help="the golden file (default: %(default)s)")
     args = parser.parse_args(argv)
     table = grade_everything()
     if args.write:

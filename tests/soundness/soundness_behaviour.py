@@ -120,9 +120,7 @@ def _compare_modules(
                 mutant.zero_grad()
                 (want * upstream).sum().backward()
                 (got * upstream).sum().backward()
-                for (name, p_good), p_bad in zip(
-                    reference.named_parameters(), mutant.parameters(), strict=False
-                ):
+                for (name, p_good), p_bad in zip(reference.named_parameters(), mutant.parameters(), strict=False):
                     g_good = torch.zeros_like(p_good) if p_good.grad is None else p_good.grad
                     g_bad = torch.zeros_like(p_bad) if p_bad.grad is None else p_bad.grad
                     if _differs(g_good, g_bad):
@@ -139,11 +137,7 @@ def _masks(namespace: dict[str, Any], src: Tensor, tgt: Tensor) -> tuple[Tensor,
 
 def _decoder_layer_inputs(ns: dict[str, Any], gen: torch.Generator) -> list[Any]:
     src, tgt = _tokens(gen, 3, 7, SRC_VOCAB), _tokens(gen, 3, 7, TGT_VOCAB)
-    return [
-        torch.randn(3, 7, D_MODEL, generator=gen),
-        torch.randn(3, 7, D_MODEL, generator=gen),
-        *_masks(ns, src, tgt),
-    ]
+    return [torch.randn(3, 7, D_MODEL, generator=gen), torch.randn(3, 7, D_MODEL, generator=gen), *_masks(ns, src, tgt)]
 
 
 def _decoder_inputs(ns: dict[str, Any], gen: torch.Generator) -> list[Any]:
@@ -209,18 +203,14 @@ def _compare_train_step(good: dict[str, Any], bad: dict[str, Any]) -> str | None
     reports = []
     for ns in (good, bad):
         try:
-            reports.append(
-                run_train_step(ns.get("process_batch_for_train"), src, tgt, *masks, SRC_VOCAB, TGT_VOCAB, 0)
-            )
+            reports.append(run_train_step(ns.get("process_batch_for_train"), src, tgt, *masks, SRC_VOCAB, TGT_VOCAB, 0))
         except Exception as error:
             return f"the training step raises {type(error).__name__}: {error}"
     want, got = reports
     for key, value in want.items():
         other = got.get(key)
         if isinstance(value, list) and isinstance(other, list):
-            same = len(value) == len(other) and all(
-                _differs(a, b) is None for a, b in zip(value, other, strict=True)
-            )
+            same = len(value) == len(other) and all(_differs(a, b) is None for a, b in zip(value, other, strict=True))
         elif isinstance(value, Tensor) and isinstance(other, Tensor):
             same = _differs(value, other) is None
         else:
@@ -240,10 +230,7 @@ COMPARISONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], str | None]] =
         lambda ns, p: ns["DecoderLayer"](D_MODEL, FF_DIM, HEADS, p), _decoder_layer_inputs, good, bad
     ),
     "decoder": lambda good, bad: _compare_modules(
-        lambda ns, p: ns["Decoder"](TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p),
-        _decoder_inputs,
-        good,
-        bad,
+        lambda ns, p: ns["Decoder"](TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p), _decoder_inputs, good, bad
     ),
     "transformer_forward": _compare_transformer,
     "masked_loss": _compare_loss,

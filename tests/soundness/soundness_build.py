@@ -63,9 +63,7 @@ def find_cell(cells: list[dict[str, Any]], name: str) -> int:
     if name not in CELL_ANCHORS:
         raise PatchError(f"unknown cell name {name!r} (known: {', '.join(CELL_ANCHORS)})")
     found = [
-        i
-        for i, cell in enumerate(cells)
-        if cell.get("cell_type") == "code" and CELL_ANCHORS[name] in _source(cell)
+        i for i, cell in enumerate(cells) if cell.get("cell_type") == "code" and CELL_ANCHORS[name] in _source(cell)
     ]
     if len(found) != 1:
         raise PatchError(f"cell {name!r}: its anchor is in {len(found)} code cells, not one")

@@ -167,10 +167,7 @@ def grade_corpus(
 
 
 def planted_files(
-    before: dict[Path, bytes | None],
-    after: dict[Path, bytes | None],
-    names_before: set[Path],
-    names_after: set[Path],
+    before: dict[Path, bytes | None], after: dict[Path, bytes | None], names_before: set[Path], names_after: set[Path]
 ) -> list[str]:
     """Files a submission managed to plant outside its sandbox.
 
@@ -249,9 +246,7 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     for part in case.full_parts():
         got, full = points[part]
         if got != full:
-            problems.append(
-                f"{part} got {got:g}/{full:g} but must keep full marks ({_messages(result, part)[:300]!r})"
-            )
+            problems.append(f"{part} got {got:g}/{full:g} but must keep full marks ({_messages(result, part)[:300]!r})")
     if case.kind == "mutant":
         assert case.tag is not None, case.id  # mutants and degenerate cases name their part
         got, full = points[case.tag]
@@ -286,8 +281,7 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
             text = _messages(result, part) + "\n" + "\n".join(result.load_problems)
             if not re.search(case.expect.reason, text, re.IGNORECASE):
                 problems.append(
-                    f"{part}: no message matches {case.expect.reason!r} "
-                    f"(messages: {_messages(result, part)[:300]!r})"
+                    f"{part}: no message matches {case.expect.reason!r} (messages: {_messages(result, part)[:300]!r})"
                 )
         if case.expect.load_problem and not re.search(
             case.expect.load_problem, "\n".join(result.load_problems), re.IGNORECASE
@@ -391,9 +385,7 @@ def figures(run: CorpusRun) -> Figures:
             "max": times[slowest],
             "max_case": slowest,
         },
-        per_kind={
-            kind: statistics.mean(times[j.case.id] for j in items) for kind, items in by_kind.items() if items
-        },
+        per_kind={kind: statistics.mean(times[j.case.id] for j in items) for kind, items in by_kind.items() if items},
     )
 
 

@@ -124,15 +124,9 @@ def _patch(raw: Any, where: str) -> Patch:
         append=raw.get("append"),
         insert_after=raw.get("insert_after"),
     )
-    if patch.insert_after is not None and (
-        patch.source is None or patch.replace or patch.prepend or patch.append
-    ):
+    if patch.insert_after is not None and (patch.source is None or patch.replace or patch.prepend or patch.append):
         raise SpecError(f"{where}: insert_after takes only `source`")
-    if (
-        patch.cell is not None
-        and patch.source is not None
-        and (patch.replace or patch.prepend or patch.append)
-    ):
+    if patch.cell is not None and patch.source is not None and (patch.replace or patch.prepend or patch.append):
         raise SpecError(f"{where}: `source` replaces the whole cell; nothing else can go with it")
     if patch.cell is not None and not (patch.replace or patch.source or patch.prepend or patch.append):
         raise SpecError(f"{where}: the patch changes nothing")
@@ -190,22 +184,13 @@ def _case(raw: Any, index: int) -> Case:
     notebook = raw.get("notebook") or {}
     if not patches and not notebook:
         raise SpecError(f"{where}: no patch and no notebook change")
-    if (
-        kind in ("mutant", "alternative", "degenerate")
-        and len({p.cell or p.insert_after for p in patches}) != 1
-    ):
+    if kind in ("mutant", "alternative", "degenerate") and len({p.cell or p.insert_after for p in patches}) != 1:
         raise SpecError(f"{where}: a {kind} patches exactly one cell")
     expect = _expectation(raw.get("expect"), kind, f"{where}.expect")
     if kind == "cheat" and tag not in expect.max_points:
         raise SpecError(f"{where}: the cheat's tag must be one of its max_points parts")
     return Case(
-        case_id,
-        kind,
-        tag,
-        _text(raw.get("description"), f"{where}.description"),
-        patches,
-        dict(notebook),
-        expect,
+        case_id, kind, tag, _text(raw.get("description"), f"{where}.description"), patches, dict(notebook), expect
     )
 
 

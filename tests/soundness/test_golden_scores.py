@@ -19,10 +19,7 @@ def test_golden_file_covers_every_corpus_case_and_example() -> None:
 
 def test_differences_name_the_notebook_and_the_check() -> None:
     golden = {"a": {"status": "graded", "parts": {"p": 2.0}, "checks": {"c1": 1.0, "c2": 1.0}}}
-    current = {
-        "a": {"status": "graded", "parts": {"p": 1.0}, "checks": {"c1": 1.0, "c2": 0.0}},
-        "b": golden["a"],
-    }
+    current = {"a": {"status": "graded", "parts": {"p": 1.0}, "checks": {"c1": 1.0, "c2": 0.0}}, "b": golden["a"]}
     assert differences(golden, current) == [
         "b: not in the golden file",
         "a: part p 2.0 -> 1.0",
@@ -39,9 +36,7 @@ def test_corpus_scores_match_the_golden_file(corpus_run: CorpusRun) -> None:
     golden = {key: entry for key, entry in load_golden().items() if not key.startswith(EXAMPLE_PREFIX)}
     found = differences(golden, score_table(corpus_run.results))
     checks = sum(len(entry["checks"]) for entry in golden.values())
-    assert found == [], (
-        f"{len(found)} differences over {len(golden)} notebooks, {checks} checks:\n" + "\n".join(found)
-    )
+    assert found == [], f"{len(found)} differences over {len(golden)} notebooks, {checks} checks:\n" + "\n".join(found)
 
 
 @pytest.mark.e2e

@@ -22,9 +22,7 @@ def _of(kind: str) -> list[Case]:
 def _check(case: Case, run: CorpusRun) -> None:
     result = run.results[case.id]
     verdict = judge(case, result, run)
-    assert verdict.ok, f"{case.id} ({case.description}) -> {result_summary(result)}: " + "; ".join(
-        verdict.problems
-    )
+    assert verdict.ok, f"{case.id} ({case.description}) -> {result_summary(result)}: " + "; ".join(verdict.problems)
 
 
 @pytest.mark.parametrize("case", _of("mutant"), ids=lambda case: case.id)

@@ -84,9 +84,9 @@ def test_cases_differ_from_the_correct_example_and_from_each_other() -> None:
     for name, cells in sources.items():
         if name not in corrupt_or_relabelled:
             assert cells != base_code, f"{name} is the correct example unchanged"
-    assert len(
-        {json.dumps(cells) for name, cells in sources.items() if name not in corrupt_or_relabelled}
-    ) == len(sources) - len(corrupt_or_relabelled)
+    assert len({json.dumps(cells) for name, cells in sources.items() if name not in corrupt_or_relabelled}) == len(
+        sources
+    ) - len(corrupt_or_relabelled)
 
 
 def test_mutants_patch_only_their_tagged_part() -> None:
@@ -120,9 +120,9 @@ def test_the_comparison_finds_no_difference_between_the_correct_notebook_and_its
     correct_namespace: dict[str, Any],
 ) -> None:
     again = load_namespace(BASE_NOTEBOOK)
-    assert {
-        part: behaviour_difference(correct_namespace, again, part) for part in UNIT_PARTS
-    } == dict.fromkeys(UNIT_PARTS)
+    assert {part: behaviour_difference(correct_namespace, again, part) for part in UNIT_PARTS} == dict.fromkeys(
+        UNIT_PARTS
+    )
 
 
 def test_planted_file_detection_sees_forged_text_and_forged_names(tmp_path: Path) -> None:

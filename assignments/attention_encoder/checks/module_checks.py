@@ -57,9 +57,7 @@ class ModulePart:
     context_change: Callable[[torch.Generator], tuple[Case, Case, int]] | None = None
 
 
-def expect_tensor(
-    value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
-) -> Tensor:
+def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None) -> Tensor:
     """Fail (in the assignment's language) unless value is a tensor with the given shape.
 
     Args:
@@ -91,9 +89,7 @@ def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int
     key = f"{part.cls}:{drop_prob}"
     if key not in ctx.cache:
         require(ctx, part.cls)
-        handle = ctx.student.new(
-            part.cls, part.ctor_args(drop_prob), seed=ctx.seed, substitute=part.substitute or None
-        )
+        handle = ctx.student.new(part.cls, part.ctor_args(drop_prob), seed=ctx.seed, substitute=part.substitute or None)
         ctx.cache[key] = handle
         used: dict[str, str] = {}
         if part.substitute:
@@ -220,12 +216,7 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
     try:
         found = transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
     except NoMatch:
-        reason = t(
-            "ae.module.eval_output",
-            cls=part.cls,
-            difference=f"{first_diff[0]:.3g}",
-            hint=t(part.layout_key),
-        )
+        reason = t("ae.module.eval_output", cls=part.cls, difference=f"{first_diff[0]:.3g}", hint=t(part.layout_key))
         ctx.cache[key] = reason
         fail(reason)
     ctx.cache[key] = found
@@ -272,9 +263,7 @@ def check_padding(ctx: CheckContext, part: ModulePart) -> None:
         before, after, positions = part.padding_pair(gen)
         out_before = _output(run(ctx, part, handle, before, "eval"), part)
         out_after = _output(run(ctx, part, handle, after, "eval"), part)
-        if out_before.shape != out_after.shape or not all_close(
-            out_before[:, positions], out_after[:, positions]
-        ):
+        if out_before.shape != out_after.shape or not all_close(out_before[:, positions], out_after[:, positions]):
             fail(t("ae.module.padding_leaks", cls=part.cls))
     require_context_use(ctx, part)
 
@@ -338,10 +327,4 @@ def check_gradients(ctx: CheckContext, part: ModulePart) -> None:
         if want is None:  # every reference parameter takes part in its output
             raise RuntimeError(f"reference parameter {ref_name} got no gradient")
         if not all_close(got, want):
-            fail(
-                t(
-                    "ae.module.gradient",
-                    name=student_name,
-                    difference=f"{max_difference(got, want):.3g}",
-                )
-            )
+            fail(t("ae.module.gradient", name=student_name, difference=f"{max_difference(got, want):.3g}"))

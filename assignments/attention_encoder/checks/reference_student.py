@@ -126,8 +126,7 @@ class ReferenceStudent:
         result: dict[str, Any] = {
             "output": output.detach(),
             "param_grads": {
-                n: (p.grad.detach().clone() if p.grad is not None else None)
-                for n, p in module.named_parameters()
+                n: (p.grad.detach().clone() if p.grad is not None else None) for n, p in module.named_parameters()
             },
         }
         if grad_wrt:

@@ -12,13 +12,7 @@ import reference.attention_encoder as part1
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
 from assignments.attention_encoder.checks.module_checks import expect_tensor
-from autograder.checks.support import (
-    CheckContext,
-    all_close,
-    fail,
-    max_difference,
-    require,
-)
+from autograder.checks.support import CheckContext, all_close, fail, max_difference, require
 
 CLASS = "ScaledDotProductAttention"
 EMBEDDING_DIM, ATTENTION_DIM = 16, 4  # a wrong scale (sqrt(embedding_dim)) differs from the right one
@@ -86,9 +80,7 @@ def test_attention_masking(ctx: CheckContext) -> None:
             fail(t("ae.attention.mask_leaks", weight=f"{float(leaked.abs().max()):.3g}"))
         # Evidence of work: within a row, the visible keys get different weights (the scores
         # depend on query and key). Uniform weights over the visible keys earn nothing here.
-        spread = (
-            weights.masked_fill(~visible, 0).amax(-1) - weights.masked_fill(~visible, 2).amin(-1)
-        ).amax()
+        spread = (weights.masked_fill(~visible, 0).amax(-1) - weights.masked_fill(~visible, 2).amin(-1)).amax()
         if float(spread) < 1e-3:
             fail(t("ae.attention.uniform"))
 
@@ -100,15 +92,9 @@ def test_attention_scaling(ctx: CheckContext) -> None:
         want = part1.attention_weights(query, key, mask, ATTENTION_DIM)
         if all_close(weights, want):
             continue
-        alternatives = {
-            "none": 1.0,
-            "embedding_dim": math.sqrt(EMBEDDING_DIM),
-            "attention_dim": float(ATTENTION_DIM),
-        }
+        alternatives = {"none": 1.0, "embedding_dim": math.sqrt(EMBEDDING_DIM), "attention_dim": float(ATTENTION_DIM)}
         for name, scale in alternatives.items():
-            wrong = part1.attention_weights(
-                query * math.sqrt(ATTENTION_DIM) / scale, key, mask, ATTENTION_DIM
-            )
+            wrong = part1.attention_weights(query * math.sqrt(ATTENTION_DIM) / scale, key, mask, ATTENTION_DIM)
             if all_close(weights, wrong):
                 fail(t(f"ae.attention.scale_{name}"))
         fail(t("ae.attention.weights", difference=f"{max_difference(weights, want):.3g}"))
@@ -130,9 +116,7 @@ def test_attention_gradients(ctx: CheckContext) -> None:
     want = part1.ScaledDotProductAttention(EMBEDDING_DIM, ATTENTION_DIM)(*leaves, mask)
     upstream = torch.randn(want.shape, generator=torch.Generator().manual_seed(ctx.seed + 202))
     want.backward(upstream)
-    result = ctx.student.run(
-        _module(ctx), "forward", list(case), mode="eval", grad=upstream, grad_wrt=[0, 1, 2]
-    )
+    result = ctx.student.run(_module(ctx), "forward", list(case), mode="eval", grad=upstream, grad_wrt=[0, 1, 2])
     for name, leaf, got in zip(("query", "key", "value"), leaves, result["grads"], strict=True):
         if got is None or not bool(got.abs().sum() > 0):
             fail(t("ae.attention.no_gradient", name=name))

@@ -19,10 +19,7 @@ D_MODEL, FF_DIM, HEADS = 16, 32, 4
 
 
 def _case(gen: torch.Generator, lengths: list[int], width: int) -> list[Any]:
-    return [
-        torch.randn(len(lengths), width, D_MODEL, generator=gen),
-        key_mask(padded_ids(gen, lengths, width, 20)),
-    ]
+    return [torch.randn(len(lengths), width, D_MODEL, generator=gen), key_mask(padded_ids(gen, lengths, width, 20))]
 
 
 def _cases(gen: torch.Generator) -> list[list[Any]]:
@@ -49,10 +46,7 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: tuple(case[0].shape),
     layout_key="ae.layout.encoder_layer",
-    substitute={
-        "MultiHeadAttention": "ProbeMultiHeadAttention",
-        "FeedForwardNeuralNetwork": "ProbeFeedForward",
-    },
+    substitute={"MultiHeadAttention": "ProbeMultiHeadAttention", "FeedForwardNeuralNetwork": "ProbeFeedForward"},
     dropout_submodules=("FeedForwardNeuralNetwork", "ProbeFeedForward"),
     padding_pair=_padding_pair,
     context_change=_context_change,

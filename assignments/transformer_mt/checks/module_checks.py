@@ -91,9 +91,7 @@ def student_module(ctx: CheckContext, part: ModulePart, drop_prob: float) -> int
 
 
 def _run(ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str, seed: int = 0) -> Any:
-    return ctx.student.run(
-        handle, part.method, case, mode=mode, seed=seed, set_globals=part.set_globals or None
-    )
+    return ctx.student.run(handle, part.method, case, mode=mode, seed=seed, set_globals=part.set_globals or None)
 
 
 def _reference_run(module: nn.Module, part: ModulePart, case: Case, mode: str, seed: int = 0) -> Tensor:
@@ -113,9 +111,7 @@ def check_builds(ctx: CheckContext, part: ModulePart) -> None:
     handle = student_module(ctx, part, part.drop_prob)
     for case in _cases(ctx, part):
         output = _run(ctx, part, handle, case, "eval")
-        expect_tensor(
-            output, f"{part.cls}.{part.method}'s output", shape=part.output_shape(case), floating=True
-        )
+        expect_tensor(output, f"{part.cls}.{part.method}'s output", shape=part.output_shape(case), floating=True)
 
 
 def check_parameters(ctx: CheckContext, part: ModulePart) -> None:
@@ -150,10 +146,7 @@ def transplant(ctx: CheckContext, part: ModulePart, drop_prob: float | None = No
     def reproduces(_mapping: dict[str, str]) -> bool:
         for case, want in zip(cases, expected, strict=True):
             got = expect_tensor(
-                _run(ctx, part, handle, case, "eval"),
-                f"{part.cls}'s output",
-                shape=tuple(want.shape),
-                floating=True,
+                _run(ctx, part, handle, case, "eval"), f"{part.cls}'s output", shape=tuple(want.shape), floating=True
             )
             if not all_close(got, want):
                 first_diff.append(max_difference(got, want))
@@ -190,8 +183,7 @@ def require_context_use(ctx: CheckContext, part: ModulePart) -> None:
         handle = student_module(ctx, part, part.drop_prob)
         before, after, j = part.earlier_change(torch.Generator().manual_seed(ctx.seed + 31))
         outputs = [
-            expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output")
-            for case in (before, after)
+            expect_tensor(_run(ctx, part, handle, case, "eval"), f"{part.cls}'s output") for case in (before, after)
         ]
         used = (
             outputs[0].shape == outputs[1].shape
@@ -268,9 +260,7 @@ def _check_submodule_dropout(ctx: CheckContext, part: ModulePart, handle: int) -
             continue
         outputs = [
             expect_tensor(
-                ctx.student.run(
-                    handle, f"{name}.forward", [x], mode="train", set_globals=part.set_globals or None
-                ),
+                ctx.student.run(handle, f"{name}.forward", [x], mode="train", set_globals=part.set_globals or None),
                 f"{part.cls}.{name}'s output",
             )
             for x in inputs
@@ -294,13 +284,7 @@ def check_gradients(ctx: CheckContext, part: ModulePart) -> None:
     upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
     want_out.backward(upstream)
     result = ctx.student.run(
-        moved.handle,
-        part.method,
-        case,
-        mode="eval",
-        seed=0,
-        set_globals=part.set_globals or None,
-        grad=upstream,
+        moved.handle, part.method, case, mode="eval", seed=0, set_globals=part.set_globals or None, grad=upstream
     )
     grads = result["param_grads"]
     for ref_name, param in ref.named_parameters():

@@ -108,9 +108,7 @@ class ReferenceStudent:
         self.globals.update(set_globals or {})
         args = [self._resolve(a) for a in args]
         if grad_wrt:
-            args = [
-                a.detach().clone().requires_grad_(True) if i in grad_wrt else a for i, a in enumerate(args)
-            ]
+            args = [a.detach().clone().requires_grad_(True) if i in grad_wrt else a for i, a in enumerate(args)]
         torch.manual_seed(seed)
         if func.startswith("grader_helpers:"):
             return self.helpers[func.partition(":")[2]](*args, **(kwargs or {}))
@@ -182,7 +180,5 @@ class ReferenceStudent:
         module.zero_grad(set_to_none=True)
         output = target(*args)
         output.backward(grad)
-        grads = {
-            n: (p.grad.detach().clone() if p.grad is not None else None) for n, p in module.named_parameters()
-        }
+        grads = {n: (p.grad.detach().clone() if p.grad is not None else None) for n, p in module.named_parameters()}
         return {"output": output.detach(), "param_grads": grads}

@@ -50,9 +50,7 @@ def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
     j = 1
     after[0] = before[0].clone()
     # a different ordinary token at position j in every row
-    after[0][:, j] = (before[0][:, j] - 4 + 1 + torch.randint(0, VOCAB - 5, (3,), generator=gen)) % (
-        VOCAB - 4
-    ) + 4
+    after[0][:, j] = (before[0][:, j] - 4 + 1 + torch.randint(0, VOCAB - 5, (3,), generator=gen)) % (VOCAB - 4) + 4
     return before, after, j
 
 

@@ -12,14 +12,7 @@ from autograder.reports.i18n import t
 FUNCTION = "create_look_ahead_mask_for_attention"
 
 # (batch, length, pad_idx, ragged): includes T=1, no padding, and a pad_idx other than 3.
-CASES = [
-    (1, 1, 3, False),
-    (2, 6, 3, False),
-    (3, 5, 3, True),
-    (8, 12, 3, True),
-    (4, 7, 0, True),
-    (5, 9, 3, True),
-]
+CASES = [(1, 1, 3, False), (2, 6, 3, False), (3, 5, 3, True), (8, 12, 3, True), (4, 7, 0, True), (5, 9, 3, True)]
 
 
 def _student_mask(ctx: CheckContext, batch: Tensor, pad_idx: int) -> Tensor:
@@ -43,18 +36,13 @@ def _cases(ctx: CheckContext, vocab: int = 20) -> list[tuple[Tensor, int]]:
 def test_mask_shape_and_dtype(ctx: CheckContext) -> None:
     for batch, pad_idx in _cases(ctx):
         mask = _student_mask(ctx, batch, pad_idx)
-        if mask.dtype.is_complex or (
-            mask.is_floating_point() and not bool(((mask == 0) | (mask == 1)).all())
-        ):
+        if mask.dtype.is_complex or (mask.is_floating_point() and not bool(((mask == 0) | (mask == 1)).all())):
             fail(
                 f"The mask has dtype {mask.dtype} with values other than 0 and 1; return a bool "
                 "tensor (True = may attend) or 0/1 integers."
             )
         if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
-            fail(
-                "The mask holds values other than 0 and 1; use True/1 for 'may attend' and "
-                "False/0 for 'blocked'."
-            )
+            fail("The mask holds values other than 0 and 1; use True/1 for 'may attend' and False/0 for 'blocked'.")
 
 
 def test_mask_blocks_future(ctx: CheckContext) -> None:

@@ -8,15 +8,7 @@ import torch
 from torch import Tensor, nn
 
 import reference.loss
-from autograder.checks.support import (
-    CheckContext,
-    all_close,
-    expect_tensor,
-    fail,
-    max_difference,
-    require,
-    token_batch,
-)
+from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require, token_batch
 from autograder.reports.i18n import t
 from autograder.sandbox import TorchObject
 
@@ -35,16 +27,12 @@ def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int]]:
     return cases
 
 
-def _student_loss(
-    ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int, grad: bool = False
-) -> Any:
+def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int, grad: bool = False) -> Any:
     require(ctx, FUNCTION)
     criterion = TorchObject("CrossEntropyLoss", {"reduction": "none"})
     # The template's calculate_loss reads these globals; they must describe this batch.
     set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
-    return ctx.student.call(
-        FUNCTION, [logits, tgt, criterion], set_globals=set_globals, grad_wrt=[0] if grad else None
-    )
+    return ctx.student.call(FUNCTION, [logits, tgt, criterion], set_globals=set_globals, grad_wrt=[0] if grad else None)
 
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
@@ -53,30 +41,18 @@ def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:
     logits, tgt, vocab, pad_idx = _cases(ctx)[0]
-    loss = expect_tensor(
-        _student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True
-    )
+    loss = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
     if loss.numel() != 1:
         fail(t("checks.loss.shape", shape=tuple(loss.shape)))
 
 
 def test_loss_value(ctx: CheckContext) -> None:
     for logits, tgt, vocab, pad_idx in _cases(ctx):
-        got = expect_tensor(
-            _student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True
-        )
+        got = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
         want = _reference_loss(logits, tgt, pad_idx)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
-            fail(
-                t(
-                    "checks.loss.value",
-                    shape=tuple(logits.shape),
-                    pad_idx=pad_idx,
-                    value=value,
-                    want=float(want),
-                )
-            )
+            fail(t("checks.loss.value", shape=tuple(logits.shape), pad_idx=pad_idx, value=value, want=float(want)))
 
 
 def test_loss_ignores_padding(ctx: CheckContext) -> None:

@@ -113,18 +113,13 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         # A step that computes the loss itself must compute the masked loss of the assignment.
         # The mask checks above passed, so the model ran and its output was recorded.
         expected_loss = float(
-            reference.loss.calculate_loss(
-                cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3
-            )
+            reference.loss.calculate_loss(cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3)
         )
     returned = report.get("returned")
     if not isinstance(returned, float):
         fail(f"process_batch_for_train returns a {returned}; return the loss as a number (loss.item()).")
     if abs(returned - expected_loss) > 1e-4 * max(1.0, abs(expected_loss)):
-        fail(
-            "process_batch_for_train returns a loss that is not the loss of the model's output "
-            "for this batch."
-        )
+        fail("process_batch_for_train returns a loss that is not the loss of the model's output for this batch.")
     initial, final = report.get("initial"), report.get("final")
     if not (
         isinstance(initial, list)
@@ -132,9 +127,7 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         and len(initial) == len(final)
         and all(isinstance(t, Tensor) for t in initial + final)
     ):
-        fail(
-            "process_batch_for_train could not be judged: the stand-in model's parameters did not come back."
-        )
+        fail("process_batch_for_train could not be judged: the stand-in model's parameters did not come back.")
     if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final, strict=False)):
         fail(
             "After process_batch_for_train the model's parameters are unchanged: call "

@@ -114,14 +114,10 @@ def _require_source_use(ctx: CheckContext, handle: int) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 37)
     src, tgt, src_mask, tgt_mask = _case(gen, 3, 7)
     changed = src.clone()
-    changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (
-        SRC_VOCAB - 4
-    ) + 4
+    changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (SRC_VOCAB - 4) + 4
     outputs = [
         expect_tensor(
-            ctx.student.run(
-                handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals
-            ),
+            ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals),
             "Transformer.forward's output",
         )
         for s in (src, changed)

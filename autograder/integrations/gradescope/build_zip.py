@@ -9,13 +9,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograder.assignment import (
-    ASSIGNMENTS_DIR,
-    Manifest,
-    default_assignment_name,
-    grader_yml_naming,
-    read_manifest,
-)
+from autograder.assignment import ASSIGNMENTS_DIR, Manifest, default_assignment_name, grader_yml_naming, read_manifest
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -108,10 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.build_zip")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="zip to write (default: dist/)")
     parser.add_argument(
-        "--data",
-        type=Path,
-        default=None,
-        help="Multi30k raw-file folder to bundle (for the training part, offline)",
+        "--data", type=Path, default=None, help="Multi30k raw-file folder to bundle (for the training part, offline)"
     )
     parser.add_argument(
         "--assignment", default=None, metavar="NAME", help="the assignment to ship (default: grader.yml's)"

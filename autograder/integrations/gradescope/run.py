@@ -34,9 +34,7 @@ def _candidates(scan: UploadScan, folder: Path, suffix: str) -> list[Path]:
     return [folder / name for name in sorted(found)]
 
 
-def pick_submission(
-    folder: Path, preferred: str = "", scan: UploadScan | None = None
-) -> tuple[Path | None, str]:
+def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None = None) -> tuple[Path | None, str]:
     """The file to grade among the uploaded ones: the notebook (else a .py export); links, special
     files and hard links are never picked.
 
@@ -67,9 +65,7 @@ def _private_copy(folder: Path, path: Path, scan: UploadScan, private: Path) -> 
     Returns: the copy, or None."""
     picked = path.relative_to(folder).as_posix()
     parent = picked.rpartition("/")[0]
-    beside = [picked] + [
-        n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)
-    ]
+    beside = [picked] + [n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)]
     try:
         for name in beside:
             write_new(private / name.rpartition("/")[2], read_beneath(folder, name))

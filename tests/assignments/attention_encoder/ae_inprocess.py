@@ -41,11 +41,7 @@ class InProcessStudent:
     def call(self, func: str, args: list[Any], *, kwargs: dict[str, Any] | None = None, **_: Any) -> Any:
         """Call a fixture function or a grader helper ("grader_helpers:name")."""
         args = [self._resolve(a) for a in args]
-        target = (
-            self.helpers[func.partition(":")[2]]
-            if func.startswith("grader_helpers:")
-            else self.namespace[func]
-        )
+        target = self.helpers[func.partition(":")[2]] if func.startswith("grader_helpers:") else self.namespace[func]
         return target(*args, **(kwargs or {}))
 
     def new(

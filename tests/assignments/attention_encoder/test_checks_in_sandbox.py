@@ -26,14 +26,10 @@ def test_the_notebook_solution_and_a_mutant_in_the_sandbox() -> None:
     assert _grade(correct) == full
     # The unscaled attention costs the attention part only: MultiHeadAttention is checked with
     # the probe standing in for the student's ScaledDotProductAttention inside the worker.
-    mutant = (
-        correct + "\n\n" + (FIXTURES / "mutants" / "attention_no_scale.py.txt").read_text(encoding="utf-8")
-    )
+    mutant = correct + "\n\n" + (FIXTURES / "mutants" / "attention_no_scale.py.txt").read_text(encoding="utf-8")
     got = _grade(mutant)
     assert got["attention"] < full["attention"]
-    assert {k: v for k, v in got.items() if k != "attention"} == {
-        k: v for k, v in full.items() if k != "attention"
-    }
+    assert {k: v for k, v in got.items() if k != "attention"} == {k: v for k, v in full.items() if k != "attention"}
 
 
 @pytest.mark.slow

@@ -24,14 +24,7 @@ NAME = "attention_encoder"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PART = build.target(NAME)
 TEMPLATE = PART.student_dir / PART.master.name
-UNIT_PARTS = (
-    "attention",
-    "multi_head_attention",
-    "positional_encoding",
-    "feed_forward",
-    "encoder_layer",
-    "encoder",
-)
+UNIT_PARTS = ("attention", "multi_head_attention", "positional_encoding", "feed_forward", "encoder_layer", "encoder")
 TIMEOUT_S = 1200  # a loaded 2-core machine: several times the quiet-machine time
 
 
@@ -44,10 +37,7 @@ def _grade_cli(submissions: dict[str, Path], out: Path, *flags: str) -> dict[str
         shutil.copyfile(path, folder / f"{stem}{suffix}")
     command = [sys.executable, "-m", "autograder", "grade", "--assignment", NAME, str(folder)]
     subprocess.run(
-        [*command, "--out", str(out / "reports"), "--quiet", *flags],
-        cwd=REPO,
-        check=True,
-        timeout=TIMEOUT_S,
+        [*command, "--out", str(out / "reports"), "--quiet", *flags], cwd=REPO, check=True, timeout=TIMEOUT_S
     )
     return {stem: json.loads((out / "reports" / f"{stem}.json").read_text()) for stem in submissions}
 
@@ -115,9 +105,7 @@ def test_the_cli_grades_the_solution_fully_and_the_template_to_zero_in_korean(tm
     assert {p: solution[p] for p in UNIT_PARTS} == {p: maxima[p] for p in UNIT_PARTS}
     assert solution["training"] == 0  # not enabled in this run: skipped, not failed
     assert all(points == 0 for points in template.values())
-    failures = [
-        c["message"] for p in graded["template"]["parts"] for c in p["checks"] if p["part"] != "training"
-    ]
+    failures = [c["message"] for p in graded["template"]["parts"] for c in p["checks"] if p["part"] != "training"]
     assert failures and all(any("\uac00" <= ch <= "\ud7a3" for ch in m) for m in failures)  # Hangul
     report = (tmp_path / "reports" / "template.md").read_text(encoding="utf-8")
     assert "위치 인코딩" in report  # the part title from the assignment's own catalogue
@@ -175,9 +163,5 @@ def test_the_gradescope_zip_grades_the_solution_with_part_1s_titles(tmp_path: Pa
     env.pop("PYTHONPATH", None)
     subprocess.run(["bash", "run_autograder"], cwd=root / "source", env=env, check=True, timeout=TIMEOUT_S)
     document = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-    assert document["score"] == sum(
-        p["points"] for n, p in load_assignment(NAME).parts.items() if n != "training"
-    )
-    assert (
-        "학습 (수열 뒤집기)" in document["output"]
-    )  # the skipped training part, titled by Part 1's catalogue
+    assert document["score"] == sum(p["points"] for n, p in load_assignment(NAME).parts.items() if n != "training")
+    assert "학습 (수열 뒤집기)" in document["output"]  # the skipped training part, titled by Part 1's catalogue

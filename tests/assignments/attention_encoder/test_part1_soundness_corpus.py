@@ -29,9 +29,9 @@ FOLDERS = {
 
 
 def _cases() -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = yaml.safe_load(
-        (HERE / "soundness" / "cases.yaml").read_text(encoding="utf-8")
-    )["cases"]
+    cases: list[dict[str, Any]] = yaml.safe_load((HERE / "soundness" / "cases.yaml").read_text(encoding="utf-8"))[
+        "cases"
+    ]
     return cases
 
 
@@ -69,17 +69,11 @@ def test_a_cheat_earns_nothing_it_did_not_work_for(case: dict[str, Any]) -> None
     got = _grade_in_sandbox(_source(case), timeout_s=30)
     if "training" in limits:
         budget = training.configured()[1] + 30
-        with Worker(
-            _source(case), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE
-        ) as worker:
-            got["training"] = (
-                float(parts()["training"]["points"]) if training.run_training_part(worker).passed else 0.0
-            )
+        with Worker(_source(case), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
+            got["training"] = float(parts()["training"]["points"]) if training.run_training_part(worker).passed else 0.0
     for part, cap in limits.items():
         assert got[part] <= cap, (part, got)
-    assert {k: v for k, v in got.items() if k not in limits} == {
-        k: v for k, v in _full().items() if k not in limits
-    }
+    assert {k: v for k, v in got.items() if k not in limits} == {k: v for k, v in _full().items() if k not in limits}
 
 
 @pytest.mark.slow

@@ -56,9 +56,9 @@ def test_every_message_key_used_exists_in_both_languages() -> None:
     for language in ("en", "ko"):
         catalogue = yaml.safe_load((ASSIGNMENT / "messages" / f"{language}.yml").read_text(encoding="utf-8"))
         assert used - set(catalogue) == set(), language
-        assert {
-            f"part.{name}" for name in yaml.safe_load((ASSIGNMENT / "assignment.yml").read_text())["parts"]
-        } <= set(catalogue)
+        assert {f"part.{name}" for name in yaml.safe_load((ASSIGNMENT / "assignment.yml").read_text())["parts"]} <= set(
+            catalogue
+        )
 
 
 @pytest.mark.slow

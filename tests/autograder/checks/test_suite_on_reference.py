@@ -12,9 +12,7 @@ from autograder.runner import run_checks
 def test_every_configured_check_exists_and_passes_on_the_reference() -> None:
     config = load_config()
     configured = [c for name, part in config.parts.items() if name != "training" for c in part.checks]
-    verdicts = run_checks(
-        ASSIGNMENT.checks_dir, CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=0)
-    )
+    verdicts = run_checks(ASSIGNMENT.checks_dir, CheckContext(student=ReferenceStudent(dict(GRADER_GLOBALS)), seed=0))
     assert sorted(verdicts) == sorted(configured), "grader.yml and the suite disagree on check ids"
     failed = {c: v.message or v.internal_error for c, v in verdicts.items() if not v.passed}
     assert failed == {}

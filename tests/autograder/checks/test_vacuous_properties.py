@@ -52,11 +52,7 @@ class _Degenerate(ReferenceStudent):
         if self.cls == "DecoderLayer":
             return args[0].clone()  # its input
         model: Any = module  # the reference Transformer or Decoder
-        vocab = (
-            model.decoder.dense_layer.out_features
-            if self.cls == "Transformer"
-            else model.dense_layer.out_features
-        )
+        vocab = model.decoder.dense_layer.out_features if self.cls == "Transformer" else model.dense_layer.out_features
         return torch.zeros(*args[1 if self.cls == "Transformer" else 0].shape, vocab)
 
 
@@ -130,7 +126,5 @@ def test_the_training_step_check_sees_swapped_masks_and_a_missing_model_call() -
             "model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask)", wrong
         )
         exec(compile(text, "<wrong train step>", "exec"), student.namespace)
-        verdicts = run_checks(
-            ASSIGNMENT.checks_dir, CheckContext(student=student, seed=0), ["transformer_train_step"]
-        )
+        verdicts = run_checks(ASSIGNMENT.checks_dir, CheckContext(student=student, seed=0), ["transformer_train_step"])
         assert not verdicts["transformer_train_step"].passed, wrong

@@ -22,12 +22,7 @@ def graded_examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in EXAMPLE_NAMES:
         shutil.copyfile(EXAMPLES / f"{name}.ipynb", notebooks / f"{name}.ipynb")
     done = run_step(
-        load_workflow(INSTRUCTOR_WORKFLOW),
-        "grade",
-        "grade",
-        checkout,
-        {"inputs.jobs": "2"},
-        {"PYTHONPATH": str(ROOT)},
+        load_workflow(INSTRUCTOR_WORKFLOW), "grade", "grade", checkout, {"inputs.jobs": "2"}, {"PYTHONPATH": str(ROOT)}
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return checkout

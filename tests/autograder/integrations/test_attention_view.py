@@ -26,9 +26,7 @@ def picture_of(notebook: str) -> dict:
     """collect_mask_picture on a real sandboxed worker holding the notebook (as the engine would)."""
     loaded = load_submission(EXAMPLES / f"{notebook}.ipynb", provided_names=frozenset(GRADER_GLOBALS))
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
-    with Worker(
-        statements, worker_limits(load_config()), dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE
-    ) as worker:
+    with Worker(statements, worker_limits(load_config()), dict(GRADER_GLOBALS), helpers_source=PROBE_SOURCE) as worker:
         return collect_mask_picture(worker)
 
 

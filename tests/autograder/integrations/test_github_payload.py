@@ -49,9 +49,7 @@ def test_payloads_add_up_to_the_cli_total(graded_examples: Path, name: str) -> N
 
 def test_buggy_example_fails_exactly_its_two_parts(graded_examples: Path) -> None:
     document = json.loads(
-        (graded_examples / "grading-output" / "buggy_original_format.reporter.json").read_text(
-            encoding="utf-8"
-        )
+        (graded_examples / "grading-output" / "buggy_original_format.reporter.json").read_text(encoding="utf-8")
     )
     statuses = {runner: payload["status"] for runner, payload in document["payloads"].items()}
     assert {r for r, s in statuses.items() if s != "pass"} == {"look_ahead_mask", "masked_loss"}

@@ -60,9 +60,7 @@ def gradescope_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
-def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(
-    gradescope_results, graded_examples, name
-) -> None:
+def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(gradescope_results, graded_examples, name) -> None:
     document = gradescope_results[name]
     jsonschema.validate(document, load_schema())
     assert document["score"] == sum(test["score"] for test in document["tests"])
@@ -139,10 +137,7 @@ def test_setup_script_installs_python_311_and_the_pinned_environment(tmp_path: P
         'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; '
         'cp "$0" "$3/bin/python"; fi\n'
     )
-    for name, body in {
-        "python3.11": fake_python,
-        "apt-get": f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n',
-    }.items():
+    for name, body in {"python3.11": fake_python, "apt-get": f'#!/bin/sh\necho "apt-get $*" >> "{log}"\n'}.items():
         (bin_dir / name).write_text(body, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
     source = tmp_path / "source"
@@ -158,9 +153,7 @@ def test_setup_script_installs_python_311_and_the_pinned_environment(tmp_path: P
     assert done.returncode == 0, done.stderr
     calls = log.read_text(encoding="utf-8").splitlines()
     assert f"python3.11 -m venv {venv}" in calls and not any("add-apt-repository" in c for c in calls)
-    torch_call = calls.index(
-        "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
-    )
+    torch_call = calls.index("python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
     assert calls[torch_call + 1].startswith("python -m pip install -r ")
     assert calls[-1] == "python -m autograder validate-config"
     assert not source.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO)  # grader hidden from others
@@ -179,9 +172,7 @@ def test_zip_has_the_entry_points_at_its_root_and_no_tests(tmp_path: Path) -> No
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
     assert {"setup.sh", "run_autograder", "grader.yml", "requirements.lock"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
-    assert (
-        "assignments/transformer_mt/checks/test_look_ahead_mask.py" in names and "reference/model.py" in names
-    )
+    assert "assignments/transformer_mt/checks/test_look_ahead_mask.py" in names and "reference/model.py" in names
     assert {"data/multi30k/train.de.gz", "data/multi30k/val.en.gz"} <= names
     assert not any(
         n.startswith(("tests/", "examples/", ".venv/", "student_template/", "data/multi30k/notes"))

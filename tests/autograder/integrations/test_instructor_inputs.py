@@ -49,9 +49,7 @@ def repo_with(
     return path
 
 
-def test_collect_skips_and_reports_every_bad_repository(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     token = secrets.token_hex(16)
     monkeypatch.setenv("GH_TOKEN", "")  # local repositories need none
     monkeypatch.setenv("COLLECT_TEST_SECRET", token)  # what /proc/self/environ would hand over
@@ -111,9 +109,7 @@ def result_for(
             for check, top in part.checks.items()
         ]
         parts.append(
-            PartResult(
-                name, part.title, float(part.points), sum(c.points for c in checks if not c.skipped), checks
-            )
+            PartResult(name, part.title, float(part.points), sum(c.points for c in checks if not c.skipped), checks)
         )
     return SubmissionResult(f"{stem}.ipynb", "graded", parts).to_json()
 

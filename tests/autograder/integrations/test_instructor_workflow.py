@@ -68,9 +68,7 @@ def classroom(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def run_collect(
-    checkout: Path,
-    deadline: str = DEADLINE,
-    checkpoints: bool = False,
+    checkout: Path, deadline: str = DEADLINE, checkpoints: bool = False
 ) -> subprocess.CompletedProcess[str]:
     context = {
         "secrets.STUDENT_REPOS_TOKEN": "",
@@ -101,9 +99,7 @@ def test_collect_takes_the_last_commit_before_the_deadline(classroom) -> None:
     assert alice["commit"] == expected["alice_commit"] and alice["commit_date"].startswith("2026-11-20")
     copied = checkout / "submissions" / alice["file"]
     assert copied.name == "course__hw-alice.ipynb" and copied.read_text(encoding="utf-8") == "on time"
-    assert sorted(p.name for p in (checkout / "submissions" / "notebooks").iterdir()) == [
-        "course__hw-alice.ipynb"
-    ]
+    assert sorted(p.name for p in (checkout / "submissions" / "notebooks").iterdir()) == ["course__hw-alice.ipynb"]
     assert alice["checkpoint"] == "", "checkpoints are collected only when asked for"
 
 
@@ -178,11 +174,7 @@ def test_report_step_merges_training_into_the_gradebook(graded_examples: Path, t
     with (checkout / "final" / "gradebook.csv").open(encoding="utf-8") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle)}
     correct = rows["correct_original_format.ipynb"]
-    assert (correct["training"], correct["look_ahead_mask"], correct["total_points_earned"]) == (
-        "20",
-        "10",
-        "100",
-    )
+    assert (correct["training"], correct["look_ahead_mask"], correct["total_points_earned"]) == ("20", "10", "100")
     assert rows["buggy_original_format.ipynb"]["training"] == ""  # not trained: skipped, not 0
     assert (checkout / "final" / "manifest.csv").is_file()
     page = (checkout / "final" / "correct_original_format.html").read_text(encoding="utf-8")
@@ -203,10 +195,7 @@ def test_install_script_puts_the_torch_pin_first(tmp_path: Path) -> None:
     ]:
         log.unlink(missing_ok=True)
         done = subprocess.run(
-            ["bash", str(script), variant],
-            env={**os.environ, "PYTHON": str(stub)},
-            capture_output=True,
-            text=True,
+            ["bash", str(script), variant], env={**os.environ, "PYTHON": str(stub)}, capture_output=True, text=True
         )
         assert done.returncode == 0, done.stderr
         first, second = log.read_text(encoding="utf-8").splitlines()

@@ -50,10 +50,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, o
         for name in ["correct_original_format", "buggy_original_format"]
     }
     with ThreadPoolExecutor(2) as pool:
-        runs = {
-            name: pool.submit(run_step, workflow, "public-checks", "checks", repo)
-            for name, repo in repos.items()
-        }
+        runs = {name: pool.submit(run_step, workflow, "public-checks", "checks", repo) for name, repo in repos.items()}
         return {name: (repos[name], future.result()) for name, future in runs.items()}
 
 
@@ -66,11 +63,7 @@ def test_install_step_puts_the_cpu_torch_pin_first(tmp_path: Path) -> None:
     stub.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n', encoding="utf-8")
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
     done = run_step(
-        load_workflow(STUDENT_WORKFLOW),
-        "public-checks",
-        "install",
-        repo,
-        extra_env={"PATH": f"{stubs}:/usr/bin:/bin"},
+        load_workflow(STUDENT_WORKFLOW), "public-checks", "install", repo, extra_env={"PATH": f"{stubs}:/usr/bin:/bin"}
     )
     assert done.returncode == 0, done.stderr
     calls = log.read_text(encoding="utf-8").splitlines()

@@ -42,15 +42,7 @@ def test_scan_refuses_links_special_files_hard_links_and_otters_state(tmp_path: 
 def test_read_beneath_follows_no_link_on_the_way(tmp_path: Path) -> None:
     folder = upload_with_everything(tmp_path / "upload", tmp_path / "secret.py")
     assert read_beneath(folder, "sub/inner.txt") == b"inner"
-    for name in (
-        "linked.py",
-        "dangling.py",
-        "hard.py",
-        "pipe.ipynb",
-        "sub/up/secret.py",
-        "../secret.py",
-        "sub",
-    ):
+    for name in ("linked.py", "dangling.py", "hard.py", "pipe.ipynb", "sub/up/secret.py", "../secret.py", "sub"):
         with pytest.raises(UnsafeFile):
             read_beneath(folder, name)
     with pytest.raises(UnsafeFile, match="larger"):
@@ -64,8 +56,7 @@ def test_quarantine_copies_the_regular_files_and_leaves_otter_a_blank_notebook(t
     made = otter_upload.quarantine(folder, tmp_path / "private", "hw.ipynb", keep=("tests",))
     assert made.submission == tmp_path / "private" / "hw.ipynb"
     assert (
-        made.submission.read_text() == '{"cells": []}'
-        and (tmp_path / "private" / "hw.pt").read_bytes() == b"weights"
+        made.submission.read_text() == '{"cells": []}' and (tmp_path / "private" / "hw.pt").read_bytes() == b"weights"
     )
     assert sorted(p.name for p in folder.iterdir()) == ["hw.ipynb", "tests"]
     blank = json.loads((folder / "hw.ipynb").read_text())
@@ -95,7 +86,5 @@ def test_prepared_autograder_is_found_by_the_plugin(tmp_path: Path) -> None:
     otter_upload.prepare_autograder(root)
     assert sorted(p.name for p in (root / "submission").iterdir()) == ["a.ipynb"]
     found = otter_upload.quarantine_for_plugin(root / "submission" / "a.ipynb", root)
-    assert found.submission is not None and found.submission.read_bytes() == b"\xef\xbb\xbf{}", (
-        "original bytes"
-    )
+    assert found.submission is not None and found.submission.read_bytes() == b"\xef\xbb\xbf{}", "original bytes"
     assert (root / "submission" / "a.ipynb").read_bytes() == otter_upload.blank_notebook_bytes()

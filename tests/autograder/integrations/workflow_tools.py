@@ -222,9 +222,7 @@ def _check_steps(job_id: str, job: Mapping[str, Any], scope: dict[str, Any]) -> 
         if ("uses" in step) == ("run" in step):
             problems.append(f"{where}: needs exactly one of uses/run")
         uses = step.get("uses", "")
-        if uses and not (
-            uses.startswith(("./", "docker://")) or re.fullmatch(r"[\w.-]+/[\w./-]+@[\w.-]+", uses)
-        ):
+        if uses and not (uses.startswith(("./", "docker://")) or re.fullmatch(r"[\w.-]+/[\w./-]+@[\w.-]+", uses)):
             problems.append(f"{where}: action {uses!r} is not pinned to a ref")
         step_scope = {**scope, "steps": set(seen)}
         for key in ("if", "with", "env", "name"):

@@ -7,14 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder.config import load_config
-from autograder.reports.common import (
-    format_points,
-    graded_possible,
-    graded_total,
-    is_skipped,
-    part_cell,
-    part_columns,
-)
+from autograder.reports.common import format_points, graded_possible, graded_total, is_skipped, part_cell, part_columns
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import read_submission_json
 from autograder.results import PartResult

@@ -18,9 +18,7 @@ ALL_FIXTURES = ["full_marks", "partial", "trained", "grader_error", "unreadable"
 
 
 def document(name: str) -> dict:
-    return gradescope_results(
-        read_submission_json(FIXTURES / f"{name}.json"), PARTS, assignment="Transformer, Part 2"
-    )
+    return gradescope_results(read_submission_json(FIXTURES / f"{name}.json"), PARTS, assignment="Transformer, Part 2")
 
 
 def test_schema_is_a_valid_json_schema():

@@ -27,9 +27,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RESULTS = FIXTURES / "results"
 INTEGRATIONS = FIXTURES / "integrations"
 PARTS = load_config(RESULTS / "grader.yml").parts
-SCREENSHOTS = (
-    Path(os.environ.get("HTML_SCREENSHOT_DIR", tempfile.gettempdir())) / "autograder-html-screenshots"
-)
+SCREENSHOTS = Path(os.environ.get("HTML_SCREENSHOT_DIR", tempfile.gettempdir())) / "autograder-html-screenshots"
 
 
 def fixture_json(name: str) -> dict:
@@ -70,10 +68,7 @@ def test_parts_checks_and_messages_are_shown_and_escaped() -> None:
     result = result_with("partial")
     result.notes.append("<script>alert(1)</script> & `code`")
     page = render_html(result, PARTS, "Course")
-    assert (
-        "<script>alert" not in page
-        and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; <code>code</code>" in page
-    )
+    assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; <code>code</code>" in page
     for part in result.parts:
         assert html.escape(part.title) in page
     failed = next(c for p in result.parts for c in p.checks if not c.passed and not c.skipped)
@@ -122,9 +117,7 @@ def test_markdown_version_draws_the_mask_as_text() -> None:
     assert rows[0].split() == ["■", "✗", "✗", "✗", "✗", "·"]  # the first query sees the future
     correct_rows = re.findall(r"^\s*<sos> (.*)$", mask_markdown(fixture_json("mask_correct.json")), re.M)
     assert correct_rows[0].split() == ["■", "·", "·", "·", "·", "·"]
-    full = render_feedback_markdown(
-        result_with("partial", "mask_triu.json", training=True), bleu_threshold=0.2
-    )
+    full = render_feedback_markdown(result_with("partial", "mask_triu.json", training=True), bleu_threshold=0.2)
     assert "| Part | Points | Failed checks |" in full and "validation BLEU 0.268 (bar 0.2)" in full
 
 
@@ -172,8 +165,7 @@ def test_page_renders_in_headless_chromium(name: str, mask: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = SCREENSHOTS / f"{name}.html"
     page.write_text(
-        render_html(result_with(name, mask, training=True), PARTS, "Transformer, Part 2", 0.2),
-        encoding="utf-8",
+        render_html(result_with(name, mask, training=True), PARTS, "Transformer, Part 2", 0.2), encoding="utf-8"
     )
     shot = SCREENSHOTS / f"{name}.png"
     shot.unlink(missing_ok=True)

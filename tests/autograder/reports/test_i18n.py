@@ -24,10 +24,7 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # Keys whose value is the same in both languages by nature.
 NOT_TRANSLATED = {"report.html.lang"}
 # Keys built at run time from a prefix (assignments/transformer_mt/training_part.py, reports/markdown.py).
-DYNAMIC = {
-    "training.low_bleu_hint.": tuple(TRAINING_MODES),
-    "report.status.": ("graded", "unreadable", "grader-error"),
-}
+DYNAMIC = {"training.low_bleu_hint.": tuple(TRAINING_MODES), "report.status.": ("graded", "unreadable", "grader-error")}
 
 
 def _fields(text: str) -> set[str]:
@@ -50,10 +47,7 @@ def _keys_asked_for(path: Path) -> set[str]:
 def test_every_key_the_code_asks_for_exists() -> None:
     used = set()
     own_missing = []
-    for path in [
-        *(ROOT / "autograder").rglob("*.py"),
-        *(ROOT / "assignments").rglob("*.py"),
-    ]:  # engine, checks
+    for path in [*(ROOT / "autograder").rglob("*.py"), *(ROOT / "assignments").rglob("*.py")]:  # engine, checks
         keys = _keys_asked_for(path)
         # An assignment with a catalogue of its own (Assignment.messages_dir) asks it first.
         parts = path.relative_to(ROOT).parts
@@ -92,13 +86,7 @@ def test_reports_use_the_language_throughout(language: str) -> None:
             render_feedback_markdown(result, part_columns(PARTS), 0.2),
             render_html(result, PARTS, "Course", 0.2),
         ]
-    labels = (
-        "report.failed_checks",
-        "report.total",
-        "report.training_run",
-        "report.html.checks",
-        "report.html.parts",
-    )
+    labels = ("report.failed_checks", "report.total", "report.training_run", "report.html.checks", "report.html.parts")
     for key in labels:
         assert any(t(key, language=language) in page for page in pages), key
     other = "en" if language == "ko" else "ko"

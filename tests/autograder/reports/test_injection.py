@@ -107,9 +107,7 @@ def test_gradebook_cells_never_start_a_formula() -> None:
     rows = list(csv.reader(io.StringIO(render_gradebook(results, PARTS), newline="")))
     for row in rows[2:]:  # after the header and Otter's points row ("--" is its own marker)
         for cell in row:
-            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) or re.fullmatch(
-                r"-?\d+(\.\d+)?", cell
-            ), row
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) or re.fullmatch(r"-?\d+(\.\d+)?", cell), row
     files = {row[0] for row in rows}
     assert '\'=HYPERLINK("https://attacker.example","grade").ipynb' in files
 

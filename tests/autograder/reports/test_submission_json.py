@@ -9,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.reports.submission_json import (
-    read_submission_json,
-    submission_json,
-    write_submission_json,
-)
+from autograder.reports.submission_json import read_submission_json, submission_json, write_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 

@@ -43,16 +43,7 @@ def test_skipped_part_reads_skipped_and_is_left_out_of_the_total():
 
 def test_grader_error_row_shows_zero_for_graded_parts_and_its_status():
     rows = rows_by_submission(render_summary([fixture("grader_error")], part_columns(PARTS), 250))
-    assert rows["carol.ipynb"][1:] == [
-        "0/10",
-        "0/20",
-        "0/20",
-        "0/20",
-        "0/10",
-        "skipped",
-        "0/80",
-        "grader-error",
-    ]
+    assert rows["carol.ipynb"][1:] == ["0/10", "0/20", "0/20", "0/20", "0/10", "skipped", "0/80", "grader-error"]
 
 
 def test_single_submission_report_adds_checks_messages_load_problems_and_notes():

@@ -124,11 +124,7 @@ class LoadedSubmission:
         for problem in reversed(self.problems):  # the last attempt is what the student sees last
             if problem.kind == "syntax" and name in problem.names:
                 return t(
-                    "notebook.missing.syntax",
-                    name=name,
-                    cell=problem.cell,
-                    line=problem.line,
-                    message=problem.message,
+                    "notebook.missing.syntax", name=name, cell=problem.cell, line=problem.line, message=problem.message
                 )
         for statement in reversed(self.dropped):
             if name in statement.defines:
@@ -199,15 +195,11 @@ def load_submission(
     try:
         size = path.stat().st_size
         if max_mb is not None and size > max_mb * 1024 * 1024:
-            return _unreadable(
-                path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb)
-            )
+            return _unreadable(path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb))
         with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
             raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
         if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
-            return _unreadable(
-                path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb)
-            )
+            return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
         text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         return _unreadable(path, kind, f"cannot read the file: {error}")
@@ -258,8 +250,7 @@ def _cells_from_notebook(text: str) -> list[str] | str:
     language = _notebook_language(metadata)
     if language is not None and not language.lower().startswith(("python", "ipython")):
         return (
-            f"the notebook's kernel language is {language!r}, not Python; "
-            "submit the Python notebook of the assignment"
+            f"the notebook's kernel language is {language!r}, not Python; submit the Python notebook of the assignment"
         )
     sources = []
     for cell in cells:
@@ -328,9 +319,7 @@ def _assemble(
                 Statement(number, statement.line, statement.code, statement.defines, statement.reason)
             )
         for failure in result.failures:
-            submission.problems.append(
-                LoadProblem(number, failure.line, failure.message, "syntax", failure.names)
-            )
+            submission.problems.append(LoadProblem(number, failure.line, failure.message, "syntax", failure.names))
         if result.kept:
             submission.cells_kept.append(number)
     return submission

@@ -242,9 +242,7 @@ def _looks_incomplete(error: ParseFailure, line_count: int) -> bool:
 
 
 def _shift(failure: ParseFailure, offset: int) -> ParseFailure:
-    return ParseFailure(
-        None if failure.line is None else failure.line + offset, failure.message, failure.names
-    )
+    return ParseFailure(None if failure.line is None else failure.line + offset, failure.message, failure.names)
 
 
 def _top_level_chunks(lines: list[str]) -> list[tuple[int, int]]:
@@ -284,9 +282,7 @@ def _guess_defined_names(lines: list[str]) -> list[str]:
     return names
 
 
-def _collect(
-    parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult
-) -> None:
+def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult) -> None:
     """Sort a parsed chunk's top-level statements into kept and dropped."""
     body = parsed.tree.body if parsed.tree is not None else []  # callers pass parsed chunks only
     for node in body:

@@ -24,9 +24,7 @@ FALLBACK = "en"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
 # The graded assignment's own catalogue folder (Assignment.messages_dir), consulted first for part titles.
-_assignment_messages: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
-    "assignment_messages", default=None
-)
+_assignment_messages: contextvars.ContextVar[Path | None] = contextvars.ContextVar("assignment_messages", default=None)
 
 
 @cache
@@ -59,9 +57,7 @@ def set_language(language: str) -> None:
         ValueError: an unsupported language.
     """
     if language not in LANGUAGES:
-        raise ValueError(
-            f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})"
-        )
+        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
     _language.set(language)
 
 
@@ -75,9 +71,7 @@ def use_language(language: str, assignment_messages: Path | None = None) -> Iter
             None keeps the current one.
     """
     if language not in LANGUAGES:
-        raise ValueError(
-            f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})"
-        )
+        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
     token = _language.set(language)
     folder_token = _assignment_messages.set(assignment_messages or _assignment_messages.get())
     try:
