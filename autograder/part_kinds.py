@@ -52,12 +52,12 @@ class PartKind(ABC):
 
     name: ClassVar[str]
 
-    def claims(self, part: str, assignment: Assignment | None = None) -> bool:
+    def claims(self, part: str, assignment: Assignment) -> bool:
         """Whether a part is of this kind (`part_kind` gives the default kind the parts no kind claims).
 
         Args:
             part: a grader.yml part name.
-            assignment: the assignment graded (None: the only one there is).
+            assignment: the assignment graded.
 
         Returns:
             True when this kind grades it.
@@ -146,11 +146,8 @@ class TrainingPart(PartKind):
 
     name = "training"
 
-    def claims(self, part: str, assignment: Assignment | None = None) -> bool:
-        from autograder.assignment import load_assignment
-
-        unit = assignment if assignment is not None else load_assignment()
-        return unit.training is not None and part == unit.training_part
+    def claims(self, part: str, assignment: Assignment) -> bool:
+        return assignment.training is not None and part == assignment.training_part
 
     def grade(self, submission: LoadedForGrading, parts: list[str]) -> KindOutcome:
         outcome = KindOutcome()
@@ -175,12 +172,12 @@ DEFAULT_KIND = "unit"
 PART_KINDS: dict[str, PartKind] = {kind.name: kind for kind in (UnitParts(), TrainingPart())}
 
 
-def part_kind(part: str, assignment: Assignment | None = None) -> PartKind:
+def part_kind(part: str, assignment: Assignment) -> PartKind:
     """The kind of a grader.yml part.
 
     Args:
         part: the part's name.
-        assignment: the assignment graded (None: the only one there is).
+        assignment: the assignment graded.
 
     Returns:
         The first kind in `PART_KINDS` that claims it, else the default (unit) kind.

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
+from autograder.assignment import assignment_of
 from autograder.config import TRAINING_MODES as CONFIG_MODES
 from autograder.config import load_config
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
 from autograder.reports.i18n import LANGUAGES, catalogue
+
+GRADER_YML = Path(__file__).resolve().parents[2] / "grader.yml"
 
 
 def test_the_modes_config_accepts_are_the_registered_strategies() -> None:
@@ -30,10 +35,10 @@ def test_only_the_checkpoint_mode_takes_a_file_beside_the_notebook_and_skips_the
 
 
 def test_each_part_of_grader_yml_has_one_kind_and_unit_parts_are_graded_first() -> None:
-    config = load_config()
+    config = load_config(GRADER_YML)
     training_part = config.training_part()
     assert training_part == "training"  # Part 2's, named by its Assignment
-    kinds = {name: part_kind(name) for name in config.parts}
+    kinds = {name: part_kind(name, assignment_of(config)) for name in config.parts}
     assert isinstance(kinds[training_part], TrainingPart)
     assert all(isinstance(kind, UnitParts) for name, kind in kinds.items() if name != training_part)
     assert list(PART_KINDS) == [UnitParts.name, TrainingPart.name]
