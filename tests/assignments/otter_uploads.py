@@ -153,10 +153,22 @@ OTTER_WITH_SITE = (
     "import runpy, site, sys; site.addsitedir(sys.argv.pop(1)); "
     "runpy.run_module('otter', run_name='__main__', alter_sys=True)"
 )
+# Otter as it behaves without this project's start-up hook, even where the environment has it
+# installed (`make setup`, CI): the hook's finder is taken off sys.meta_path before Otter loads.
+OTTER_WITHOUT_HOOK = (
+    "import runpy, sys; "
+    "sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, 'is_otter_runner_hook', False)]; "
+    "runpy.run_module('otter', run_name='__main__', alter_sys=True)"
+)
 
 
 def otter_run(
-    upload: Path, autograder_zip: Path, work: Path, multi30k_dir: Path, site_dir: Path | None = None
+    upload: Path,
+    autograder_zip: Path,
+    work: Path,
+    multi30k_dir: Path,
+    site_dir: Path | None = None,
+    without_hook: bool = False,
 ) -> Outcome:
     """`otter run -a <zip> <upload>` from the project root, with no PYTHONPATH.
 
@@ -166,6 +178,7 @@ def otter_run(
         work: the output folder (results.json).
         multi30k_dir: the raw Multi30k folder.
         site_dir: an installed copy of the project to add as a site directory (None: none).
+        without_hook: run Otter with the project's start-up hook removed (Otter's own behaviour).
 
     Returns:
         The outcome (an empty document when Otter wrote no results.json).
@@ -174,6 +187,8 @@ def otter_run(
     otter = [sys.executable, "-m", "otter"]
     if site_dir is not None:
         otter = [sys.executable, "-c", OTTER_WITH_SITE, str(site_dir)]
+    if without_hook:
+        otter = [sys.executable, "-c", OTTER_WITHOUT_HOOK]
     arguments = ["-a", str(autograder_zip), "-o", str(work), "--no-logo", str(upload)]
     started = time.monotonic()
     done = subprocess.run(

@@ -146,7 +146,9 @@ def rejected(
     }
     jobs: dict[str, Callable[[], object]] = {
         "cli": lambda: uploads.run_cli_many(list(files.values()), base / "cli", multi30k_dir),
-        "no hook": lambda: uploads.otter_run(files["bom"], autograder_zip, base / "no-hook", multi30k_dir),
+        "no hook": lambda: uploads.otter_run(
+            files["bom"], autograder_zip, base / "no-hook", multi30k_dir, without_hook=True
+        ),
     }
     for name, path in files.items():
         jobs[name] = functools.partial(
