@@ -24,21 +24,7 @@ from autograder.checks import modules
 from autograder.checks.modules import Case
 from autograder.checks.support import CheckContext, fail
 
-__all__ = [
-    "Case",
-    "ModulePart",
-    "PaddingPair",
-    "check_builds",
-    "check_dropout",
-    "check_eval_output",
-    "check_gradients",
-    "check_padding",
-    "check_parameters",
-    "expect_tensor",
-    "require_context_use",
-    "run",
-    "student_module",
-]
+__all__ = ["CHECKS", "Case", "ModulePart", "PaddingPair", "check_padding", "expect_tensor", "require_context_use"]
 
 # (before, after, positions): cases that differ only where the mask hides keys; the outputs at
 # `positions` (along dim 1) must not change.
@@ -139,13 +125,6 @@ class _Texts(modules.ModuleTexts):
 CHECKS = modules.ModuleChecks(
     _Texts(), lambda cls: getattr(reference.model, cls), reference_with_probes, used_probes=used_probes
 )
-student_module = CHECKS.student_module
-run = CHECKS.run
-check_builds = CHECKS.check_builds
-check_parameters = CHECKS.check_parameters
-check_eval_output = CHECKS.check_eval_output
-check_dropout = CHECKS.check_dropout
-check_gradients = CHECKS.check_gradients
 
 
 def require_context_use(ctx: CheckContext, part: ModulePart) -> None:

@@ -20,18 +20,7 @@ from autograder.checks import modules
 from autograder.checks.modules import Case
 from autograder.checks.support import CheckContext
 
-__all__ = [
-    "Case",
-    "ModulePart",
-    "check_builds",
-    "check_causal",
-    "check_dropout",
-    "check_eval_output",
-    "check_gradients",
-    "check_parameters",
-    "require_context_use",
-    "student_module",
-]
+__all__ = ["CHECKS", "Case", "ModulePart", "check_causal", "require_context_use"]
 
 
 @dataclass(kw_only=True)
@@ -113,12 +102,6 @@ class _Texts(modules.ModuleTexts):
 # The reference is built with every offered probe standing in (Part 2's probes wrap the given
 # classes the student's module must use).
 CHECKS = modules.ModuleChecks(_Texts(), lambda cls: getattr(reference.model, cls), reference_with_probes)
-student_module = CHECKS.student_module
-check_builds = CHECKS.check_builds
-check_parameters = CHECKS.check_parameters
-check_eval_output = CHECKS.check_eval_output
-check_dropout = CHECKS.check_dropout
-check_gradients = CHECKS.check_gradients
 
 
 def require_context_use(ctx: CheckContext, part: ModulePart) -> None:
