@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from soundness_spec import DEGENERATE_CAPS, KINDS, UNIT_PARTS, Case, load_cases
+from soundness_spec import DEGENERATE_CAPS, KINDS, Case, load_cases
 
 from autograder.batch import expand_paths, grade_all
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config
@@ -65,11 +65,12 @@ class CorpusRun:
     report_mismatches: list[str]  # reports that differ from the engine's results
 
 
-def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> GraderConfig:
+def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S, overrides: dict[str, Any] | None = None) -> GraderConfig:
     """The project's configuration with the corpus run's worker timeout.
 
     Args:
         timeout_s: seconds per worker request (and per statement at load time).
+        overrides: more dotted-key overrides (e.g. the graded assignment, training on).
 
     Returns:
         The validated configuration.
@@ -80,6 +81,7 @@ def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S) -> GraderConfig:
             "training.enabled": False,
             # the cases' expected reasons are written in English
             "feedback.language": "en",
+            **(overrides or {}),
         }
     )
 
@@ -135,6 +137,7 @@ def grade_corpus(
     jobs: int = CORPUS_JOBS,
     timeout_s: float = CORPUS_TIMEOUT_S,
     out_dir: Path | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> CorpusRun:
     """Grade every corpus notebook with the batch API and write the reports.
 
@@ -143,12 +146,13 @@ def grade_corpus(
         jobs: submissions graded in parallel.
         timeout_s: the worker request timeout for this run.
         out_dir: where the reports go (default: a new temporary folder).
+        overrides: more configuration overrides (see `corpus_config`).
 
     Returns:
         The run, with the forged files and report mismatches it found.
     """
     cases = load_cases() if cases is None else cases
-    config = corpus_config(timeout_s)
+    config = corpus_config(timeout_s, overrides)
     out_dir = Path(tempfile.mkdtemp(prefix="soundness-reports-")) if out_dir is None else out_dir
     submissions = expand_paths([case.path for case in cases])
     watched = _watched_paths(cases)
@@ -239,7 +243,7 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     internal = result.extras.get("internal_errors")
     if internal:
         problems.append(f"grader-side errors: {internal}")
-    missing = [p for p in UNIT_PARTS if p not in points]
+    missing = [p for p in case.unit_parts if p not in points]
     if missing:
         problems.append(f"parts missing from the result: {missing}")
         return verdict
@@ -257,7 +261,7 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     elif case.kind == "degenerate":
         assert case.tag is not None, case.id
         got, full = points[case.tag]
-        cap = degenerate_cap(case.tag, full)
+        cap = degenerate_cap(case, full)
         if got > cap + 1e-9:
             passed = [c.check_id for p in result.parts if p.part == case.tag for c in p.checks if c.passed]
             problems.append(
@@ -293,17 +297,19 @@ def judge(case: Case, result: SubmissionResult, run: CorpusRun | None = None) ->
     return verdict
 
 
-def degenerate_cap(part: str, full: float) -> float:
-    """The most points a degenerate answer may keep on a part.
+def degenerate_cap(case: Case, full: float) -> float:
+    """The most points a degenerate answer may keep on its part.
 
     Args:
-        part: a unit part.
-        full: its points.
+        case: a degenerate case.
+        full: its part's points.
 
     Returns:
-        DEGENERATE_CAPS' share of the part's points.
+        The case's share (its own cap, else DEGENERATE_CAPS') of the part's points.
     """
-    return DEGENERATE_CAPS[part] * full
+    assert case.tag is not None, case.id
+    share = case.expect.cap if case.expect.cap is not None else DEGENERATE_CAPS[case.tag]
+    return share * full
 
 
 @dataclass
@@ -393,12 +399,13 @@ def _degenerate_points(
     run: CorpusRun, judgements: list[Judgement]
 ) -> dict[str, tuple[int, float, float, float, float]]:
     table = {}
-    for part in UNIT_PARTS:
-        scored = [_points(run.results[j.case.id])[part] for j in judgements if j.case.tag == part]
+    for part in dict.fromkeys(p for j in judgements for p in j.case.unit_parts):
+        tagged = [j.case for j in judgements if j.case.tag == part]
+        scored = [_points(run.results[case.id])[part] for case in tagged]
         if scored:
             full = scored[0][1]
             got = [points for points, _ in scored]
-            table[part] = (len(got), max(got), statistics.mean(got), degenerate_cap(part, full), full)
+            table[part] = (len(got), max(got), statistics.mean(got), degenerate_cap(tagged[0], full), full)
     return table
 
 

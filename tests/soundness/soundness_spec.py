@@ -64,6 +64,7 @@ class Expectation:
     reason: str = ""  # faults: regex in affected parts' messages
     load_problem: str = ""  # faults: regex in the load problems
     status: str = "graded"  # the submission's status
+    cap: float | None = None  # degenerate answers: share of their part's points (None: DEGENERATE_CAPS)
 
 
 @dataclass(frozen=True)
@@ -77,21 +78,25 @@ class Case:
     patches: tuple[Patch, ...]
     notebook: dict[str, Any] = field(default_factory=dict)
     expect: Expectation = field(default_factory=Expectation)
+    # Another assignment's corpus (bench/soundness.py --assignment) names its unit parts and
+    # where its submission file is.
+    unit_parts: tuple[str, ...] = UNIT_PARTS
+    submission: Path | None = None
 
     @property
     def path(self) -> Path:
-        """Where the generated notebook lives."""
-        return CORPUS_DIR / f"{self.id}.ipynb"
+        """Where the graded submission lives (Part 2: the generated notebook)."""
+        return self.submission if self.submission is not None else CORPUS_DIR / f"{self.id}.ipynb"
 
     def full_parts(self) -> tuple[str, ...]:
         """Unit parts that must keep full marks."""
         if self.kind in ("mutant", "degenerate"):
-            return tuple(p for p in UNIT_PARTS if p != self.tag)
+            return tuple(p for p in self.unit_parts if p != self.tag)
         if self.kind == "alternative":
-            return UNIT_PARTS
+            return self.unit_parts
         if self.kind == "cheat":
-            return tuple(p for p in UNIT_PARTS if p not in self.expect.max_points)
-        return tuple(p for p in UNIT_PARTS if p not in self.expect.affected)
+            return tuple(p for p in self.unit_parts if p not in self.expect.max_points)
+        return tuple(p for p in self.unit_parts if p not in self.expect.affected)
 
 
 def _text(value: Any, where: str) -> str:

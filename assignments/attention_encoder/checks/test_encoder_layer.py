@@ -54,15 +54,15 @@ PART = mc.ModulePart(
 
 
 def test_encoder_layer_builds(ctx: CheckContext) -> None:
-    mc.check_builds(ctx, PART)
+    mc.CHECKS.check_builds(ctx, PART)
 
 
 def test_encoder_layer_parameters(ctx: CheckContext) -> None:
-    mc.check_parameters(ctx, PART)
+    mc.CHECKS.check_parameters(ctx, PART)
 
 
 def test_encoder_layer_eval_output(ctx: CheckContext) -> None:
-    mc.check_eval_output(ctx, PART)
+    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_encoder_layer_padding(ctx: CheckContext) -> None:
@@ -70,8 +70,8 @@ def test_encoder_layer_padding(ctx: CheckContext) -> None:
 
 
 def test_encoder_layer_dropout(ctx: CheckContext) -> None:
-    mc.check_dropout(ctx, PART)
+    mc.CHECKS.check_dropout(ctx, PART)
 
 
 def test_encoder_layer_gradients(ctx: CheckContext) -> None:
-    mc.check_gradients(ctx, PART)
+    mc.CHECKS.check_gradients(ctx, PART)

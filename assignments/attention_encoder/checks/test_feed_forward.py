@@ -27,28 +27,28 @@ PART = mc.ModulePart(
 
 
 def test_ffn_builds(ctx: CheckContext) -> None:
-    mc.check_builds(ctx, PART)
+    mc.CHECKS.check_builds(ctx, PART)
 
 
 def test_ffn_parameters(ctx: CheckContext) -> None:
-    mc.check_parameters(ctx, PART)
+    mc.CHECKS.check_parameters(ctx, PART)
 
 
 def test_ffn_eval_output(ctx: CheckContext) -> None:
-    mc.check_eval_output(ctx, PART)
+    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_ffn_position_wise(ctx: CheckContext) -> None:
     """Each position is transformed on its own: changing one position changes only its output.
     Credited only when the block is not affine (a ReLU between W1 and W2): returning the input,
     a constant or one linear map is position-wise for free."""
-    handle = mc.student_module(ctx, PART, PART.drop_prob)
+    handle = mc.CHECKS.student_module(ctx, PART, PART.drop_prob)
     gen = torch.Generator().manual_seed(ctx.seed + 29)
     x = torch.randn(2, 6, D_MODEL, generator=gen)
     changed = x.clone()
     changed[:, 3] = torch.randn(2, D_MODEL, generator=gen) * 2
     out, out_changed, doubled, at_zero = (
-        mc.expect_tensor(mc.run(ctx, PART, handle, [value], "eval"), t("ae.module.output_name", cls=PART.cls))
+        mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, [value], "eval"), t("ae.module.output_name", cls=PART.cls))
         for value in (x, changed, 2 * x, torch.zeros_like(x))
     )
     others = [0, 1, 2, 4, 5]
@@ -59,8 +59,8 @@ def test_ffn_position_wise(ctx: CheckContext) -> None:
 
 
 def test_ffn_dropout(ctx: CheckContext) -> None:
-    mc.check_dropout(ctx, PART)
+    mc.CHECKS.check_dropout(ctx, PART)
 
 
 def test_ffn_gradients(ctx: CheckContext) -> None:
-    mc.check_gradients(ctx, PART)
+    mc.CHECKS.check_gradients(ctx, PART)

@@ -60,15 +60,15 @@ PART = mc.ModulePart(
 
 
 def test_mha_builds(ctx: CheckContext) -> None:
-    mc.check_builds(ctx, PART)
+    mc.CHECKS.check_builds(ctx, PART)
 
 
 def test_mha_parameters(ctx: CheckContext) -> None:
-    mc.check_parameters(ctx, PART)
+    mc.CHECKS.check_parameters(ctx, PART)
 
 
 def test_mha_eval_output(ctx: CheckContext) -> None:
-    mc.check_eval_output(ctx, PART)
+    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_mha_padding(ctx: CheckContext) -> None:
@@ -79,18 +79,18 @@ def test_mha_permutation(ctx: CheckContext) -> None:
     """Reordering the positions (and the mask with them) reorders the output the same way: no
     position is tied to a head or to another position by the splitting. Credited only when the
     output at a position depends on the other positions."""
-    handle = mc.student_module(ctx, PART, PART.drop_prob)
+    handle = mc.CHECKS.student_module(ctx, PART, PART.drop_prob)
     gen = torch.Generator().manual_seed(ctx.seed + 23)
     query, key, value, mask = _case(gen, [6, 4], 6, self_attention=False)
     order = torch.randperm(6, generator=gen)
     permuted = [query[:, order], key[:, order], value[:, order], mask[:, :, order][:, :, :, order]]
     name = t("ae.module.output_name", cls=PART.cls)
-    out = mc.expect_tensor(mc.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
-    out_permuted = mc.expect_tensor(mc.run(ctx, PART, handle, permuted, "eval"), name)
+    out = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
+    out_permuted = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, permuted, "eval"), name)
     if out.shape != out_permuted.shape or not all_close(out[:, order], out_permuted):
         fail(t("ae.mha.permutation"))
     mc.require_context_use(ctx, PART)
 
 
 def test_mha_gradients(ctx: CheckContext) -> None:
-    mc.check_gradients(ctx, PART)
+    mc.CHECKS.check_gradients(ctx, PART)

@@ -74,15 +74,15 @@ PART = mc.ModulePart(
 
 
 def test_decoder_builds(ctx: CheckContext) -> None:
-    mc.check_builds(ctx, PART)
+    mc.CHECKS.check_builds(ctx, PART)
 
 
 def test_decoder_parameters(ctx: CheckContext) -> None:
-    mc.check_parameters(ctx, PART)
+    mc.CHECKS.check_parameters(ctx, PART)
 
 
 def test_decoder_eval_output(ctx: CheckContext) -> None:
-    mc.check_eval_output(ctx, PART)
+    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_decoder_causal(ctx: CheckContext) -> None:
@@ -90,8 +90,8 @@ def test_decoder_causal(ctx: CheckContext) -> None:
 
 
 def test_decoder_dropout(ctx: CheckContext) -> None:
-    mc.check_dropout(ctx, PART)
+    mc.CHECKS.check_dropout(ctx, PART)
 
 
 def test_decoder_gradients(ctx: CheckContext) -> None:
-    mc.check_gradients(ctx, PART)
+    mc.CHECKS.check_gradients(ctx, PART)

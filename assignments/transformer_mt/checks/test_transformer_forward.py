@@ -73,17 +73,17 @@ PART = mc.ModulePart(
 
 
 def test_transformer_output_shape(ctx: CheckContext) -> None:
-    mc.check_builds(ctx, PART)
+    mc.CHECKS.check_builds(ctx, PART)
 
 
 def test_transformer_eval_output(ctx: CheckContext) -> None:
-    mc.check_eval_output(ctx, PART)
+    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_transformer_mask_routing(ctx: CheckContext) -> None:
     """Source positions the padding mask hides must not matter, whatever tokens they hold; the
     visible source and the earlier target positions must (else the property is vacuous)."""
-    handle = mc.student_module(ctx, PART, PART.drop_prob)
+    handle = mc.CHECKS.student_module(ctx, PART, PART.drop_prob)
     gen = torch.Generator().manual_seed(ctx.seed + 17)
     for batch, length in [(3, 7), (4, 10)]:
         src, tgt, src_mask, tgt_mask = _case(gen, batch, length)
@@ -136,4 +136,4 @@ def test_transformer_causal(ctx: CheckContext) -> None:
 
 
 def test_transformer_gradients(ctx: CheckContext) -> None:
-    mc.check_gradients(ctx, PART)
+    mc.CHECKS.check_gradients(ctx, PART)

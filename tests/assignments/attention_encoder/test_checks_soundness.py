@@ -1,37 +1,22 @@
 """Part 1's hidden checks on fixtures: the reference and correct alternatives get full marks, each
-mutant loses points on its own part only, degenerate answers keep at most the structural points."""
+mutant loses points on its own part only, degenerate answers keep at most the structural points.
+The cases and their expectations come from fixtures/cases.yaml (ae_corpus)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from ae_corpus import CORRECT_PATH, CorpusCase, cases_of
 from ae_inprocess import InProcessStudent
 from ae_suite_runner import parts, points, run_suite
 
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.reference_student import ReferenceStudent
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CORRECT = (FIXTURES / "correct.py.txt").read_text(encoding="utf-8")
 UNIT_PARTS = [name for name in parts() if name != "training"]
-# What a degenerate answer (right shapes and layout, no work) may keep of its part: the
-# structural checks (builds, parameters, output shape), never more than this share.
-DEGENERATE_CAP = 0.3
 
 
-def _fixtures(kind: str) -> list[Path]:
-    return sorted((FIXTURES / kind).glob("*.py.txt"))
-
-
-def _tag(path: Path) -> str:
-    """The part a mutant or degenerate fixture breaks: its first line says `# part: <name>.`"""
-    first = path.read_text(encoding="utf-8").splitlines()[0]
-    return first.removeprefix("# part: ").split(".")[0]
-
-
-def _points_of(extra: Path | None) -> tuple[dict[str, float], dict[str, str | None]]:
-    source = CORRECT if extra is None else CORRECT + "\n\n" + extra.read_text(encoding="utf-8")
+def _points_of(case: CorpusCase | None) -> tuple[dict[str, float], dict[str, str | None]]:
+    source = CORRECT_PATH.read_text(encoding="utf-8") if case is None else case.source()
     verdicts = run_suite(InProcessStudent(source, GRADER_GLOBALS))
     return points(verdicts), verdicts
 
@@ -58,26 +43,27 @@ def test_the_notebook_style_solution_gets_full_marks() -> None:
     assert got == _full(), {c: m for c, m in verdicts.items() if m}
 
 
-@pytest.mark.parametrize("fixture", _fixtures("alternatives"), ids=lambda p: p.name.removesuffix(".py.txt"))
-def test_a_correct_alternative_gets_full_marks(fixture: Path) -> None:
-    got, verdicts = _points_of(fixture)
+@pytest.mark.parametrize("case", cases_of("alternative"), ids=lambda c: c.id)
+def test_a_correct_alternative_gets_full_marks(case: CorpusCase) -> None:
+    got, verdicts = _points_of(case)
     assert got == _full(), {c: m for c, m in verdicts.items() if m}
 
 
-@pytest.mark.parametrize("fixture", _fixtures("mutants"), ids=lambda p: p.name.removesuffix(".py.txt"))
-def test_a_mutant_loses_points_on_its_part_only(fixture: Path) -> None:
-    got, verdicts = _points_of(fixture)
-    tag = _tag(fixture)
-    assert tag in UNIT_PARTS
-    assert got[tag] < parts()[tag]["points"], f"{fixture.name} was not caught"
-    others = {name: got[name] for name in UNIT_PARTS if name != tag}
+@pytest.mark.parametrize("case", cases_of("mutant"), ids=lambda c: c.id)
+def test_a_mutant_loses_points_on_its_part_only(case: CorpusCase) -> None:
+    got, verdicts = _points_of(case)
+    assert case.tag in UNIT_PARTS
+    assert got[case.tag] < parts()[case.tag]["points"], f"{case.id} was not caught"
+    others = {name: got[name] for name in UNIT_PARTS if name != case.tag}
     assert others == {name: _full()[name] for name in others}, {c: m for c, m in verdicts.items() if m}
 
 
-@pytest.mark.parametrize("fixture", _fixtures("degenerate"), ids=lambda p: p.name.removesuffix(".py.txt"))
-def test_a_degenerate_answer_keeps_at_most_the_structural_points(fixture: Path) -> None:
-    got, _ = _points_of(fixture)
-    tag = _tag(fixture)
-    assert got[tag] <= DEGENERATE_CAP * parts()[tag]["points"], got
-    others = {name: got[name] for name in UNIT_PARTS if name != tag}
+@pytest.mark.parametrize("case", cases_of("degenerate"), ids=lambda c: c.id)
+def test_a_degenerate_answer_keeps_at_most_the_structural_points(case: CorpusCase) -> None:
+    # What a degenerate answer (right shapes and layout, no work) may keep of its part: the
+    # structural checks (builds, parameters, output shape), never more than its cap.
+    got, _ = _points_of(case)
+    assert case.tag in UNIT_PARTS and case.cap is not None, case.id
+    assert got[case.tag] <= case.cap * parts()[case.tag]["points"], got
+    others = {name: got[name] for name in UNIT_PARTS if name != case.tag}
     assert others == {name: _full()[name] for name in others}

@@ -1,13 +1,10 @@
-"""Part 1's soundness corpus spec (soundness/cases.yaml): well formed, covering every fixture; the
+"""Part 1's soundness corpus spec (fixtures/cases.yaml): well formed, covering every fixture; the
 cheats and faults graded through the real sandboxed worker (slow)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
-import yaml
+from ae_corpus import FOLDERS, KINDS, CorpusCase, cases_of, fixture_files, load_cases
 from ae_suite_runner import parts, points, run_suite
 
 from assignments.attention_encoder import training
@@ -15,42 +12,19 @@ from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
 from autograder.sandbox import Limits, Worker
 
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures"
-CORRECT = (FIXTURES / "correct.py.txt").read_text(encoding="utf-8")
-KINDS = {"mutant", "alternative", "cheat", "fault", "degenerate"}
-FOLDERS = {
-    "mutant": "mutants",
-    "alternative": "alternatives",
-    "degenerate": "degenerate",
-    "cheat": "cheats",
-    "fault": "faults",
-}
-
-
-def _cases() -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = yaml.safe_load((HERE / "soundness" / "cases.yaml").read_text(encoding="utf-8"))[
-        "cases"
-    ]
-    return cases
-
-
-def _source(case: dict[str, Any]) -> str:
-    return CORRECT + "\n\n" + (FIXTURES / case["fixture"]).read_text(encoding="utf-8")
-
 
 def test_the_spec_is_well_formed_and_covers_every_fixture() -> None:
-    cases = _cases()
-    assert len({c["id"] for c in cases}) == len(cases)
+    cases = load_cases()
+    assert len({c.id for c in cases}) == len(cases)
     for case in cases:
-        assert case["kind"] in KINDS, case["id"]
-        assert case["tag"] is None or case["tag"] in parts(), case["id"]
-        assert case["fixture"].startswith(FOLDERS[case["kind"]] + "/"), case["id"]
-        assert case["description"], case["id"]
-        compile(_source(case), case["id"], "exec")
-    listed = {c["fixture"] for c in cases}
-    on_disk = {p.relative_to(FIXTURES).as_posix() for p in FIXTURES.glob("*/*.py.txt")}
-    assert listed == on_disk
+        assert case.kind in KINDS, case.id
+        assert case.tag is None or case.tag in parts(), case.id
+        assert case.fixture.startswith(FOLDERS[case.kind] + "/"), case.id
+        assert case.description, case.id
+        assert (case.cap is not None) == (case.kind == "degenerate"), case.id
+        assert all(part in parts() for part in (*case.max_points, *case.affected)), case.id
+        compile(case.source(), case.id, "exec")
+    assert {c.fixture for c in cases} == fixture_files()
 
 
 def _grade_in_sandbox(source: str, timeout_s: float) -> dict[str, float]:
@@ -63,13 +37,13 @@ def _full() -> dict[str, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [c for c in _cases() if c["kind"] == "cheat"], ids=lambda c: c["id"])
-def test_a_cheat_earns_nothing_it_did_not_work_for(case: dict[str, Any]) -> None:
-    limits = case["expect"]["max_points"]
-    got = _grade_in_sandbox(_source(case), timeout_s=30)
+@pytest.mark.parametrize("case", cases_of("cheat"), ids=lambda c: c.id)
+def test_a_cheat_earns_nothing_it_did_not_work_for(case: CorpusCase) -> None:
+    limits = case.max_points
+    got = _grade_in_sandbox(case.source(), timeout_s=30)
     if "training" in limits:
         budget = training.configured()[1] + 30
-        with Worker(_source(case), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
+        with Worker(case.source(), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
             got["training"] = float(parts()["training"]["points"]) if training.run_training_part(worker).passed else 0.0
     for part, cap in limits.items():
         assert got[part] <= cap, (part, got)
@@ -77,12 +51,12 @@ def test_a_cheat_earns_nothing_it_did_not_work_for(case: dict[str, Any]) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [c for c in _cases() if c["kind"] == "fault"], ids=lambda c: c["id"])
-def test_a_fault_costs_only_the_parts_it_happens_in(case: dict[str, Any]) -> None:
+@pytest.mark.parametrize("case", cases_of("fault"), ids=lambda c: c.id)
+def test_a_fault_costs_only_the_parts_it_happens_in(case: CorpusCase) -> None:
     # Unit parts only: the training part (named in `affected` where the fault reaches it) would
     # spend its whole budget on a hang.
-    affected = set(case["expect"]["affected"])
-    got = _grade_in_sandbox(_source(case), timeout_s=5)
+    affected = set(case.affected)
+    got = _grade_in_sandbox(case.source(), timeout_s=5)
     assert {k: v for k, v in got.items() if k not in affected} == {
         k: v for k, v in _full().items() if k not in affected
     }

@@ -1,0 +1,396 @@
+"""Checks of a graded nn.Module class (builds, parameters, transplanted outputs, dropout, gradients), any assignment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from autograder.checks.support import (
+    CheckContext,
+    NoMatch,
+    Transplant,
+    all_close,
+    expect_tensor,
+    fail,
+    max_difference,
+    require,
+    transplant_matching,
+)
+
+Case = list[Any]  # positional arguments of the checked method
+# (before, after, marker): two cases that differ in one respect; `marker` says where (an assignment
+# turns it into the output positions that must not change, and into its message).
+CasePair = tuple[Case, Case, Any]
+
+
+@dataclass(kw_only=True)
+class ModulePart:
+    """How to build and feed one graded module class (an assignment adds its own fields)."""
+
+    cls: str
+    ctor_args: Callable[[float], list[Any]]  # drop_prob -> constructor arguments
+    make_cases: Callable[[torch.Generator], list[Case]]
+    output_shape: Callable[[Case], tuple[int, ...]]
+    method: str = "forward"
+    substitute: dict[str, str] = field(default_factory=dict)
+    set_globals: dict[str, Any] = field(default_factory=dict)
+    drop_prob: float = 0.1
+    # Submodule classes that take drop_prob themselves; at drop_prob=1.0 in train mode their output
+    # may not depend on their input. They are fed a tensor shaped like the part's first input.
+    dropout_submodules: tuple[str, ...] = ()
+
+
+class ModuleTexts:
+    """The student-facing messages of the module checks; each assignment words its own."""
+
+    # Whether the property checks (context use, invariance, dropout) require a float output.
+    outputs_floating: bool | None = None
+
+    def expect_tensor(
+        self, value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
+    ) -> Tensor:
+        """Fail unless value is a tensor of that shape (see autograder.checks.support.expect_tensor)."""
+        return expect_tensor(value, what, shape=shape, floating=floating)
+
+    def output_name(self, cls: str) -> str:
+        """How a module's output is called in messages (cls: a class, or `Class.submodule`)."""
+        raise NotImplementedError
+
+    def built_output_name(self, part: ModulePart) -> str:
+        """How the output is called by the check that the module builds."""
+        return self.output_name(part.cls)
+
+    def parameters(self, part: ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
+        """The parameter tensors differ from the documented layout."""
+        raise NotImplementedError
+
+    def layout(self, part: ModulePart) -> str | None:
+        """Why no weights can be transplanted (shapes differ); None leaves it to the transplant."""
+        return None
+
+    def eval_output(self, part: ModulePart, difference: float) -> str:
+        """With the expected weights, the eval-mode output differs."""
+        raise NotImplementedError
+
+    def no_context(self, part: ModulePart, marker: Any) -> str:
+        """Positions do not look at each other, so a property about them cannot be credited."""
+        raise NotImplementedError
+
+    def dropout_never(self, part: ModulePart) -> str:
+        """Train and eval mode give the same output at drop_prob=0.5."""
+        raise NotImplementedError
+
+    def dropout_place(self, part: ModulePart) -> str:
+        """At drop_prob=1.0 in train mode the output differs from the reference's."""
+        raise NotImplementedError
+
+    def submodule_dropout(self, part: ModulePart, name: str, class_name: str) -> str:
+        """A submodule that takes drop_prob was not given the module's."""
+        raise NotImplementedError
+
+    def no_gradient(self, part: ModulePart, name: str) -> str:
+        """No gradient reaches a parameter."""
+        raise NotImplementedError
+
+    def gradient(self, part: ModulePart, name: str, difference: float) -> str:
+        """A parameter's gradient differs from the reference's."""
+        raise NotImplementedError
+
+
+class ModuleChecks:
+    """The checks of module parts, with an assignment's reference classes, probes and messages.
+
+    A check builds the student's module once per run (cached in the context), compares it with
+    the reference module under transplanted weights, and words every failure with `texts`.
+    """
+
+    def __init__(
+        self,
+        texts: ModuleTexts,
+        reference_class: Callable[[str], Callable[..., nn.Module]],
+        reference_with_probes: Callable[[dict[str, str]], AbstractContextManager[Any]],
+        used_probes: Callable[[dict[str, str], list[str]], dict[str, str]] | None = None,
+    ) -> None:
+        """Configure the checks for one assignment.
+
+        Args:
+            texts: the assignment's messages.
+            reference_class: class name -> the reference class.
+            reference_with_probes: a context in which probes stand in for the named reference classes.
+            used_probes: (offered substitutes, the student's module class names) -> the probes the
+                student's module was built with; None: the reference always uses every substitute.
+        """
+        self.texts = texts
+        self.reference_class = reference_class
+        self.reference_with_probes = reference_with_probes
+        self.used_probes = used_probes
+
+    # -- building and running ----------------------------------------------------------------------
+    def student_module(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> int:
+        """Build (once per run) the student's module for a dropout probability; returns its handle."""
+        key = f"{part.cls}:{drop_prob}"
+        if key not in ctx.cache:
+            require(ctx, part.cls)
+            handle = ctx.student.new(
+                part.cls,
+                part.ctor_args(drop_prob),
+                seed=ctx.seed,
+                set_globals=part.set_globals or None,
+                substitute=part.substitute or None,
+            )
+            ctx.cache[key] = handle
+            used = dict(part.substitute)
+            if part.substitute and self.used_probes is not None:
+                used = self.used_probes(part.substitute, [cls for _, cls in ctx.student.modules(handle)])
+            ctx.cache[f"used:{key}"] = used
+        handle_out: int = ctx.cache[key]
+        return handle_out
+
+    def used(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> dict[str, str]:
+        """The probes the student's module (for this drop_prob) was built with."""
+        self.student_module(ctx, part, drop_prob)
+        result: dict[str, str] = ctx.cache[f"used:{part.cls}:{drop_prob}"]
+        return result
+
+    def reference_module(self, part: ModulePart, drop_prob: float, seed: int, substitute: dict[str, str]) -> nn.Module:
+        """The reference module of a part, with the same probes standing in as for the student.
+
+        Parameters initialised to a constant (LayerNorm's ones and zeros) get seeded random values,
+        so that the transplant cannot pair same-shaped submodules wrongly and still reproduce the
+        outputs (which would then make correct gradients look wrong, and hide a reused norm).
+        """
+        with self.reference_with_probes(substitute):
+            torch.manual_seed(seed)
+            module: nn.Module = self.reference_class(part.cls)(*part.ctor_args(drop_prob))
+        gen = torch.Generator().manual_seed(seed + 1009)
+        with torch.no_grad():
+            for param in module.parameters():
+                flat = param.reshape(-1)
+                if flat.numel() > 1 and bool((flat == flat[0]).all()):
+                    param.add_(torch.randn(param.shape, generator=gen) * 0.2)
+        return module
+
+    def run(self, ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str, seed: int = 0) -> Any:
+        """Run the student's module on one case."""
+        return ctx.student.run(handle, part.method, case, mode=mode, seed=seed, set_globals=part.set_globals or None)
+
+    def reference_run(self, module: nn.Module, part: ModulePart, case: Case, mode: str, seed: int = 0) -> Tensor:
+        """Run the reference module on one case (no gradients)."""
+        module.train(mode == "train")
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            output: Tensor = getattr(module, part.method)(*case)
+        return output
+
+    def cases(self, ctx: CheckContext, part: ModulePart) -> list[Case]:
+        """The part's seeded cases."""
+        return part.make_cases(torch.Generator().manual_seed(ctx.seed + 7))
+
+    def output(self, part: ModulePart, value: Any) -> Tensor:
+        """The student's output, failing unless it is a tensor (float where the assignment says so)."""
+        return self.texts.expect_tensor(value, self.texts.output_name(part.cls), floating=self.texts.outputs_floating)
+
+    # -- checks --------------------------------------------------------------------------------------
+    def check_builds(self, ctx: CheckContext, part: ModulePart) -> None:
+        """It constructs with the documented arguments and returns a float tensor of the right shape."""
+        handle = self.student_module(ctx, part, part.drop_prob)
+        for case in self.cases(ctx, part):
+            self.texts.expect_tensor(
+                self.run(ctx, part, handle, case, "eval"),
+                self.texts.built_output_name(part),
+                shape=part.output_shape(case),
+                floating=True,
+            )
+
+    def check_parameters(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Same number of parameter tensors, and the same shapes, as the documented layout."""
+        handle = self.student_module(ctx, part, part.drop_prob)
+        ref = self.reference_module(part, part.drop_prob, 0, self.used(ctx, part, part.drop_prob))
+        expected = sorted(tuple(p.shape) for p in ref.parameters())
+        actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
+        if actual != expected:
+            fail(
+                self.texts.parameters(
+                    part,
+                    count=len(actual),
+                    numbers=sum(torch.Size(s).numel() for s in actual),
+                    want_count=len(expected),
+                    want_numbers=sum(torch.Size(s).numel() for s in expected),
+                )
+            )
+
+    def transplant(self, ctx: CheckContext, part: ModulePart, drop_prob: float | None = None) -> Transplant:
+        """Load reference weights into the student's module under the mapping that reproduces it."""
+        drop_prob = part.drop_prob if drop_prob is None else drop_prob
+        key = f"transplant:{part.cls}:{drop_prob}"
+        if key in ctx.cache:
+            cached: Transplant | str = ctx.cache[key]
+            if isinstance(cached, str):  # the reason no mapping reproduces the reference
+                fail(cached)
+            return cached
+        handle = self.student_module(ctx, part, drop_prob)
+        ref = self.reference_module(part, drop_prob, ctx.seed, self.used(ctx, part, drop_prob))
+        layout = self.texts.layout(part)
+        if layout is not None and sorted(tuple(p.shape) for p in ref.parameters()) != sorted(
+            tuple(shape) for _, shape in ctx.student.params(handle)
+        ):
+            ctx.cache[key] = layout
+            fail(layout)
+        all_cases = self.cases(ctx, part)
+        expected = [self.reference_run(ref, part, case, "eval") for case in all_cases]
+        first_diff: list[float] = []
+
+        def reproduces(_mapping: dict[str, str]) -> bool:
+            for case, want in zip(all_cases, expected, strict=True):
+                got = self.texts.expect_tensor(
+                    self.run(ctx, part, handle, case, "eval"),
+                    self.texts.output_name(part.cls),
+                    shape=tuple(want.shape),
+                    floating=True,
+                )
+                if not all_close(got, want):
+                    first_diff.append(max_difference(got, want))
+                    return False
+            return True
+
+        try:
+            found = transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
+        except NoMatch:
+            reason = self.texts.eval_output(part, first_diff[0])
+            ctx.cache[key] = reason
+            fail(reason)
+        ctx.cache[key] = found
+        return found
+
+    def check_eval_output(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Eval-mode outputs equal the reference's on every case under transplanted weights."""
+        self.transplant(ctx, part)
+
+    def require_context_use(
+        self,
+        ctx: CheckContext,
+        part: ModulePart,
+        change: Callable[[torch.Generator], CasePair],
+        influenced: Callable[[Any, int], list[int]],
+    ) -> None:
+        """Fail unless changing one position changes an output at another one (eval mode).
+
+        A module that returns its input, or works position by position, has the properties about
+        what a position may see for free; they are credited only once positions do look at each
+        other. Cached per run (the property checks share it).
+
+        Args:
+            ctx: the grading context.
+            part: the module part.
+            change: cases equal but at one position (the marker).
+            influenced: (marker, sequence length) -> output positions (dim 1) where a module doing
+                its work changes something.
+        """
+        key = f"context-use:{part.cls}"
+        if key not in ctx.cache:
+            handle = self.student_module(ctx, part, part.drop_prob)
+            before, after, marker = change(torch.Generator().manual_seed(ctx.seed + 31))
+            outputs = [self.output(part, self.run(ctx, part, handle, case, "eval")) for case in (before, after)]
+            positions = influenced(marker, outputs[0].shape[1]) if outputs[0].dim() >= 2 else []
+            used_context = (
+                outputs[0].shape == outputs[1].shape
+                and bool(positions)
+                and not all_close(outputs[0][:, positions], outputs[1][:, positions])
+            )
+            ctx.cache[key] = None if used_context else self.texts.no_context(part, marker)
+        if ctx.cache[key]:
+            fail(ctx.cache[key])
+
+    def check_unchanged(
+        self,
+        ctx: CheckContext,
+        part: ModulePart,
+        pair: Callable[[torch.Generator], CasePair],
+        kept: Callable[[Any], list[int]],
+        message: Callable[[Any], str],
+    ) -> None:
+        """Changing what a position may not see never changes the outputs there (eval mode, two pairs).
+
+        Args:
+            ctx: the grading context.
+            part: the module part.
+            pair: seeded generator -> cases that differ only where the kept positions may not look.
+            kept: marker -> output positions (dim 1) that must stay the same.
+            message: marker -> the failure message.
+        """
+        handle = self.student_module(ctx, part, part.drop_prob)
+        gen = torch.Generator().manual_seed(ctx.seed + 11)
+        for _ in range(2):
+            before, after, marker = pair(gen)
+            out_before = self.output(part, self.run(ctx, part, handle, before, "eval"))
+            out_after = self.output(part, self.run(ctx, part, handle, after, "eval"))
+            positions = kept(marker)
+            if out_before.shape != out_after.shape or not all_close(out_before[:, positions], out_after[:, positions]):
+                fail(message(marker))
+
+    def check_dropout(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Dropout acts in train mode only, with drop_prob, at the documented places."""
+        handle = self.student_module(ctx, part, 0.5)
+        case = self.cases(ctx, part)[0]
+        eval_out = self.output(part, self.run(ctx, part, handle, case, "eval"))
+        train_out = self.output(part, self.run(ctx, part, handle, case, "train", seed=1))
+        if all_close(eval_out, train_out):
+            fail(self.texts.dropout_never(part))
+        moved = self.transplant(ctx, part, drop_prob=1.0)
+        for case in self.cases(ctx, part):
+            want = self.reference_run(moved.reference, part, case, "train")
+            got = self.output(part, self.run(ctx, part, moved.handle, case, "train"))
+            if not all_close(got, want):
+                fail(self.texts.dropout_place(part))
+        self._check_submodule_dropout(ctx, part, moved.handle)
+
+    def _check_submodule_dropout(self, ctx: CheckContext, part: ModulePart, handle: int) -> None:
+        """Submodules that take drop_prob must drop everything at drop_prob=1.0 in train mode:
+        their output may then not depend on their input."""
+        if not part.dropout_submodules:
+            return
+        shape = tuple(self.cases(ctx, part)[0][0].shape)
+        gen = torch.Generator().manual_seed(ctx.seed + 19)
+        inputs = [torch.randn(shape, generator=gen) for _ in range(2)]
+        for name, class_name in ctx.student.modules(handle):
+            if not name or class_name not in part.dropout_submodules:
+                continue
+            outputs = [
+                self.texts.expect_tensor(
+                    ctx.student.run(handle, f"{name}.forward", [x], mode="train", set_globals=part.set_globals or None),
+                    self.texts.output_name(f"{part.cls}.{name}"),
+                )
+                for x in inputs
+            ]
+            if not all_close(*outputs):
+                fail(self.texts.submodule_dropout(part, name, class_name))
+
+    def check_gradients(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Gradients reach every parameter and equal the reference's (eval mode, same weights)."""
+        moved = self.transplant(ctx, part)
+        case = self.cases(ctx, part)[-1]
+        ref = moved.reference
+        ref.eval()
+        ref.zero_grad(set_to_none=True)
+        want_out = getattr(ref, part.method)(*case)
+        upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
+        want_out.backward(upstream)
+        result = ctx.student.run(
+            moved.handle, part.method, case, mode="eval", seed=0, set_globals=part.set_globals or None, grad=upstream
+        )
+        grads = result["param_grads"]
+        for ref_name, param in ref.named_parameters():
+            student_name = moved.mapping[ref_name]
+            got = grads.get(student_name)
+            if got is None or not bool(got.abs().sum() > 0):
+                fail(self.texts.no_gradient(part, student_name))
+            want = param.grad
+            if want is None:  # every reference parameter takes part in its output
+                raise RuntimeError(f"reference parameter {ref_name} got no gradient")
+            if not all_close(got, want):
+                fail(self.texts.gradient(part, student_name, max_difference(got, want)))
