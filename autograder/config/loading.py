@@ -193,8 +193,32 @@ def config_model(name: str | None) -> type[GraderConfig]:
         fields[key] = (model, Field(default_factory=model, description=f"See {key}.*."))
     if not fields:
         return GraderConfig
-    extended: type[GraderConfig] = create_model(f"GraderConfig_{name}", __base__=GraderConfig, **fields)
+    extended: type[GraderConfig] = create_model(
+        f"{_EXTENDED_PREFIX}{name}", __base__=GraderConfig, __module__=__name__, **fields
+    )
     return extended
+
+
+_EXTENDED_PREFIX = "GraderConfig_"  # config_model's classes: GraderConfig_<assignment>
+
+
+def __getattr__(attribute: str) -> Any:
+    """This module's `GraderConfig_<assignment>` classes, built on first use, so that pickle finds
+    them by name (a configuration sent to a worker process of the local executor).
+
+    Args:
+        attribute: the name looked up.
+
+    Returns:
+        The extended model.
+
+    Raises:
+        AttributeError: any other name.
+    """
+    name = attribute.removeprefix(_EXTENDED_PREFIX)
+    if attribute.startswith(_EXTENDED_PREFIX) and config_model(name).__name__ == attribute:
+        return config_model(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> GraderConfig:

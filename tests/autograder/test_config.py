@@ -278,3 +278,18 @@ def test_describe_follows_the_assignment() -> None:
     assert "training.mode: recipe | student_hparams | checkpoint = 'recipe'" in describe("transformer_mt")
     with pytest.raises(ConfigError, match="unknown assignment 'nope'"):
         describe("nope")
+
+
+def test_an_extended_config_pickles_into_a_fresh_process() -> None:
+    # The local executor's worker processes receive the configuration pickled.
+    import pickle
+    import subprocess
+    import sys
+
+    config = load_config(overrides={"training.enabled": True})
+    assert pickle.loads(pickle.dumps(config)) == config
+    code = "import pickle, sys; c = pickle.loads(sys.stdin.buffer.read()); print(type(c).__name__, c.training.mode)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(config), capture_output=True, cwd=ROOT, timeout=300
+    )
+    assert run.stdout.decode().split() == [type(config).__name__, training_settings(config).mode]
