@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script (python assignments/transformer_mt/build.py)
     sys.path.insert(0, str(REPO))
 
-from autograder.assignment import ASSIGNMENTS_DIR, grader_yml_naming, read_manifest  # noqa: E402
+from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, grader_yml_naming, read_bundled_data, read_manifest  # noqa: E402
 
 DEFAULT_ASSIGNMENT = "transformer_mt"
 ZIP_NAME = "autograder.zip"
@@ -33,7 +33,6 @@ GRADER_YML = "grader.yml"
 # Items Otter Assign writes itself (the public tests); the others of `ships.student` besides the
 # notebook are project folders staged beside the master (Part 2's mtkit/).
 GENERATED_ITEMS = ("tests",)
-DATA_ARCNAME = "data/multi30k"
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
 # Otter's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) is replaced by
@@ -201,13 +200,17 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     Args:
         otter_zip: the zip `otter assign` wrote.
         destination: where to write the final zip.
-        data_dir: raw Multi30k files to bundle as data/multi30k/ (offline training grading; the
-            plugin points MULTI30K_DIR there when the grading machine sets none).
+        data_dir: the assignment's data files to bundle where its assignment.yml `data:` says
+            (offline training grading; the plugin points the assignment's variable there when the
+            grading machine sets none).
         part: the assignment's build (its grader items; the zip's grader.yml names it).
 
     Returns:
         The archive names written.
     """
+    data = read_bundled_data(ASSIGNMENTS_DIR / part.name) if data_dir else None
+    if data_dir and data is None:
+        raise AssignmentError(f"assignment {part.name!r} declares no data to bundle (assignment.yml `data:`)")
     destination.parent.mkdir(parents=True, exist_ok=True)
     names = []
     with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
@@ -225,10 +228,11 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
             else:
                 target.write(path, name)
             names.append(name)
-        for path in sorted(data_dir.iterdir()) if data_dir else []:
+        bundled = data.bundled if data_dir and data else ""
+        for path in sorted(data_dir.iterdir()) if data_dir and bundled else []:
             if path.is_file():
-                target.write(path, f"{DATA_ARCNAME}/{path.name}")
-                names.append(f"{DATA_ARCNAME}/{path.name}")
+                target.write(path, f"{bundled}/{path.name}")
+                names.append(f"{bundled}/{path.name}")
     return names
 
 

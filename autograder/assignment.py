@@ -83,6 +83,94 @@ def read_manifest(folder: Path) -> Manifest:
     return Manifest(**lists, student_dir=student_dir)
 
 
+@dataclass(frozen=True)
+class BundledData:
+    """Data an assignment's grading reads, which a grader zip may bundle (assignment.yml `data:`)."""
+
+    env: str  # the environment variable the assignment's code reads the folder from
+    bundled: str  # where a zip carries the folder, relative to the grader's root (e.g. data/<name>)
+    # File-name stems (the part before the first dot) the builders bundle; empty: every file.
+    files: tuple[str, ...] = ()
+
+    def environment(self, root: Path, environ: Mapping[str, str]) -> dict[str, str]:
+        """The variable to set so that grading reads the copy bundled under `root`.
+
+        Args:
+            root: the grader's root (the unpacked zip, or where setup copied its data).
+            environ: the current environment (a variable already set wins).
+
+        Returns:
+            {env: folder}, or nothing when the variable is set or nothing is bundled there.
+        """
+        folder = root / self.bundled
+        if environ.get(self.env) or not folder.is_dir():
+            return {}
+        return {self.env: str(folder)}
+
+
+def read_bundled_data(folder: Path) -> BundledData | None:
+    """An assignment folder's bundled-data declaration (assignment.yml `data:`).
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        The declaration, or None when the assignment reads no bundled data.
+
+    Raises:
+        AssignmentError: `data` is not {env: NAME, bundled: relative/path, files: [stems]}.
+    """
+    data = read_settings(folder).get("data")
+    if data is None:
+        return None
+    where = f"{folder / ASSIGNMENT_FILE}: data"
+    if not isinstance(data, dict) or not set(data) <= {"env", "bundled", "files"}:
+        raise AssignmentError(f"{where}: expected a mapping with env, bundled and files")
+    env, bundled, files = data.get("env"), data.get("bundled"), data.get("files") or []
+    if not isinstance(env, str) or not env.isidentifier():
+        raise AssignmentError(f"{where}.env: expected an environment variable name")
+    path = Path(bundled) if isinstance(bundled, str) else None
+    if path is None or path.is_absolute() or ".." in path.parts or not path.parts:
+        raise AssignmentError(f"{where}.bundled: expected a relative folder path")
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise AssignmentError(f"{where}.files: expected a list of file-name stems")
+    return BundledData(env=env, bundled=path.as_posix(), files=tuple(files))
+
+
+def read_config_sections(folder: Path) -> dict[str, type]:
+    """The grader.yml sections an assignment declares (assignment.yml `config:` key -> module:Class).
+
+    Only the named modules are imported (light settings modules, not the assignment's code), so
+    validating a configuration never loads its checks or models.
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        grader.yml key -> model class (the configuration loader checks what they derive from).
+
+    Raises:
+        AssignmentError: `config` is not such a mapping, or a class cannot be imported.
+    """
+    declared = read_settings(folder).get("config") or {}
+    where = f"{folder / ASSIGNMENT_FILE}: config"
+    if not isinstance(declared, dict):
+        raise AssignmentError(f"{where}: expected a mapping of grader.yml key -> module:Class")
+    sections: dict[str, type] = {}
+    for key, target in declared.items():
+        module_name, _, class_name = str(target).partition(":")
+        if not (isinstance(key, str) and key.isidentifier() and module_name and class_name.isidentifier()):
+            raise AssignmentError(f"{where}.{key}: expected module:Class, got {target!r}")
+        try:
+            model = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as error:
+            raise AssignmentError(f"{where}.{key}: cannot import {target}: {error}") from None
+        if not isinstance(model, type):
+            raise AssignmentError(f"{where}.{key}: {target} is not a class")
+        sections[key] = model
+    return sections
+
+
 def grader_yml_naming(name: str, text: str | None = None) -> str:
     """The project's grader.yml with `assignment.name` set to `name` (what a zip for it ships).
 
@@ -143,8 +231,6 @@ class Assignment:
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None
     report_extras: ReportHook | None = None
-    # Config sections only this assignment has (grader.yml key -> pydantic model class).
-    config_sections: Mapping[str, Any] = field(default_factory=dict)
     # The assignment's own message catalogue (<lang>.yml files, the engine's format); its
     # `part.<name>` keys title the parts in reports, ahead of the engine's catalogue.
     messages_dir: Path | None = None
@@ -173,6 +259,16 @@ class Assignment:
     def manifest(self) -> Manifest:
         """What ships (assignment.yml's `ships:`)."""
         return read_manifest(self.folder)
+
+    @property
+    def config_sections(self) -> dict[str, type]:
+        """grader.yml sections only this assignment has, or that it extends (assignment.yml `config:`)."""
+        return read_config_sections(self.folder)
+
+    @property
+    def bundled_data(self) -> BundledData | None:
+        """The data its grading reads offline when a zip bundles it (assignment.yml `data:`)."""
+        return read_bundled_data(self.folder)
 
     @property
     def parts(self) -> dict[str, Any]:
@@ -258,6 +354,18 @@ def load_assignment(name: str | None = None) -> Assignment:
     if not isinstance(assignment, Assignment):
         raise AssignmentError(f"assignments/{name}/assignment.py: {ASSIGNMENT_OBJECT} is not an Assignment")
     return assignment
+
+
+def bundled_data_of(config: GraderConfig) -> BundledData | None:
+    """The bundled data of the assignment a configuration grades, read without importing its code.
+
+    Args:
+        config: the validated configuration.
+
+    Returns:
+        Its assignment.yml `data:` declaration, or None.
+    """
+    return read_bundled_data(ASSIGNMENTS_DIR / (config.assignment.name or default_assignment_name()))
 
 
 def assignment_of(config: GraderConfig) -> Assignment:

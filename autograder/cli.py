@@ -11,7 +11,7 @@ from typing import Any
 
 from autograder import batch
 from autograder import config as grader_config
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, TRAINING_MODES, ConfigError, GraderConfig
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
@@ -20,7 +20,9 @@ EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results
 EXIT_USAGE = 2  # bad arguments or configuration
 
-# CLI flag (argparse dest) -> grader.yml key it overrides.
+# CLI flag (argparse dest) -> grader.yml key it overrides. training.profile and training.mode are
+# keys of the assignments whose training section has them; grading another one with the flag is a
+# usage error that names the flag.
 FLAG_TO_CONFIG_KEY = {
     "assignment": "assignment.name",
     "out": "grading.out_dir",
@@ -71,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--profile", metavar="NAME", help="training profile (training.profile)")
     grade.add_argument(
         "--training-mode",
-        choices=TRAINING_MODES,
+        metavar="MODE",
         help="recipe: the grader trains with the profile; student_hparams: with the "
         "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
         "beside the notebook (training.mode)",
@@ -142,7 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
     )
-    commands.add_parser("config", help="describe every grader.yml key and its default")
+    describe = commands.add_parser("config", help="describe every grader.yml key and its default")
+    describe.add_argument(
+        "--assignment",
+        metavar="NAME",
+        default=None,
+        help="include this assignment's own sections (default: the one grader.yml names)",
+    )
     validate = commands.add_parser("validate-config", help="check a grader.yml")
     validate.add_argument(
         "file", nargs="?", type=Path, default=None, help="the file (default: the project's grader.yml)"
@@ -187,12 +195,33 @@ def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
     return names
 
 
+def flag_error(error: ConfigError, overrides: dict[str, Any]) -> str:
+    """A configuration error, led by the flag that set the key at fault (when a flag did).
+
+    Args:
+        error: from `load_config`; its message starts with the dotted key.
+        overrides: what the flags set (`config_overrides`).
+
+    Returns:
+        e.g. "--training-mode: training.mode: assignment 'x' has no such setting (...)".
+    """
+    message = str(error)
+    for flag, key in FLAG_TO_CONFIG_KEY.items():
+        if key in overrides and message.startswith(f"{key}:"):
+            return f"--{flag.replace('_', '-')}: {message}"
+    return message
+
+
 def _command_grade(args: argparse.Namespace) -> int:
+    overrides = config_overrides(args)
     try:  # the models check every range (grading.jobs >= 1, worker.timeout_s > 0, ...)
-        config = grader_config.load_config(args.config, config_overrides(args))
+        config = grader_config.load_config(args.config, overrides)
         parts = parse_parts(args.parts, config)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
-    except (ConfigError, batch.SubmissionPathError) as error:
+    except ConfigError as error:
+        print(f"error: {flag_error(error, overrides)}", file=sys.stderr)
+        return EXIT_USAGE
+    except batch.SubmissionPathError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -276,8 +305,7 @@ def _command_validate(path: Path | None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     points = sum(part.points for part in config.parts.values())
-    training = f"enabled, mode {config.training.mode}" if config.training.enabled else "disabled"
-    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, training {training})")
+    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, training {config.training.summary()})")
     return EXIT_OK
 
 
@@ -299,7 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "config":
-            print(grader_config.describe())
+            try:
+                print(grader_config.describe(args.assignment))
+            except ConfigError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return EXIT_USAGE
             return EXIT_OK
         if args.command == "validate-config":
             return _command_validate(args.file)

@@ -31,7 +31,7 @@ from otter.test_files import GradingResults
 from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
-from autograder.assignment import assignment_of
+from autograder.assignment import assignment_of, bundled_data_of
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
@@ -42,7 +42,6 @@ PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json na
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
-BUNDLED_DATA = "data/multi30k"
 OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
 TRAINING_OFF_REASON = "The training run is not graded by this autograder (its Otter plugin option `train` is off)."
 
@@ -218,8 +217,9 @@ def run_engine(
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")])),
         }
-        if not env.get("MULTI30K_DIR") and (engine_root / BUNDLED_DATA).is_dir():  # build.py --data
-            env["MULTI30K_DIR"] = str(engine_root / BUNDLED_DATA)
+        bundled = bundled_data_of(engine_config(engine_root))  # the assignment's data, bundled by build --data
+        if bundled is not None:
+            env.update(bundled.environment(engine_root, env))
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
                 command,

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/decode_speed.py` from
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit import decoding  # noqa: E402
 from mtkit.bleu import corpus_bleu, ids_to_tokens  # noqa: E402
@@ -94,7 +95,7 @@ def main() -> None:
         label = args.checkpoint
     else:
         seed_everything(0)
-        hparams = load_config().training.profile_hparams(args.profile)
+        hparams = training_settings(load_config()).profile_hparams(args.profile)
         model = build_model(hparams, {k: len(v) for k, v in data.vocabs.items()}, data.max_length)
         label = f"untrained {args.profile}-profile model"
     model.eval()

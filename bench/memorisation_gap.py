@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data, memorisation_gap
 from autograder.config import load_config
 from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
@@ -63,7 +64,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     config = load_config()
-    threshold = config.training.memorisation_gap
+    threshold = training_settings(config).memorisation_gap
     data = load_data(config)
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -71,14 +72,14 @@ def main() -> int:
         payload = load_checkpoint(args.path)
         sizes = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
         hparams = {
-            **config.training.profile_hparams("cpu"),
+            **training_settings(config).profile_hparams("cpu"),
             **{k: v for k, v in payload.get("extra", {}).items() if k in sizes},
         }
         model = build_model(hparams, vocab_sizes, data.max_length)
         model.load_state_dict(payload["model"])
         print(json.dumps({"model": str(args.path), **both_splits(model.eval(), data, threshold)}), flush=True)
         return 0
-    hparams = config.training.profile_hparams(args.profile)
+    hparams = training_settings(config).profile_hparams(args.profile)
     for pair in args.set:
         key, _, value = pair.partition("=")
         hparams[key] = type(hparams[key])(float(value)) if isinstance(hparams[key], (int, float)) else value

@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/train_speed.py` from 
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit.batching import bucket_batches, fixed_pad_pair_batch, pad_pair_batch, random_batches  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
@@ -33,7 +34,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per variant")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per variant first")
     args = parser.parse_args()
-    hparams = load_config().training.profile_hparams(args.profile)
+    hparams = training_settings(load_config()).profile_hparams(args.profile)
     data = prepare_data()
     train_split = data.splits["train"]
     lengths = train_split.lengths()

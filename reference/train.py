@@ -21,6 +21,7 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
+from assignments.transformer_mt.settings import data_settings, training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit.bleu import teacher_forced_bleu  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
@@ -136,11 +137,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         The metrics dict that is also written to metrics.json.
     """
     base = load_config(args.config)
-    name = base.training.profile_name(args.profile)
+    name = training_settings(base).profile_name(args.profile)
     config = load_config(args.config, _parse_overrides(args.set, name)) if args.set else base
-    hparams = config.training.profile_hparams(name)
+    training = training_settings(config)
+    hparams = training.profile_hparams(name)
     seed = config.grading.seed if args.seed is None else args.seed
-    target = config.training.threshold_bleu if args.target_bleu is None else args.target_bleu
+    target = training.threshold_bleu if args.target_bleu is None else args.target_bleu
     out = Path(args.out or f"runs/{name}")
     out.mkdir(parents=True, exist_ok=True)
     device = torch.device(args.device) if args.device else default_device()
@@ -148,7 +150,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     counts = None
     if args.expected_counts:
         counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}
-    data_cfg = config.data
+    data_cfg = data_settings(config)
     data = prepare_data(
         args.data_dir or data_cfg.local_dir,
         data_cfg.tokenizer,

@@ -79,11 +79,13 @@ def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
     Returns:
         Candidate file names, in training.checkpoint_names order.
     """
+    from assignments.transformer_mt.settings import training_settings
     from assignments.transformer_mt.training_modes import training_mode
 
-    if not training_mode(config.training.mode).submits_checkpoint:  # the config admits only known modes
+    training = training_settings(config)
+    if not training_mode(training.mode).submits_checkpoint:  # the config admits only known modes
         return []
-    return [name.format(stem=stem) for name in config.training.checkpoint_names]
+    return [name.format(stem=stem) for name in training.checkpoint_names]
 
 
 def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.sandbox import Global, Worker
 
 if TYPE_CHECKING:
-    from autograder.config import HparamBounds
+    from assignments.transformer_mt.settings import HparamBounds
 
 # The template's hyperparameter cell, in its order. `epochs` is the profile's max_epochs.
 CELL_NAMES = (

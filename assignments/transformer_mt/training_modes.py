@@ -23,8 +23,9 @@ from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
 from autograder.reports.i18n import t
 
 if TYPE_CHECKING:
+    from assignments.transformer_mt.settings import TrainingConfig
     from assignments.transformer_mt.student_hparams import CellSettings
-    from autograder.config import GraderConfig, TrainingConfig
+    from autograder.config import GraderConfig
     from autograder.sandbox import StudentError, Worker, WorkerFailure
     from mtkit.dataset import PreparedData
 
@@ -42,7 +43,9 @@ class TrainingMode(ABC):
     """
 
     name: ClassVar[str]
-    needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")  # notebook names required
+    # Notebook names required; the worker's session takes them in this order, as globals.
+    needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")
+    session_class: ClassVar[str] = TRAINING_SESSION  # the worker-side session `start_session` opens
     submits_checkpoint: ClassVar[bool] = False  # a file beside the notebook belongs to the submission
     failure_key: ClassVar[str] = "training.failed.training"  # message when evaluate fails
 
@@ -108,7 +111,6 @@ class TrainingMode(ABC):
             One sentence in the current language.
         """
 
-    @abstractmethod
     def start_session(
         self,
         worker: Worker,
@@ -120,6 +122,9 @@ class TrainingMode(ABC):
     ) -> int:
         """Build the student's model in the worker (a `ModelSession` with `logits` and `translate`).
 
+        Every session takes the notebook's `needed` names, the model's arguments, the mode's own
+        arguments (`session_args`), the training threads and the padding index.
+
         Args:
             worker: the training worker.
             hparams: from `hparams`.
@@ -130,6 +135,33 @@ class TrainingMode(ABC):
 
         Returns:
             The session's handle.
+        """
+        from assignments.transformer_mt.settings import training_settings
+        from autograder.sandbox import Global
+        from mtkit.constants import PAD_IDX
+
+        own = self.session_args(hparams, data, config, checkpoint)
+        threads = training_settings(config).threads
+        return worker.new(
+            self.session_class,
+            [*[Global(name) for name in self.needed], model_args, *own, threads, PAD_IDX],
+            seed=config.grading.seed,
+        )
+
+    @abstractmethod
+    def session_args(
+        self, hparams: dict[str, Any], data: PreparedData, config: GraderConfig, checkpoint: SubmittedCheckpoint | None
+    ) -> list[Any]:
+        """The mode's own arguments of its worker session (between the model's and the threads).
+
+        Args:
+            hparams: from `hparams`.
+            data: the prepared corpus.
+            config: the validated configuration.
+            checkpoint: from `find_checkpoint`.
+
+        Returns:
+            The arguments, in the session's order.
         """
 
     @abstractmethod
@@ -176,41 +208,18 @@ class RecipeMode(TrainingMode):
     def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         return t("training.method.recipe", profile=profile_name)
 
-    def start_session(
-        self,
-        worker: Worker,
-        hparams: dict[str, Any],
-        model_args: list[Any],
-        data: PreparedData,
-        config: GraderConfig,
-        checkpoint: SubmittedCheckpoint | None,
-    ) -> int:
-        from autograder.sandbox import Global
-        from mtkit.constants import PAD_IDX
+    def session_args(
+        self, hparams: dict[str, Any], data: PreparedData, config: GraderConfig, checkpoint: SubmittedCheckpoint | None
+    ) -> list[Any]:
+        from assignments.transformer_mt.settings import training_settings
         from mtkit.training import recipe_from_profile
         from mtkit.worker_training import flatten
 
-        seed, threads = config.grading.seed, config.training.threads
-        recipe = recipe_from_profile(hparams, seed=seed, target_bleu=config.training.threshold_bleu)
+        target = training_settings(config).threshold_bleu
+        recipe = recipe_from_profile(hparams, seed=config.grading.seed, target_bleu=target)
         src_flat, src_len = flatten(data.splits["train"].src)
         tgt_flat, tgt_len = flatten(data.splits["train"].tgt)
-        return worker.new(
-            TRAINING_SESSION,
-            [
-                *[Global(name) for name in MODEL_FUNCTIONS],
-                Global("calculate_loss"),
-                model_args,
-                dict(vars(recipe)),
-                float(hparams["label_smoothing"]),
-                src_flat,
-                src_len,
-                tgt_flat,
-                tgt_len,
-                threads,
-                PAD_IDX,
-            ],
-            seed=seed,
-        )
+        return [dict(vars(recipe)), float(hparams["label_smoothing"]), src_flat, src_len, tgt_flat, tgt_len]
 
     def evaluate(
         self,
@@ -253,6 +262,7 @@ class CheckpointMode(TrainingMode):
 
     name = "checkpoint"
     needed = MODEL_FUNCTIONS
+    session_class = CHECKPOINT_SESSION
     submits_checkpoint = True
     failure_key = "training.failed.evaluation"
 
@@ -273,28 +283,14 @@ class CheckpointMode(TrainingMode):
             "training.method.checkpoint", name=checkpoint.name, size_mb=checkpoint.size_mb, settings=settings.summary()
         )
 
-    def start_session(
-        self,
-        worker: Worker,
-        hparams: dict[str, Any],
-        model_args: list[Any],
-        data: PreparedData,
-        config: GraderConfig,
-        checkpoint: SubmittedCheckpoint | None,
-    ) -> int:
+    def session_args(
+        self, hparams: dict[str, Any], data: PreparedData, config: GraderConfig, checkpoint: SubmittedCheckpoint | None
+    ) -> list[Any]:
         import torch
 
-        from autograder.sandbox import Global
-        from mtkit.constants import PAD_IDX
-
         assert checkpoint is not None  # find_checkpoint returned it
-        seed, threads = config.grading.seed, config.training.threads
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)  # (N,) the file
-        return worker.new(
-            CHECKPOINT_SESSION,
-            [*[Global(name) for name in MODEL_FUNCTIONS], model_args, data_bytes, checkpoint.name, threads, PAD_IDX],
-            seed=seed,
-        )
+        return [data_bytes, checkpoint.name]
 
     def evaluate(
         self,
@@ -347,10 +343,11 @@ def read_settings(
     Returns:
         The settings.
     """
+    from assignments.transformer_mt.settings import training_settings
     from assignments.transformer_mt.student_hparams import apply_cell, read_cell
 
     described = read_cell(worker, names, timeout_s=config.worker.timeout_s)
-    return apply_cell(profile, described, config.training.hparam_bounds, names)
+    return apply_cell(profile, described, training_settings(config).hparam_bounds, names)
 
 
 def train_and_evaluate(

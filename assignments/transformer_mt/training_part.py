@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import mtkit
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import (
     NOT_FITTED,
     load_data,
@@ -42,7 +43,7 @@ MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training wo
 
 def training_limits(config: GraderConfig, budget_s: float) -> Limits:
     """Limits of the training worker: the profile's time budget, more memory and threads."""
-    worker, training = config.worker, config.training
+    worker, training = config.worker, training_settings(config)
     return Limits(
         timeout_s=budget_s,
         startup_timeout_s=worker.startup_timeout_s,
@@ -75,7 +76,7 @@ def _reason(error: StudentError | WorkerFailure) -> str:
 
 def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str, Any]) -> TrainingOutcome:
     """Points only for BLEU the trusted side measured, at or above the bar, without a memorisation flag."""
-    threshold = config.training.threshold_bleu
+    threshold = training_settings(config).threshold_bleu
     details["evaluated_by"] = evaluation.pop("evaluated_by")
     details["evaluation"] = evaluation
     if details["evaluated_by"] == NOT_FITTED:
@@ -89,7 +90,7 @@ def _verdict(evaluation: dict[str, Any], config: GraderConfig, details: dict[str
         threshold=threshold,
     )
     if "test" in evaluation:
-        check = memorisation_gap(bleu, evaluation["test"]["bleu"], config.training.memorisation_gap)
+        check = memorisation_gap(bleu, evaluation["test"]["bleu"], training_settings(config).memorisation_gap)
         details["memorisation"] = check
         if check["flagged"] and bleu >= threshold:  # below the bar there are no points to hold
             return TrainingOutcome(
@@ -126,7 +127,7 @@ def run_training_part(
         The verdict, with BLEU, sacreBLEU, the curves and examples in `details`.
     """
     started = time.monotonic()
-    training = config.training
+    training = training_settings(config)
     mode = training_mode(training.mode)
     profile_name = training.profile_name()
     profile = training.profile_hparams(profile_name)

@@ -9,6 +9,7 @@ from autograder.config.loading import (
     DEFAULT_CONFIG_PATH,
     PROJECT_ROOT,
     GraderConfig,
+    config_model,
     describe,
     iter_keys,
     load_config,
@@ -16,7 +17,6 @@ from autograder.config.loading import (
 )
 from autograder.config.sections import (
     AssignmentConfig,
-    DataConfig,
     FeedbackConfig,
     GradingConfig,
     Isolation,
@@ -24,10 +24,9 @@ from autograder.config.sections import (
     PartConfig,
     WorkerConfig,
 )
-from autograder.config.training import HparamBounds, ProfileConfig, TrainingConfig, TrainingMode
+from autograder.config.training import TrainingSection
 
 # The allowed values of the CLI flags that override these keys.
-TRAINING_MODES: tuple[str, ...] = get_args(TrainingMode)
 ISOLATION_LEVELS: tuple[str, ...] = get_args(Isolation)
 FEEDBACK_LANGUAGES: tuple[str, ...] = get_args(Language)
 
@@ -36,21 +35,17 @@ __all__ = [
     "FEEDBACK_LANGUAGES",
     "ISOLATION_LEVELS",
     "PROJECT_ROOT",
-    "TRAINING_MODES",
     "AssignmentConfig",
     "ConfigError",
-    "DataConfig",
     "FeedbackConfig",
     "GraderConfig",
     "GradingConfig",
-    "HparamBounds",
     "Isolation",
     "Language",
     "PartConfig",
-    "ProfileConfig",
-    "TrainingConfig",
-    "TrainingMode",
+    "TrainingSection",
     "WorkerConfig",
+    "config_model",
     "describe",
     "iter_keys",
     "load_config",

@@ -5,23 +5,17 @@ from __future__ import annotations
 import copy
 import types
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticUndefined
 
 from autograder.config.base import ConfigError, KeyProblem, Section, describe_error
-from autograder.config.sections import (
-    AssignmentConfig,
-    DataConfig,
-    FeedbackConfig,
-    GradingConfig,
-    PartConfig,
-    WorkerConfig,
-)
-from autograder.config.training import TrainingConfig
+from autograder.config.sections import AssignmentConfig, FeedbackConfig, GradingConfig, PartConfig, WorkerConfig
+from autograder.config.training import TrainingSection
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
@@ -29,14 +23,14 @@ DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
 
 class GraderConfig(Section):
     """grader.yml: what is graded and how. Every section may be left out (its defaults apply);
-    `parts` left out is the named assignment's (its assignment.yml)."""
+    `parts` left out is the named assignment's (its assignment.yml). An assignment's own sections
+    (assignment.yml `config:`) extend this model (`config_model`)."""
 
     assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
-    data: DataConfig = Field(default_factory=lambda: DataConfig(), description="See data.*.")
     worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
     grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
     feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
-    training: TrainingConfig = Field(default_factory=lambda: TrainingConfig(), description="See training.*.")
+    training: TrainingSection = Field(default_factory=lambda: TrainingSection(), description="See training.*.")
     parts: dict[str, PartConfig] = Field(
         min_length=1,
         description="Part name -> part, in report order; left out: the assignment's "
@@ -138,10 +132,93 @@ def validate(raw: Any) -> GraderConfig:
     """
     if not isinstance(raw, dict):
         raise ConfigError("grader.yml: expected a mapping at the top level")
+    model = config_model(graded_name(raw))
     try:
-        return GraderConfig.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(describe_error(GraderConfig, error)) from None
+        raise ConfigError(describe_error(model, error)) from None
+
+
+def graded_name(raw: Any) -> str | None:
+    """The assignment a parsed grader.yml grades: `assignment.name`, else the only one there is.
+
+    Args:
+        raw: the parsed document.
+
+    Returns:
+        The folder name, or None (none named among several, or a wrong type: validation says so).
+    """
+    from autograder.assignment import available_assignments
+
+    section = raw.get("assignment") if isinstance(raw, dict) else None
+    name = section.get("name") if isinstance(section, dict) else None
+    if name is None:
+        names = available_assignments()
+        return names[0] if len(names) == 1 else None
+    return name if isinstance(name, str) else None
+
+
+@cache
+def config_model(name: str | None) -> type[GraderConfig]:
+    """The model of a grader.yml that grades one assignment: GraderConfig with its sections.
+
+    Args:
+        name: the assignment folder (None or unknown: the core model alone).
+
+    Returns:
+        GraderConfig extended with the sections assignment.yml `config:` declares (the core
+        model itself when it declares none).
+
+    Raises:
+        ConfigError: a declared section cannot be imported, is no grader.yml section model, or
+            replaces a core section (only `training` may be extended, by a TrainingSection).
+    """
+    from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, available_assignments, read_config_sections
+
+    if name is None or name not in available_assignments():
+        return GraderConfig
+    try:
+        sections = read_config_sections(ASSIGNMENTS_DIR / name)
+    except AssignmentError as error:
+        raise ConfigError(str(error)) from None
+    fields: dict[str, Any] = {}
+    for key, model in sections.items():
+        core = GraderConfig.model_fields.get(key)
+        base = core.annotation if core is not None else Section
+        if key == "parts" or not (isinstance(base, type) and issubclass(model, base)):
+            raise ConfigError(
+                f"assignments/{name}/assignment.yml: config.{key}: {model.__name__} must derive from "
+                f"{getattr(base, '__name__', base)}" + (" (a core section)" if core is not None else "")
+            )
+        fields[key] = (model, Field(default_factory=model, description=f"See {key}.*."))
+    if not fields:
+        return GraderConfig
+    extended: type[GraderConfig] = create_model(
+        f"{_EXTENDED_PREFIX}{name}", __base__=GraderConfig, __module__=__name__, **fields
+    )
+    return extended
+
+
+_EXTENDED_PREFIX = "GraderConfig_"  # config_model's classes: GraderConfig_<assignment>
+
+
+def __getattr__(attribute: str) -> Any:
+    """This module's `GraderConfig_<assignment>` classes, built on first use, so that pickle finds
+    them by name (a configuration sent to a worker process of the local executor).
+
+    Args:
+        attribute: the name looked up.
+
+    Returns:
+        The extended model.
+
+    Raises:
+        AttributeError: any other name.
+    """
+    name = attribute.removeprefix(_EXTENDED_PREFIX)
+    if attribute.startswith(_EXTENDED_PREFIX) and config_model(name).__name__ == attribute:
+        return config_model(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> GraderConfig:
@@ -167,10 +244,13 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     raw = copy.deepcopy(raw)
     overrides = overrides or {}
     if isinstance(raw, dict) and _names_another_assignment(raw, overrides):
-        # The file's parts table and title belong to the assignment it names, not this one.
+        # The file's parts table, title and own sections belong to the assignment it names, not this one.
+        named = config_model(graded_name(raw))
         raw.pop("parts", None)
         if isinstance(raw.get("assignment"), dict):
             raw["assignment"].pop("title", None)
+        _set_dotted(raw, "assignment.name", overrides["assignment.name"])
+        _drop_foreign_keys(raw, named, config_model(graded_name(raw)))
     if isinstance(raw, dict) and "parts" not in raw and any(k.startswith("parts.") for k in overrides):
         # A dotted override of one part's key edits the assignment's table, not an empty one.
         section = raw.get("assignment")
@@ -183,7 +263,63 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             raw["parts"] = copy.deepcopy(parts)
     for dotted, value in overrides.items():
         _set_dotted(raw, dotted, value)
+    _check_override_keys(overrides, graded_name(raw))
     return validate(raw)
+
+
+def _check_override_keys(overrides: dict[str, Any], name: str | None) -> None:
+    """Refuse an override of a key that another assignment has and the graded one lacks (a flag
+    meant for that one), naming the assignment; other unknown keys are validation's to report."""
+    from autograder.assignment import available_assignments
+
+    for dotted in overrides:
+        if has_key(config_model(name), dotted):
+            continue
+        if any(has_key(config_model(other), dotted) for other in available_assignments()):
+            raise ConfigError(f"{dotted}: assignment {name!r} has no such setting (`python -m autograder config`)")
+
+
+def has_key(model: type[BaseModel], dotted: str) -> bool:
+    """Whether a dotted key names a setting of a configuration model.
+
+    Args:
+        model: e.g. `config_model(name)` of the graded assignment.
+        dotted: e.g. "training.mode"; a collection's entries take any name ("parts.x.points").
+
+    Returns:
+        True when every step is a field (or a collection entry) of the model.
+    """
+    node: type[BaseModel] | None = model
+    steps = dotted.split(".")
+    index = 0
+    while index < len(steps):
+        if node is None or steps[index] not in node.model_fields:
+            return False
+        inner, collection = _model_of(node.model_fields[steps[index]].annotation)
+        index += 2 if collection and index + 1 < len(steps) else 1
+        if index < len(steps) and inner is None:
+            return False
+        node = inner
+    return True
+
+
+def _drop_foreign_keys(raw: dict[str, Any], named: type[BaseModel], graded: type[BaseModel]) -> None:
+    """Remove the sections and section keys the file's assignment declares and the graded one lacks.
+
+    Args:
+        raw: the parsed document (changed in place).
+        named: the model of the assignment the file names.
+        graded: the model of the assignment graded instead.
+    """
+    for key in list(raw):
+        if key in named.model_fields and key not in graded.model_fields:
+            del raw[key]
+            continue
+        mine, _ = _model_of(named.model_fields[key].annotation) if key in named.model_fields else (None, "")
+        theirs, _ = _model_of(graded.model_fields[key].annotation) if key in graded.model_fields else (None, "")
+        if mine is None or theirs is None or mine is theirs or not isinstance(raw[key], dict):
+            continue
+        raw[key] = {k: v for k, v in raw[key].items() if k in theirs.model_fields or k not in mine.model_fields}
 
 
 def _names_another_assignment(raw: dict[str, Any], overrides: dict[str, Any]) -> bool:
@@ -262,12 +398,28 @@ def iter_keys(model: type[BaseModel] = GraderConfig, prefix: str = "") -> Iterat
             yield from iter_keys(inner, f"{dotted}.")
 
 
-def describe() -> str:
+def describe(assignment: str | None = None) -> str:
     """Render every key with its type, default and description (for `python -m autograder config`).
+
+    Args:
+        assignment: whose sections to include (None: the one the project's grader.yml grades).
 
     Returns:
         Human-readable text, two lines per key, read from the models.
+
+    Raises:
+        ConfigError: no such assignment, or its sections cannot be loaded.
     """
-    lines = [f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys()]
+    from autograder.assignment import available_assignments
+
+    if assignment is not None and assignment not in available_assignments():
+        raise ConfigError(f"unknown assignment {assignment!r} (assignments: {', '.join(available_assignments())})")
+    if assignment is None:
+        try:
+            assignment = graded_name(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8")))
+        except (OSError, yaml.YAMLError):
+            assignment = None
+    model = config_model(assignment)
+    lines = [f"{key}: {kind} = {default}\n    {description}" for key, kind, default, description in iter_keys(model)]
     lines.append("(A part's points must equal the sum of its checks' points; a check id belongs to one part.)")
     return "\n".join(lines)

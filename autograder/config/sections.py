@@ -1,4 +1,4 @@
-"""grader.yml's plain sections (assignment, data, worker, grading, feedback) and its parts."""
+"""grader.yml's plain sections (assignment, worker, grading, feedback) and its parts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from autograder.config.base import KeyProblem, Section
-from mtkit.constants import DEFAULT_MAX_LENGTH
 
 Isolation = Literal["auto", "namespace", "userns", "weak"]
 Language = Literal["ko", "en"]
@@ -23,25 +22,6 @@ class AssignmentConfig(Section):
         "assignment folder there is.",
     )
     title: str = Field(default="", description="Shown in reports; empty: the assignment.yml's title, else the name.")
-
-
-class DataConfig(Section):
-    """data: where Multi30k comes from and how it is prepared."""
-
-    local_dir: str | None = Field(
-        default=None,
-        description="Directory of raw Multi30k files; null: $MULTI30K_DIR, "
-        "else the Hugging Face dataset bentrevett/multi30k.",
-    )
-    tokenizer: Literal["blank", "model"] = Field(
-        default="blank", description="blank (spacy.blank) or model (installed spaCy models)."
-    )
-    max_length: int = Field(
-        default=DEFAULT_MAX_LENGTH, ge=3, description="Training pairs longer than this (with <sos>/<eos>) are dropped."
-    )
-    cache_dir: str | None = Field(
-        default=None, description="Prepared-data cache; null: $MTKIT_CACHE_DIR or ~/.cache/mtkit."
-    )
 
 
 class WorkerConfig(Section):

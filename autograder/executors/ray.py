@@ -17,6 +17,7 @@ from typing import Any
 
 import ray
 
+from autograder.assignment import bundled_data_of
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import PROJECT_ROOT, GraderConfig
 from autograder.executors import ClusterTooSmall, ResultCallback
@@ -64,11 +65,11 @@ def task_resources(config: GraderConfig, parts: Sequence[str] | None, gpu_resour
     """Ray resource options of one submission's task.
 
     Unit parts need one CPU (their sandboxed worker runs one thread). With the training part the
-    task asks for the profile's needs: its training threads as CPUs, and for the `gpu` profile one
-    GPU (`num_gpus=1`, or one unit of the custom resource `gpu_resource`).
+    task asks for what the assignment's training section needs (`TrainingSection.ray_options`):
+    CPUs, and a GPU as `num_gpus`, or as units of the custom resource `gpu_resource`.
 
     Args:
-        config: the validated configuration (training.profile already resolved by `prepare`).
+        config: the validated configuration (its training section resolved by `prepare`).
         parts: the selected parts (None: all).
         gpu_resource: "GPU" or the name of a custom resource the GPU nodes advertise.
 
@@ -79,12 +80,13 @@ def task_resources(config: GraderConfig, parts: Sequence[str] | None, gpu_resour
     training = part is not None and part not in config.disabled_parts() and (parts is None or part in parts)
     if not training:
         return {"num_cpus": 1}
-    options: dict[str, Any] = {"num_cpus": config.training.threads}
-    if config.training.profile_name() == "gpu":
+    options = dict(config.training.ray_options())  # the assignment's training section says what it needs
+    gpus = options.pop("gpu", 0)
+    if gpus:
         if gpu_resource == "GPU":
-            options["num_gpus"] = 1
+            options["num_gpus"] = gpus
         else:
-            options["resources"] = {gpu_resource: 1}
+            options["resources"] = {gpu_resource: gpus}
     return options
 
 
@@ -117,7 +119,7 @@ def check_feasible(options: dict[str, Any]) -> None:
     raise ClusterTooSmall(
         f"no node of the Ray cluster can run a grading task that asks for {options} "
         f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
-        "--ray-gpu-resource / training.threads / the profile"
+        "--ray-gpu-resource / the training settings"
     )
 
 
@@ -132,6 +134,7 @@ class RayExecutor:
             the nodes run the course image's copy, which must be the same version).
         """
         self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
+        self.data_env: str | None = None  # the graded assignment's data variable (set by `prepare`)
 
     def _connect(self) -> None:
         if ray.is_initialized():  # e.g. a cluster the caller connected to
@@ -139,8 +142,9 @@ class RayExecutor:
         runtime_env: dict[str, Any] = {"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}}
         if self.ship_code:
             runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=CODE_EXCLUDES)
-        if os.environ.get("MULTI30K_DIR") and self.address is None:  # a local Ray shares the data
-            runtime_env["env_vars"]["MULTI30K_DIR"] = os.environ["MULTI30K_DIR"]
+        data = self.data_env
+        if data and os.environ.get(data) and self.address is None:  # a local Ray shares the assignment's data
+            runtime_env["env_vars"][data] = os.environ[data]
         ray.init(
             address=self.address,
             runtime_env=runtime_env,
@@ -149,21 +153,22 @@ class RayExecutor:
         )
 
     def prepare(self, config: GraderConfig) -> GraderConfig:
-        """Resolve training.profile "auto" for the cluster: gpu when its nodes offer the GPU
-        resource (and a gpu profile exists), else cpu; every node then trains the same way.
+        """Connect, and resolve the training section's machine-dependent choices for the cluster
+        (`TrainingSection.resolved_for`: whether its nodes offer the GPU resource), so that every
+        node trains the same way.
 
         Args:
             config: the validated configuration.
 
         Returns:
-            A copy with an explicit profile name.
+            The configuration, or a copy with the resolved training section.
         """
+        bundled = bundled_data_of(config)
+        self.data_env = bundled.env if bundled is not None else None
         self._connect()
-        if config.training.profile != "auto":
-            return config
         has_gpu = ray.cluster_resources().get(self.gpu_resource, 0) > 0
-        profile = "gpu" if has_gpu and "gpu" in config.training.profiles else "cpu"
-        return config.model_copy(update={"training": config.training.model_copy(update={"profile": profile})})
+        training = config.training.resolved_for(has_gpu)
+        return config if training is config.training else config.model_copy(update={"training": training})
 
     def run(
         self,

@@ -7,6 +7,7 @@ import json
 import re
 
 from assignments.transformer_mt import build
+from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
 
 CONFIG = load_config(build.REPO / "grader.yml")
@@ -46,12 +47,12 @@ def solution_hparams() -> dict[str, object]:
 
 def test_training_section_names_the_graded_mode() -> None:
     section = next(source(c) for c in CELLS if "training-section" in c["metadata"].get("tags", []))
-    mode = CONFIG.training.mode
+    mode = training_settings(CONFIG).mode
     assert "`training.mode`" in section and f"이 과목은 `{mode}` 입니다" in section
 
 
 def test_cpu_setting_is_the_graders_cpu_profile() -> None:
-    profile = CONFIG.training.profile_hparams("cpu")
+    profile = training_settings(CONFIG).profile_hparams("cpu")
     hparams = solution_hparams()
     assert {name: hparams[name] for name in MODEL_AND_RECIPE} == {name: profile[name] for name in MODEL_AND_RECIPE}
     settings = next(
@@ -59,7 +60,7 @@ def test_cpu_setting_is_the_graders_cpu_profile() -> None:
     )
     assert (
         settings["warmup_steps"] == profile["warmup_steps"]
-        and settings["target_bleu"] == CONFIG.training.threshold_bleu
+        and settings["target_bleu"] == training_settings(CONFIG).threshold_bleu
     )
 
 

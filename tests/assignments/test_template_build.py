@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from assignments.transformer_mt import build
+from autograder.assignment import ASSIGNMENTS_DIR, read_bundled_data
 
 REPO = build.REPO
 STUDENT = build.STUDENT_DIR
@@ -270,5 +271,7 @@ def test_requirements_need_the_torch_pin(tmp_path: Path) -> None:
 def test_multi30k_can_be_bundled(assign_out: Path, multi30k_dir: Path, tmp_path: Path) -> None:
     otter_zip = next((assign_out / "autograder").glob("*.zip"))
     names = build.package_zip(otter_zip, tmp_path / "autograder.zip", multi30k_dir)
-    bundled = {n.rsplit("/", 1)[1] for n in names if n.startswith(build.DATA_ARCNAME + "/")}
+    declared = read_bundled_data(ASSIGNMENTS_DIR / "transformer_mt")  # assignment.yml `data:`
+    assert declared is not None and declared.bundled == "data/multi30k"
+    bundled = {n.rsplit("/", 1)[1] for n in names if n.startswith(declared.bundled + "/")}
     assert bundled == {p.name for p in multi30k_dir.iterdir() if p.is_file()}

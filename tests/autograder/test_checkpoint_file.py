@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.settings import training_settings
 from autograder.checkpoint_file import CheckpointRefused, candidate_names, find_checkpoint
 from autograder.config import load_config
 
-PATTERNS = load_config().training.checkpoint_names
+PATTERNS = training_settings(load_config()).checkpoint_names
 
 
 def _notebook(folder: Path, name: str = "alice.ipynb") -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.settings import training_settings
 from autograder import cli
 from autograder.config import describe
 from autograder.reports.submission_json import read_submission_json
@@ -95,7 +96,7 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
         "max_notebook_mb": 20,
     }
     assert config.feedback.language == "en"
-    assert config.training.enabled is True and config.training.profile == "cpu"
+    assert config.training.enabled is True and training_settings(config).profile == "cpu"
     assert call["parts"] == ["decoder", "look_ahead_mask"]
 
 
@@ -170,6 +171,29 @@ def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
 def test_config_command_prints_every_key(capsys):
     assert cli.main(["config"]) == cli.EXIT_OK
     assert capsys.readouterr().out == describe() + "\n"
+    assert cli.main(["config", "--assignment", "attention_encoder"]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert out == describe("attention_encoder") + "\n" and "training.mode" not in out
+    assert cli.main(["config", "--assignment", "nope"]) == cli.EXIT_USAGE
+    assert "unknown assignment 'nope'" in capsys.readouterr().err
+
+
+def test_the_project_grader_yml_grades_another_assignment(engine, notebook, tmp_path):
+    # grader.yml names Part 2 and sets its data and training keys; Part 1 is graded with its own parts.
+    args = ["grade", str(notebook), "--assignment", "attention_encoder", "--quiet", "--out", str(tmp_path / "o")]
+    assert cli.main(args) == cli.EXIT_OK
+    config = engine[0]["config"]
+    assert config.assignment.name == "attention_encoder" and "attention" in config.parts
+    assert not hasattr(config, "data") and set(type(config.training).model_fields) == {"enabled"}
+
+
+@pytest.mark.parametrize("flag, value", [("--training-mode", "recipe"), ("--profile", "cpu")])
+def test_a_flag_the_graded_assignment_lacks_is_a_usage_error(flag, value, engine, notebook, capsys):
+    args = ["grade", str(notebook), "--assignment", "attention_encoder", flag, value]
+    assert cli.main(args) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag}: training.") and "'attention_encoder' has no such setting" in err
+    assert engine == []
 
 
 def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, capsys):

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.config import ConfigError, GraderConfig, describe, iter_keys, load_config
+from assignments.transformer_mt.settings import DataConfig, TrainingConfig, data_settings, training_settings
+from autograder.config import ConfigError, GraderConfig, TrainingSection, config_model, describe, iter_keys, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,18 +33,12 @@ def _project_document() -> dict:
 def test_project_config_loads_with_every_section() -> None:
     config = load_config()
     assert isinstance(config, GraderConfig)
-    assert set(GraderConfig.model_fields) == {
-        "assignment",
-        "data",
-        "worker",
-        "grading",
-        "feedback",
-        "training",
-        "parts",
-    }
+    # The core names no assignment's sections; Part 2's model adds `data` and extends `training`.
+    assert set(GraderConfig.model_fields) == {"assignment", "worker", "grading", "feedback", "training", "parts"}
+    assert set(type(config).model_fields) == set(GraderConfig.model_fields) | {"data"}
     assert sum(p.points for p in config.parts.values()) == 100
-    assert config.training.threshold_bleu == 0.2
-    assert list(config.training.profiles) == ["cpu", "gpu"]  # file order kept
+    assert training_settings(config).threshold_bleu == 0.2
+    assert list(training_settings(config).profiles) == ["cpu", "gpu"]  # file order kept
 
 
 def test_the_parts_and_title_come_from_the_named_assignment(tmp_path: Path) -> None:
@@ -61,11 +56,12 @@ def test_the_parts_and_title_come_from_the_named_assignment(tmp_path: Path) -> N
 
 
 def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
-    document = {"parts": _project_document()["parts"]}
+    document = {"assignment": {"name": "transformer_mt"}, "parts": _project_document()["parts"]}
     config = load_config(_write(tmp_path, document))
     assert config.worker.timeout_s == 30
-    assert config.data.tokenizer == "blank"
-    assert config.training.profiles == {} and config.training.hparam_bounds.epochs == [1, 30]
+    assert data_settings(config).tokenizer == "blank"
+    training = training_settings(config)
+    assert training.profiles == {} and training.hparam_bounds.epochs == [1, 30]
 
 
 def test_overrides_use_dotted_keys() -> None:
@@ -80,15 +76,16 @@ def test_overrides_use_dotted_keys() -> None:
         },
     )
     assert config.grading.submission_budget_s == 10
-    assert config.training.profiles["cpu"].max_steps == 7 and config.training.profiles["gpu"].max_steps == 0
-    assert config.training.hparam_bounds.num_layers == [1, 2]
+    training = training_settings(config)
+    assert training.profiles["cpu"].max_steps == 7 and training.profiles["gpu"].max_steps == 0
+    assert training.hparam_bounds.num_layers == [1, 2]
 
 
 @pytest.mark.parametrize(
     "overrides, message",
     [
         ({"grading.submission_budgets": 10}, "grading.submission_budgets: unknown key (known: seed, jobs, out_dir, "),
-        ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, data, worker, grading, "),
+        ({"gradin.seed": 1}, "gradin: unknown section (known: assignment, worker, grading, feedback, training, "),
         ({"grading.jobs": "4"}, "grading.jobs: expected an integer, got str ('4')"),
         ({"grading.seed.value": 1}, "grading.seed.value: seed is not a section"),
         ({"parts.decoder.checks": {}}, "parts.decoder.checks: "),
@@ -155,7 +152,7 @@ def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: P
         document = _project_document()
         document["training"]["mode"] = mode
         document["training"]["hparam_bounds"] = {"num_layers": [1, 3]}
-        training = load_config(_write(tmp_path, document)).training
+        training = training_settings(load_config(_write(tmp_path, document)))
         assert training.mode == mode
         assert training.hparam_bounds.num_layers == [1, 3]
         assert training.hparam_bounds.embedding_dim == [16, 1024]  # the default
@@ -184,12 +181,12 @@ def test_bad_training_mode_settings_name_their_key(tmp_path: Path, section: str,
 
 
 def test_defaults_are_not_shared_between_loaded_configs() -> None:
-    first = load_config()
-    first.training.checkpoint_names.append("mine.pt")
-    first.training.hparam_bounds.epochs[1] = 99
-    second = load_config()
-    assert "mine.pt" not in second.training.checkpoint_names
-    assert second.training.hparam_bounds.epochs[1] != 99
+    first = training_settings(load_config())
+    first.checkpoint_names.append("mine.pt")
+    first.hparam_bounds.epochs[1] = 99
+    second = training_settings(load_config())
+    assert "mine.pt" not in second.checkpoint_names
+    assert second.hparam_bounds.epochs[1] != 99
 
 
 def test_a_check_listed_twice_is_rejected(tmp_path: Path) -> None:
@@ -215,8 +212,8 @@ def _document_keys(node: object, prefix: str = "") -> set[str]:
 
 
 def test_describe_lists_every_key_with_its_default_and_description() -> None:
-    text = describe()
-    described = list(iter_keys())
+    text = describe()  # the project's grader.yml grades Part 2: its sections are described too
+    described = list(iter_keys(config_model("transformer_mt")))
     assert len(described) > 50
     for key, kind, default, description in described:
         assert f"{key}: {kind} = {default}\n    {description}" in text
@@ -238,3 +235,61 @@ def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits
     for key, value in (("worker.isolation", "none"), ("worker.reply_mb", 0), ("grading.submission_budget_s", -1)):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             load_config(None, {key: value})
+
+
+def test_the_core_model_has_only_the_training_switch() -> None:
+    assert set(TrainingSection.model_fields) == {"enabled"}
+    core = TrainingSection(enabled=True)
+    assert core.summary() == "enabled" and core.resolved_for(True) is core
+    assert core.ray_options() == {"num_cpus": 1}
+    assert config_model(None) is GraderConfig
+
+
+def test_each_assignment_gets_its_own_sections() -> None:
+    part2, part1 = config_model("transformer_mt"), config_model("attention_encoder")
+    assert issubclass(part2, GraderConfig) and part2 is config_model("transformer_mt")  # built once
+    assert part2.model_fields["data"].annotation is DataConfig
+    assert part2.model_fields["training"].annotation is TrainingConfig
+    assert part1 is GraderConfig  # Part 1 declares no sections: the core's training switch only
+
+
+def test_another_assignment_graded_with_the_project_file_drops_the_others_sections() -> None:
+    # grader.yml names Part 2 and sets its data and training keys: Part 1 keeps only what it has.
+    config = load_config(overrides={"assignment.name": "attention_encoder", "training.enabled": True})
+    assert type(config) is GraderConfig and not hasattr(config, "data")
+    assert config.training == TrainingSection(enabled=True)
+    assert "attention" in config.parts and "look_ahead_mask" not in config.parts
+    assert config.assignment.title != load_config().assignment.title
+
+
+@pytest.mark.parametrize(
+    "key, value", [("training.mode", "checkpoint"), ("training.profile", "cpu"), ("data.max_length", 20)]
+)
+def test_an_override_the_graded_assignment_lacks_is_refused_by_name(key: str, value: object) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(None, {"assignment.name": "attention_encoder", key: value})
+    assert str(error.value).startswith(f"{key}: assignment 'attention_encoder' has no such setting")
+
+
+def test_describe_follows_the_assignment() -> None:
+    part1 = describe("attention_encoder")
+    assert "training.enabled: bool = False" in part1
+    assert "training.mode" not in part1 and "data.local_dir" not in part1
+    assert "training.mode: recipe | student_hparams | checkpoint = 'recipe'" in describe("transformer_mt")
+    with pytest.raises(ConfigError, match="unknown assignment 'nope'"):
+        describe("nope")
+
+
+def test_an_extended_config_pickles_into_a_fresh_process() -> None:
+    # The local executor's worker processes receive the configuration pickled.
+    import pickle
+    import subprocess
+    import sys
+
+    config = load_config(overrides={"training.enabled": True})
+    assert pickle.loads(pickle.dumps(config)) == config
+    code = "import pickle, sys; c = pickle.loads(sys.stdin.buffer.read()); print(type(c).__name__, c.training.mode)"
+    run = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(config), capture_output=True, cwd=ROOT, timeout=300
+    )
+    assert run.stdout.decode().split() == [type(config).__name__, training_settings(config).mode]

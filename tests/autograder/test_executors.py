@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
 from autograder.executors import make_executor
 from autograder.executors.local import LocalExecutor
@@ -57,7 +58,7 @@ def test_task_resources_follow_the_parts_and_the_profile():
     units = load_config()
     assert ray_executor.task_resources(units, None) == {"num_cpus": 1}
     cpu = load_config(overrides={"training.enabled": True, "training.profile": "cpu"})
-    assert ray_executor.task_resources(cpu, None) == {"num_cpus": cpu.training.threads}
+    assert ray_executor.task_resources(cpu, None) == {"num_cpus": training_settings(cpu).threads}
     assert ray_executor.task_resources(cpu, ["decoder"]) == {"num_cpus": 1}
     gpu = load_config(overrides={"training.enabled": True, "training.profile": "gpu"})
     assert ray_executor.task_resources(gpu, None)["num_gpus"] == 1

@@ -16,6 +16,7 @@ ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
 
+from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.batch import expand_paths, grade_all, grade_batch  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from autograder.executors.ray import RayExecutor  # noqa: E402
@@ -60,7 +61,7 @@ def test_training_tasks_go_to_the_gpu_like_node_and_unit_tasks_anywhere(cluster,
         (tmp_path / f"s{index}.ipynb").write_text("{}", encoding="utf-8")
     submissions = expand_paths([tmp_path])
     training = executor.prepare(load_config(overrides={"training.enabled": True}))
-    assert training.training.profile == "gpu"  # auto: the cluster offers the GPU-like resource
+    assert training_settings(training).profile == "gpu"  # auto: the cluster offers the GPU-like resource
     placed = grade_all(submissions, training, None, executor=executor, grade_function=where_and_sleep(0.2))
     assert {r.notes[0] for r in placed} == {nodes["gpu"].node_id}
     units = executor.prepare(load_config())

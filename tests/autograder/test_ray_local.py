@@ -11,6 +11,7 @@ ray = pytest.importorskip("ray")
 
 from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
 
+from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.batch import grade_all, grade_batch  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from autograder.executors.ray import RayExecutor  # noqa: E402
@@ -28,7 +29,7 @@ def local_ray():
 def test_local_ray_gives_the_local_executors_scores(local_ray, tmp_path):
     submissions = small_batch(tmp_path / "subs")
     config = local_ray.prepare(load_config())
-    assert config.training.profile == "cpu"  # auto, and no GPU in this Ray
+    assert training_settings(config).profile == "cpu"  # auto, and no GPU in this Ray
     on_ray = scores(grade_all(submissions, config, PARTS, executor=local_ray))
     assert on_ray == local_scores(submissions)
     assert len({points for _, points, _ in on_ray.values()}) > 1  # the batch has different scores

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assignments.transformer_mt.settings import TRAINING_MODES as CONFIG_MODES
 from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
 from autograder.assignment import assignment_of
-from autograder.config import TRAINING_MODES as CONFIG_MODES
 from autograder.config import load_config
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
 from autograder.reports.i18n import LANGUAGES, catalogue

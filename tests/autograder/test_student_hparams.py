@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.student_hparams import (
     CELL_NAMES,
     FROM_NOTEBOOK,
@@ -20,8 +21,8 @@ from autograder.config import load_config
 from autograder.sandbox import Worker, WorkerFailure
 
 CONFIG = load_config()
-BOUNDS = CONFIG.training.hparam_bounds
-PROFILE = CONFIG.training.profile_hparams("cpu")
+BOUNDS = training_settings(CONFIG).hparam_bounds
+PROFILE = training_settings(CONFIG).profile_hparams("cpu")
 
 
 def _item(value: object) -> dict:

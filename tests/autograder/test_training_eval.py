@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
 from assignments.transformer_mt.training_part import _verdict
 from autograder.config import load_config
@@ -37,7 +38,7 @@ def test_describe_unfitted_names_the_parameters_without_a_counterpart() -> None:
 
 
 def test_a_gap_above_the_threshold_withholds_the_points_for_review() -> None:
-    threshold = CONFIG.training.memorisation_gap
+    threshold = training_settings(CONFIG).memorisation_gap
     assert memorisation_gap(0.60, 0.10, threshold)["flagged"]
     assert not memorisation_gap(0.25, 0.25 - threshold + 0.01, threshold)["flagged"]
     outcome = _verdict(_evaluation(0.62, 0.08), CONFIG, {"mode": "checkpoint"})

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data
 from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
@@ -83,7 +84,7 @@ def test_student_hparams_mode_takes_what_the_cell_leaves_out_from_the_profile(
     # embedding_dim 256 is now out of bounds: refused before any training, epochs from the profile.
     assert "`embedding_dim = 256` is outside the range this course allows (from 16 to 128)" in message
     assert details["hyperparameters"]["epochs"] == {
-        "value": config.training.profiles["cpu"].max_epochs,
+        "value": training_settings(config).profiles["cpu"].max_epochs,
         "source": "the grader's profile",
     }
 
@@ -145,7 +146,7 @@ def test_the_cli_flag_selects_the_mode() -> None:
 
     args = build_parser().parse_args(["grade", "x.ipynb", "--training-mode", "checkpoint"])
     assert config_overrides(args)["training.mode"] == "checkpoint"
-    assert load_config(overrides=config_overrides(args)).training.mode == "checkpoint"
+    assert training_settings(load_config(overrides=config_overrides(args))).mode == "checkpoint"
 
 
 @pytest.mark.slow
@@ -158,5 +159,5 @@ def test_a_trained_checkpoint_earns_the_training_points(reference_cpu_run, noteb
     config = load_config(overrides={"training.enabled": True, "training.profile": "cpu", "training.mode": "checkpoint"})
     points, _, details = _part(grade_submission(notebook, config, parts=["training"]))
     assert details["evaluated_by"].startswith("reference architecture")
-    assert details["evaluation"]["bleu"] >= config.training.threshold_bleu
+    assert details["evaluation"]["bleu"] >= training_settings(config).threshold_bleu
     assert points == config.parts["training"].points

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
 from mtkit import training
 from mtkit.recipe import resolve_profile_name
@@ -43,11 +44,11 @@ def test_gpu_without_bf16_falls_back_to_fp32_not_fp16(monkeypatch: pytest.Monkey
 
 def test_auto_profile_is_gpu_with_cuda_and_cpu_without(monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_config()
-    assert config.training.profile == "auto"
+    assert training_settings(config).profile == "auto"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert config.training.profile_name() == "cpu"
+    assert training_settings(config).profile_name() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert config.training.profile_name() == "gpu"
+    assert training_settings(config).profile_name() == "gpu"
     assert resolve_profile_name("auto", ["cpu"]) == "cpu"  # no gpu profile defined
     assert resolve_profile_name("tiny", ["cpu"]) == "tiny"  # an explicit name is kept
 

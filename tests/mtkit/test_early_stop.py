@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
 from mtkit.training import Recipe, is_hopeless, recipe_from_profile, train
 
@@ -16,7 +17,7 @@ CURVES = yaml.safe_load(
     )
 )
 CONFIG = load_config()
-THRESHOLD = CONFIG.training.threshold_bleu
+THRESHOLD = training_settings(CONFIG).threshold_bleu
 
 
 def replay(curve: dict[int, float], recipe: Recipe) -> str:
@@ -34,13 +35,13 @@ def replay(curve: dict[int, float], recipe: Recipe) -> str:
 @pytest.mark.parametrize("profile", ["cpu", "gpu"])
 @pytest.mark.parametrize("name", [name for name, run in CURVES.items() if run["passes"]])
 def test_no_recorded_run_that_passed_is_stopped(name, profile):
-    recipe = recipe_from_profile(CONFIG.training.profile_hparams(profile))
+    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams(profile))
     assert recipe.hopeless_bleu > 0 and recipe.hopeless_after_steps > 0  # the rule is on
     assert replay(CURVES[name]["curve"], recipe) == "target"
 
 
 def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run():
-    recipe = recipe_from_profile(CONFIG.training.profile_hparams("cpu"))
+    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
     for name, run in CURVES.items():
         if run["passes"]:  # the first recorded evaluation at or after the rule's step
             step = min(s for s in run["curve"] if s >= recipe.hopeless_after_steps)
@@ -49,7 +50,7 @@ def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run():
 
 
 def test_the_run_that_copies_the_target_is_stopped_at_the_first_evaluation_past_the_rule():
-    recipe = recipe_from_profile(CONFIG.training.profile_hparams("cpu"))
+    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
     assert replay(CURVES["prototype_model_C_look_ahead_mask_removed"]["curve"], recipe) == "hopeless"
     # With the cpu profile's evaluations (every 10 steps from 200) it would stop at step 240.
     assert next(s for s in range(200, 451, 10) if is_hopeless(s, 0.0, recipe)) == 240

@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from autograder.config import ProfileConfig, load_config
+from assignments.transformer_mt.settings import ProfileConfig, training_settings
+from autograder.config import load_config
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import prepare_data
 from mtkit.plots import plot_history
@@ -145,18 +146,18 @@ def test_lr_schedule_shapes():
 
 def test_profiles_from_config():
     config = load_config()
-    cpu = config.training.profile_hparams("cpu")
-    assert cpu == config.training.profiles["cpu"].model_dump()
+    cpu = training_settings(config).profile_hparams("cpu")
+    assert cpu == training_settings(config).profiles["cpu"].model_dump()
     cpu["learning_rate"] = 1.0  # a copy: the configuration is untouched
-    assert config.training.profiles["cpu"].learning_rate != 1.0
-    cpu = config.training.profile_hparams("cpu")
+    assert training_settings(config).profiles["cpu"].learning_rate != 1.0
+    cpu = training_settings(config).profile_hparams("cpu")
     recipe = recipe_from_profile(cpu, seed=5)
     assert recipe.seed == 5 and recipe.learning_rate == cpu["learning_rate"]
     assert recipe.max_tokens == cpu["max_tokens"] and recipe.lr_schedule == cpu["lr_schedule"]
     if not torch.cuda.is_available():
-        assert config.training.profile_hparams() == cpu  # profile "auto" without CUDA
+        assert training_settings(config).profile_hparams() == cpu  # profile "auto" without CUDA
     with pytest.raises(KeyError):
-        config.training.profile_hparams("nope")
+        training_settings(config).profile_hparams("nope")
 
 
 def test_profile_choices_and_recipe_defaults_are_mtkits() -> None:

@@ -9,7 +9,16 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENTS_DIR, Manifest, default_assignment_name, grader_yml_naming, read_manifest
+from autograder.assignment import (
+    ASSIGNMENTS_DIR,
+    AssignmentError,
+    BundledData,
+    Manifest,
+    default_assignment_name,
+    grader_yml_naming,
+    read_bundled_data,
+    read_manifest,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -17,7 +26,6 @@ DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
 # What Gradescope's image build needs besides the assignment's grader items (its manifest).
 INSTALL_FILES = ("requirements.lock", "pyproject.toml")
 ENTRY_POINTS = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root
-DATA_FILES = ("train", "val", "test_2016_flickr")
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # same bytes for the same sources
 
 
@@ -31,8 +39,8 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     """What goes into the zip: (name in the zip, file on disk), sorted by name.
 
     Args:
-        data_dir: a Multi30k folder to bundle under data/multi30k (None: none; grading then
-            downloads the data when the training part is enabled).
+        data_dir: a folder of the assignment's data to bundle where its assignment.yml `data:`
+            says (None: none; grading then finds the data its own way).
         assignment: whose manifest names the grader's folders and files (None: grader.yml's).
 
     Returns:
@@ -46,10 +54,24 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
         else:
             entries.append((item, ROOT / item))
     if data_dir is not None:
+        data = _bundled_data(assignment)
         for path in sorted(Path(data_dir).iterdir()):
-            if path.is_file() and path.name.split(".")[0] in DATA_FILES:
-                entries.append((f"data/multi30k/{path.name}", path))
+            if path.is_file() and (not data.files or path.name.split(".")[0] in data.files):
+                entries.append((f"{data.bundled}/{path.name}", path))
     return sorted(entries)
+
+
+def _bundled_data(assignment: str | None) -> BundledData:
+    """Where the assignment's data goes in the zip (assignment.yml `data:`).
+
+    Raises:
+        AssignmentError: the assignment declares no data to bundle.
+    """
+    name = _assignment_name(assignment)
+    data = read_bundled_data(ASSIGNMENTS_DIR / name)
+    if data is None:
+        raise AssignmentError(f"assignment {name!r} declares no data to bundle (assignment.yml `data:`)")
+    return data
 
 
 def _assignment_name(assignment: str | None) -> str:
@@ -69,7 +91,7 @@ def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment:
 
     Args:
         out: the zip to write; its folder is created.
-        data_dir: Multi30k folder to bundle, or None.
+        data_dir: the assignment's data folder to bundle, or None.
         assignment: the assignment whose grader items ship (None: the one grader.yml names).
 
     Returns:
@@ -102,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.build_zip")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="zip to write (default: dist/)")
     parser.add_argument(
-        "--data", type=Path, default=None, help="Multi30k raw-file folder to bundle (for the training part, offline)"
+        "--data",
+        type=Path,
+        default=None,
+        help="the assignment's data folder to bundle (assignment.yml `data:`; its training part then runs offline)",
     )
     parser.add_argument(
         "--assignment", default=None, metavar="NAME", help="the assignment to ship (default: grader.yml's)"
@@ -111,7 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.data is not None and not args.data.is_dir():
         print(f"error: --data {args.data}: no such folder", file=sys.stderr)
         return 2
-    out = build_zip(args.out, args.data, args.assignment)
+    try:
+        out = build_zip(args.out, args.data, args.assignment)
+    except AssignmentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(f"{out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 

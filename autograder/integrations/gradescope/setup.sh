@@ -25,10 +25,11 @@ python3.11 -m venv "$venv"
 "$venv/bin/python" -m pip install --upgrade pip
 PYTHON="$venv/bin/python" bash "$source_dir/autograder/integrations/install_env.sh" cpu
 
-# Multi30k bundled by `build_zip --data`: keep a world-readable copy outside the hidden source.
-if [ -d "$source_dir/data/multi30k" ]; then
+# The assignment's data bundled by `build_zip --data` (under data/): keep a world-readable copy
+# outside the hidden source; run_autograder points the assignment's variable at it.
+if [ -d "$source_dir/data" ]; then
   mkdir -p /autograder/data
-  cp -r "$source_dir/data/multi30k" /autograder/data/
+  cp -r "$source_dir/data/." /autograder/data/
   chmod -R a+rX /autograder/data
 fi
 
