@@ -74,7 +74,7 @@ def test_training_is_skipped_with_a_reason_when_the_model_cannot_run(tiny_traini
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_a_correct_notebook_earns_the_training_points_with_the_cpu_profile() -> None:
-    budget_s = load_config().training.profiles["cpu"].time_budget_s
+    budget_s = training_settings(load_config()).profiles["cpu"].time_budget_s
     # The budget is the quiet machine's; CI shares its cores, so the run gets three times as long
     # (tests/reference/test_train_slow.py checks the profile's budget itself, in CPU seconds).
     overrides = {
