@@ -20,6 +20,7 @@ import yaml
 
 if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
     from autograder.config import GraderConfig
+    from autograder.reports.sections import ReportView
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
@@ -143,6 +144,9 @@ class Assignment:
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None
     report_extras: ReportHook | None = None
+    # (report extras) -> the feedback's sections that draw them, in the assignment's words and the
+    # current language (autograder.reports.sections); None: the engine's generic sections only.
+    report_sections: ReportView | None = None
     # Config sections only this assignment has (grader.yml key -> pydantic model class).
     config_sections: Mapping[str, Any] = field(default_factory=dict)
     # The assignment's own message catalogue (<lang>.yml files, the engine's format); its

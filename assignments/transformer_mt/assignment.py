@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAG
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
+    from autograder.reports.sections import ReportSection
 
 FOLDER = Path(__file__).resolve().parent
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
@@ -103,6 +105,20 @@ def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
     return {"attention_mask": collect_mask_picture(worker)}
 
 
+def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
+    """The feedback's sections for this assignment's extras: the mask picture, the training run's BLEU.
+
+    Args:
+        extras: a graded submission's report extras.
+
+    Returns:
+        The sections, in the order shown (assignments.transformer_mt.report_view).
+    """
+    from assignments.transformer_mt.report_view import report_sections as sections
+
+    return sections(extras)
+
+
 ASSIGNMENT = Assignment(
     name=FOLDER.name,
     folder=FOLDER,
@@ -117,4 +133,5 @@ ASSIGNMENT = Assignment(
     training=run_training,
     sidecar_names=sidecar_names,
     report_extras=report_extras,
+    report_sections=report_sections,
 )

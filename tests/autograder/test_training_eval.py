@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import html
 
+from assignments.transformer_mt.report_view import training_markdown, training_section
 from assignments.transformer_mt.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
 from assignments.transformer_mt.training_part import _verdict
 from autograder.config import load_config
-from autograder.reports.feedback import training_markdown
-from autograder.reports.html import training_section
 from autograder.reports.i18n import t, use_language
 
 CONFIG = load_config(overrides={"feedback.language": "en"})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assignments.transformer_mt.training_modes import TRAINING_MODES
+from autograder.assignment import load_assignment
 from autograder.config import ConfigError, load_config
 from autograder.reports.common import part_columns
 from autograder.reports.feedback import render_feedback_markdown
@@ -80,11 +81,12 @@ def test_the_configured_language_is_validated() -> None:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_reports_use_the_language_throughout(language: str) -> None:
     result = read_submission_json(FIXTURES / "trained.json")
+    view = load_assignment("transformer_mt").report_sections
     with use_language(language):
         pages = [
             render_markdown([result, read_submission_json(FIXTURES / "partial.json")], PARTS),
-            render_feedback_markdown(result, part_columns(PARTS), 0.2),
-            render_html(result, PARTS, "Course", 0.2),
+            render_feedback_markdown(result, part_columns(PARTS), view),
+            render_html(result, PARTS, "Course", view),
         ]
     labels = ("report.failed_checks", "report.total", "report.training_run", "report.html.checks", "report.html.parts")
     for key in labels:

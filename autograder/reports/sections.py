@@ -1,0 +1,85 @@
+"""The feedback's sections drawn from a submission's report extras: the assignment's own, else generic ones."""
+
+# What an extra means (a picture of the student's output, a training run's figures) is the
+# assignment's business: its `Assignment.report_sections` hook turns the extras into finished
+# sections, in its own words and language. The engine only places them (after the notes, before
+# the checks) and, for a training part whose assignment draws nothing, shows the verdict it has.
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.reports.i18n import t
+
+TRAINING = "training"  # the extras entry of the training part (autograder.part_kinds.TrainingPart)
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One block of a submission's feedback, in the HTML page and in its Markdown version."""
+
+    key: str  # the extras entry it draws (TRAINING replaces the engine's generic training section)
+    html: str = ""  # a <section> element (its student-derived strings escaped, e.g. by `escape_html`); "": none
+    markdown: str = ""  # Markdown (its student-derived strings through reports.md_safe); "": none
+
+
+# (the submission's report extras) -> the assignment's sections, in the order shown; must not
+# raise on extras it did not write (a result from another grader version, a hand-made fixture).
+ReportView = Callable[[Mapping[str, Any]], list[ReportSection]]
+
+
+def escape_html(value: Any) -> str:
+    """Text for an HTML page: escaped, with `code` spans shown as code and line breaks kept.
+
+    Args:
+        value: any value (shown as `str(value)`).
+
+    Returns:
+        HTML text.
+    """
+    escaped = html.escape(str(value))
+    escaped = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escaped)
+    return escaped.replace("\n", "<br>")
+
+
+def training_section(training: Mapping[str, Any] | None) -> ReportSection:
+    """The engine's own training section: how the part was graded and its verdict, nothing measured.
+
+    Args:
+        training: `extras["training"]` (`TrainingOutcome.details`, with the message of a passed
+            verdict as "message"), or None.
+
+    Returns:
+        The section ("" in both formats without a training run; the Markdown version shows
+        nothing, the verdict being in the parts table already).
+    """
+    if not training:
+        return ReportSection(TRAINING)
+    lines = []
+    if isinstance(training.get("method"), str):
+        lines.append(f"<p>{escape_html(training['method'])}</p>")
+    if training.get("message"):
+        lines.append(f'<p class="note">{escape_html(training["message"])}</p>')
+    title = f"<h2>{t('report.training_run')}</h2>"
+    return ReportSection(TRAINING, f'<section id="training">{title}{"".join(lines)}</section>')
+
+
+def extra_sections(extras: Mapping[str, Any], view: ReportView | None = None) -> list[ReportSection]:
+    """The sections a submission's extras add to its feedback, in order.
+
+    Args:
+        extras: `SubmissionResult.extras`.
+        view: the graded assignment's `report_sections` hook (None: it has none).
+
+    Returns:
+        The assignment's sections, then the generic training section when the extras hold a
+        training run that the assignment's sections do not draw.
+    """
+    sections = list(view(extras)) if view is not None else []
+    if extras.get(TRAINING) and all(section.key != TRAINING for section in sections):
+        sections.append(training_section(extras[TRAINING]))
+    return sections
