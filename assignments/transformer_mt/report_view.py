@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from autograder.reports.figures import png_data_uri, pyplot, save_png
@@ -35,9 +36,11 @@ def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
     sections = []
     picture, training = extras.get(MASK), extras.get(TRAINING)
     if picture:
-        sections.append(ReportSection(MASK, attention_section(picture), mask_markdown(picture)))
+        sections.append(ReportSection(MASK, partial(attention_section, picture), partial(mask_markdown, picture)))
     if training:
-        sections.append(ReportSection(TRAINING, training_section(training), training_markdown(training)))
+        sections.append(
+            ReportSection(TRAINING, partial(training_section, training), partial(training_markdown, training))
+        )
     return sections
 
 

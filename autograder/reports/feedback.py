@@ -34,7 +34,7 @@ def render_feedback_markdown(
     Returns:
         Markdown text.
     """
-    sections = [render_submission(result, columns), *(s.markdown for s in extra_sections(result.extras, view))]
+    sections = [render_submission(result, columns), *(s.markdown() for s in extra_sections(result.extras, view))]
     return "\n".join(section for section in sections if section)
 
 

@@ -164,7 +164,7 @@ def render_html(
             _overview(parts),
             _list_section(t("report.load_problems_long"), result.load_problems),
             _list_section(t("report.notes"), result.notes),
-            *(section.html for section in extra_sections(result.extras, view)),
+            *(section.html() for section in extra_sections(result.extras, view)),
             f"<section><h2>{t('report.html.checks')}</h2>{details}</section>",
         ]
     )

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Callable, Mapping
@@ -18,13 +19,22 @@ from autograder.reports.i18n import t
 TRAINING = "training"  # the extras entry of the training part (autograder.part_kinds.TrainingPart)
 
 
+def _nothing() -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class ReportSection:
-    """One block of a submission's feedback, in the HTML page and in its Markdown version."""
+    """One block of a submission's feedback, in the HTML page and in its Markdown version.
+
+    Each format is rendered only when asked for (a page's pictures are not drawn for the Markdown).
+    """
 
     key: str  # the extras entry it draws (TRAINING replaces the engine's generic training section)
-    html: str = ""  # a <section> element (its student-derived strings escaped, e.g. by `escape_html`); "": none
-    markdown: str = ""  # Markdown (its student-derived strings through reports.md_safe); "": none
+    # () -> a <section> element (its student-derived strings escaped, e.g. by `escape_html`); "": none
+    html: Callable[[], str] = _nothing
+    # () -> Markdown (its student-derived strings through reports.md_safe); "": none
+    markdown: Callable[[], str] = _nothing
 
 
 # (the submission's report extras) -> the assignment's sections, in the order shown; must not
@@ -54,18 +64,30 @@ def training_section(training: Mapping[str, Any] | None) -> ReportSection:
             verdict as "message"), or None.
 
     Returns:
-        The section ("" in both formats without a training run; the Markdown version shows
-        nothing, the verdict being in the parts table already).
+        The section (empty without a training run; its Markdown version shows nothing, the
+        verdict being in the parts table already).
+    """
+    return ReportSection(TRAINING, html=functools.partial(training_html, training))
+
+
+def training_html(training: Mapping[str, Any] | None) -> str:
+    """The generic training section's HTML (see `training_section`).
+
+    Args:
+        training: `extras["training"]`, or None.
+
+    Returns:
+        A <section> element, or "" without a training run.
     """
     if not training:
-        return ReportSection(TRAINING)
+        return ""
     lines = []
     if isinstance(training.get("method"), str):
         lines.append(f"<p>{escape_html(training['method'])}</p>")
     if training.get("message"):
         lines.append(f'<p class="note">{escape_html(training["message"])}</p>')
     title = f"<h2>{t('report.training_run')}</h2>"
-    return ReportSection(TRAINING, f'<section id="training">{title}{"".join(lines)}</section>')
+    return f'<section id="training">{title}{"".join(lines)}</section>'
 
 
 def extra_sections(extras: Mapping[str, Any], view: ReportView | None = None) -> list[ReportSection]:

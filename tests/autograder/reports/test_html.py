@@ -117,7 +117,7 @@ def test_without_an_assignment_view_a_training_run_shows_its_method_and_verdict_
 
 def test_an_assignments_training_section_replaces_the_generic_one() -> None:
     def view(extras: Mapping[str, Any]) -> list[ReportSection]:
-        return [ReportSection("training", '<section id="training">own</section>', "own training")]
+        return [ReportSection("training", lambda: '<section id="training">own</section>', lambda: "own training")]
 
     result = result_with("partial", training=True)
     page = render_html(result, PARTS, view=view)
