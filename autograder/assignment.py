@@ -149,8 +149,9 @@ class Assignment:
     report_sections: ReportView | None = None
     # Config sections only this assignment has (grader.yml key -> pydantic model class).
     config_sections: Mapping[str, Any] = field(default_factory=dict)
-    # The assignment's own message catalogue (<lang>.yml files, the engine's format); its
-    # `part.<name>` keys title the parts in reports, ahead of the engine's catalogue.
+    # The assignment's own message catalogue (<lang>.yml files, the engine's format), asked before
+    # the engine's while it is graded or reported (autograder.reports.i18n); its `part.<name>` keys
+    # title the parts in reports.
     messages_dir: Path | None = None
 
     @property

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from autograder.assignment import Assignment, TrainingOutcome
+from autograder.reports.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from autograder.reports.sections import ReportSection
 
 FOLDER = Path(__file__).resolve().parent
+MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
 
 # The module globals the original template's functions read; the engine injects the same ones (and
@@ -68,7 +70,10 @@ def run_training(
     """
     from assignments.transformer_mt.training_part import run_training_part
 
-    return run_training_part(statements, config, grader_globals, submission=submission)
+    # The training modules ask the engine's `t`, which knows this catalogue while the engine grades
+    # this assignment; naming it here keeps the hook whole when a tool calls it on its own.
+    with use_language(current_language(), MESSAGES_DIR):
+        return run_training_part(statements, config, grader_globals, submission=submission)
 
 
 def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
@@ -134,4 +139,5 @@ ASSIGNMENT = Assignment(
     sidecar_names=sidecar_names,
     report_extras=report_extras,
     report_sections=report_sections,
+    messages_dir=MESSAGES_DIR,
 )

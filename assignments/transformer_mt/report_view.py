@@ -2,7 +2,7 @@
 
 # The engine's `Assignment.report_sections` hook: it turns the report extras this assignment writes
 # (report_extras' "attention_mask", the training hook's details as "training") into finished HTML
-# and Markdown, in the current feedback language. Student-derived
+# and Markdown, in the current feedback language (this assignment's catalogue). Student-derived
 # strings go through the engine's escaping (escape_html, md_text), as in every other section.
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from assignments.transformer_mt.messages import t
 from autograder.reports.figures import png_data_uri, pyplot, save_png
-from autograder.reports.i18n import t
 from autograder.reports.md_safe import md_text
 from autograder.reports.sections import TRAINING, ReportSection, escape_html
 

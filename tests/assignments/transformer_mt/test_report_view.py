@@ -17,6 +17,7 @@ from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.reports.feedback import render_feedback_markdown
 from autograder.reports.html import render_html
+from autograder.reports.i18n import t, use_language
 from autograder.reports.submission_json import read_submission_json
 from autograder.results import SubmissionResult
 
@@ -41,8 +42,8 @@ def result_with(name: str, mask: str | None = None, training: str | None = None)
     return result
 
 
-def test_the_assignment_hands_the_engine_its_view() -> None:
-    assert VIEW is not None
+def test_the_assignment_hands_the_engine_its_view_and_catalogue() -> None:
+    assert VIEW is not None and ASSIGNMENT.messages_dir is not None
     extras = result_with("partial", "mask_triu.json", "training_history.json").extras
     assert [section.key for section in VIEW(extras)] == ["attention_mask", "training"]
     assert VIEW({}) == [] and report_sections({"other": 1}) == []
@@ -94,3 +95,14 @@ def test_a_checkpoint_grading_says_how_it_was_graded_and_draws_no_curve() -> Non
     assert "A man is sleeping on a couch in a green room ." in page
     text = render_feedback_markdown(result, view=VIEW)
     assert "validation BLEU 0.205 (bar 0.2). Your checkpoint `checkpoint.pt` (57.8 MB)" in text
+
+
+def test_the_sections_speak_the_feedback_language_from_this_assignments_catalogue() -> None:
+    result = result_with("partial", "mask_triu.json", "training_history.json")
+    with use_language("ko", ASSIGNMENT.messages_dir):
+        page = render_html(result, PARTS, view=VIEW)
+        title, examples = t("report.mask.title"), t("report.examples_title")
+    assert title == "디코더 self-attention이 볼 수 있는 위치" and title in page and examples in page
+    with use_language("ko"):  # no assignment catalogue in the context: the view asks its own
+        assert [section.key for section in report_sections(result.extras)] == ["attention_mask", "training"]
+        assert "디코더 self-attention이 볼 수 있는 위치" in report_sections(result.extras)[0].html()
