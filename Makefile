@@ -9,7 +9,8 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.lock)
 
 .PHONY: setup grade-examples test test-slow test-e2e lint train-cpu bench gradescope-zip student-bundle
 
-# setup.py and the hook it installs are prerequisites too: an existing environment gets a changed hook.
+# setup.py and the hook it installs are prerequisites too: an existing environment gets a changed (or renamed)
+# hook; reinstalling removes the files of the previous installation (e.g. a hook under its earlier name).
 $(VENV)/.installed: requirements.lock requirements-dev.lock setup.py autograder/integrations/otter_hook.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

@@ -20,6 +20,7 @@ import yaml
 
 if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
     from autograder.config import GraderConfig
+    from autograder.reports.sections import ReportView
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
@@ -231,8 +232,12 @@ class Assignment:
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None
     report_extras: ReportHook | None = None
-    # The assignment's own message catalogue (<lang>.yml files, the engine's format); its
-    # `part.<name>` keys title the parts in reports, ahead of the engine's catalogue.
+    # (report extras) -> the feedback's sections that draw them, in the assignment's words and the
+    # current language (autograder.reports.sections); None: the engine's generic sections only.
+    report_sections: ReportView | None = None
+    # The assignment's own message catalogue (<lang>.yml files, the engine's format), asked before
+    # the engine's while it is graded or reported (autograder.reports.i18n); its `part.<name>` keys
+    # title the parts in reports.
     messages_dir: Path | None = None
 
     @property

@@ -54,7 +54,7 @@ class SubmissionResult:
     parts: list[PartResult]
     load_problems: list[str] = field(default_factory=list)  # syntax errors etc., with cell/line
     notes: list[str] = field(default_factory=list)  # grader notes for the student
-    extras: dict[str, Any] = field(default_factory=dict)  # e.g. training curve, score details
+    extras: dict[str, Any] = field(default_factory=dict)  # e.g. a training run's figures (drawn by the assignment)
     grading_seconds: float = 0.0
     # How the student code was confined: "namespace" (root jail), "userns" (jail without root),
     # "weak" (audit hook only, best effort), "" (no code ran).

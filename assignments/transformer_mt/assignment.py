@@ -6,18 +6,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from autograder.assignment import Assignment, TrainingOutcome
+from autograder.reports.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
+    from autograder.reports.sections import ReportSection
 
 FOLDER = Path(__file__).resolve().parent
+MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
 
 # The module globals the original template's functions read; the engine injects the same ones (and
@@ -66,7 +70,10 @@ def run_training(
     """
     from assignments.transformer_mt.training_part import run_training_part
 
-    return run_training_part(statements, config, grader_globals, submission=submission)
+    # The training modules ask the engine's `t`, which knows this catalogue while the engine grades
+    # this assignment; naming it here keeps the hook whole when a tool calls it on its own.
+    with use_language(current_language(), MESSAGES_DIR):
+        return run_training_part(statements, config, grader_globals, submission=submission)
 
 
 def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
@@ -105,6 +112,20 @@ def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
     return {"attention_mask": collect_mask_picture(worker)}
 
 
+def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
+    """The feedback's sections for this assignment's extras: the mask picture, the training run's BLEU.
+
+    Args:
+        extras: a graded submission's report extras.
+
+    Returns:
+        The sections, in the order shown (assignments.transformer_mt.report_view).
+    """
+    from assignments.transformer_mt.report_view import report_sections as sections
+
+    return sections(extras)
+
+
 ASSIGNMENT = Assignment(
     name=FOLDER.name,
     folder=FOLDER,
@@ -119,4 +140,6 @@ ASSIGNMENT = Assignment(
     training=run_training,
     sidecar_names=sidecar_names,
     report_extras=report_extras,
+    report_sections=report_sections,
+    messages_dir=MESSAGES_DIR,
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from autograder.reports.i18n import t
+from assignments.transformer_mt.messages import t
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 PAD_IDX = 3

@@ -4,7 +4,7 @@
 # notebook-metadata schema before it loads any plugin, so a notebook the engine grades (a
 # byte-order mark, a cell without `metadata`, an odd `metadata.otter`) stops Otter with no
 # results. Otter has no earlier hook, so installing the project (`pip install .`, `make setup`)
-# puts this file into site-packages as the top-level module `transformer_mt_otter_hook`, with a
+# puts this file into site-packages as the top-level module `autograder_otter_hook`, with a
 # .pth file (`pth_text()`) that imports it at interpreter start-up and calls install(): a finder
 # first on sys.meta_path that ignores every import but Otter's runner module and, once that module
 # is loaded, hands it to otter_compat (setup.py writes both files into every wheel's root).
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-PTH_NAME = "transformer_mt_otter_hook.pth"
-HOOK_NAME = "transformer_mt_otter_hook"  # this file's name as installed into site-packages
+PTH_NAME = "autograder_otter_hook.pth"
+HOOK_NAME = "autograder_otter_hook"  # this file's name as installed into site-packages
 RUNNER_MODULE = "otter.run.run_autograder.runners.python_runner"
 PATCH_MODULE = "autograder.integrations.otter_compat"
 
@@ -103,7 +103,7 @@ def pth_text() -> str:
         The text setup.py writes into the wheel's root (site-packages once installed).
     """
     return (
-        "# transformer-mt-autograder: lets `otter run` grade notebooks Otter's reader rejects when the\n"
+        "# autograder: lets `otter run` grade notebooks Otter's reader rejects when the\n"
         f"# autograder uses this project's plugin (see {HOOK_NAME}.py beside this file).\n"
         f"import sys; sys.flags.isolated or __import__({HOOK_NAME!r}).install()\n"
     )

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import html
-import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from autograder.reports.common import (
     ConfigParts,
@@ -20,9 +17,9 @@ from autograder.reports.common import (
     part_possible,
     skip_reason,
 )
-from autograder.reports.figures import mask_figure_png, png_data_uri, training_figure_png, training_series
 from autograder.reports.i18n import part_title, t
 from autograder.reports.markdown import status_label
+from autograder.reports.sections import ReportView, escape_html, extra_sections
 from autograder.results import PartResult, SubmissionResult
 
 # No request may leave the page: images are data URIs, styles inline, scripts none.
@@ -52,13 +49,6 @@ ul{margin:6px 0;padding-left:20px} li{margin:3px 0}
 """
 
 
-def _text(value: Any) -> str:
-    """Escape text and show `code` spans and line breaks."""
-    escaped = html.escape(str(value))
-    escaped = re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escaped)
-    return escaped.replace("\n", "<br>")
-
-
 def _badge(part: PartResult) -> str:
     if is_skipped(part):
         return f'<span class="badge skip">{t("report.html.badge.not_graded")}</span>'
@@ -80,8 +70,9 @@ def _overview(parts: list[PartResult]) -> str:
     rows = []
     for part in parts:
         score = t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part))
+        title = escape_html(part_title(part.part, part.title))
         rows.append(
-            f'<tr><td><a href="#part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))}</a></td>'
+            f'<tr><td><a href="#part-{html.escape(part.part)}">{title}</a></td>'
             f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>'
         )
     return (
@@ -93,9 +84,10 @@ def _overview(parts: list[PartResult]) -> str:
 
 
 def _part_details(part: PartResult, shown: set[str]) -> str:
-    head = f'<h3 id="part-{html.escape(part.part)}">{_text(part_title(part.part, part.title))} {_badge(part)}</h3>'
+    title = escape_html(part_title(part.part, part.title))
+    head = f'<h3 id="part-{html.escape(part.part)}">{title} {_badge(part)}</h3>'
     if is_skipped(part):
-        return head + f'<p class="note">{_text(skip_reason(part) or t("report.html.not_graded_run"))}</p>'
+        return head + f'<p class="note">{escape_html(skip_reason(part) or t("report.html.not_graded_run"))}</p>'
     if not part.checks:
         return head + f'<p class="note">{t("report.html.not_graded_notes")}</p>'
     rows = []
@@ -109,7 +101,7 @@ def _part_details(part: PartResult, shown: set[str]) -> str:
         message = ""
         if check.message and not check.passed and not check.skipped:
             # One message shared by several checks (e.g. "not defined") is written once.
-            text = t("report.same_reason") if check.message in shown else _text(check.message)
+            text = t("report.same_reason") if check.message in shown else escape_html(check.message)
             shown.add(check.message)
             message = f'<div class="msg">{text}</div>'
         rows.append(
@@ -127,112 +119,24 @@ def _part_details(part: PartResult, shown: set[str]) -> str:
 def _list_section(title: str, entries: list[str]) -> str:
     if not entries:
         return ""
-    items = "".join(f"<li>{_text(entry)}</li>" for entry in entries)
+    items = "".join(f"<li>{escape_html(entry)}</li>" for entry in entries)
     return f"<section><h2>{html.escape(title)}</h2><ul>{items}</ul></section>"
-
-
-def attention_section(picture: Mapping[str, Any] | None) -> str:
-    """The "what your attention mask lets each position see" section (a mask picture extra).
-
-    Args:
-        picture: `extras["attention_mask"]` (see `autograder.attention_view`), or None.
-
-    Returns:
-        HTML, or "" when no picture was collected.
-    """
-    if not picture:
-        return ""
-    intro = f'<p class="note">{t("report.mask.intro", pad_idx=html.escape(str(picture.get("pad_idx"))))}</p>'
-    body = ""
-    if picture.get("error"):
-        body = f'<div class="msg">{_text(picture["error"])}</div>'
-    else:
-        verdict = (
-            f'<span class="badge pass">{t("report.mask.matches")}</span>'
-            if picture.get("matches")
-            else f'<span class="badge fail">{t("report.mask.differs")}</span>'
-        )
-        findings = "".join(f"<li>{_text(f)}</li>" for f in picture.get("findings", []))
-        body = f"<p>{verdict}</p><ul>{findings}</ul>"
-    image = png_data_uri(mask_figure_png(picture))
-    return (
-        f'<section id="attention"><h2>{t("report.mask.title")}</h2>{intro}{body}'
-        f'<img alt="{t("report.mask.alt")}" src="{image}"></section>'
-    )
-
-
-def training_section(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
-    """The training run section: BLEU against the bar and the loss/BLEU curve.
-
-    Args:
-        training: `extras["training"]`, or None.
-        threshold: the BLEU bar (grader.yml training.threshold_bleu).
-
-    Returns:
-        HTML, or "" when the submission was not trained.
-    """
-    if not training:
-        return ""
-    series = training_series(training)
-    threshold = series["threshold"] if series["threshold"] is not None else threshold
-    lines = []
-    memorisation = training.get("memorisation")
-    if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
-        detail = t(
-            "report.memorised_detail",
-            validation=memorisation["validation_bleu"],
-            test=memorisation["test_bleu"],
-            gap=memorisation["gap"],
-            threshold=memorisation["threshold"],
-        )
-        lines.append(f'<div class="msg"><b>{_text(t("report.memorised_banner"))}</b><br>{_text(detail)}</div>')
-    if isinstance(training.get("method"), str):
-        lines.append(f"<p>{_text(training['method'])}</p>")
-    if series["final_bleu"] is not None:
-        bar = t("report.training_bar_html", bar=threshold) if threshold is not None else ""
-        lines.append(f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>")
-    if training.get("message"):
-        lines.append(f'<p class="note">{_text(training["message"])}</p>')
-    png = training_figure_png(training, threshold)
-    image = f'<img alt="{t("report.training_curve_alt")}" src="{png_data_uri(png)}">' if png else ""
-    return (
-        f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
-        f"{_translation_examples(training)}</section>"
-    )
-
-
-def _translation_examples(training: Mapping[str, Any]) -> str:
-    evaluation = training.get("evaluation")
-    examples = evaluation.get("examples") if isinstance(evaluation, Mapping) else None
-    if not examples:
-        return ""
-    rows = "".join(
-        f"<tr><td>{_text(e.get('src', ''))}</td><td>{_text(e.get('ref', ''))}</td>"
-        f"<td>{_text(e.get('hyp', ''))}</td></tr>"
-        for e in examples
-        if isinstance(e, Mapping)
-    )
-    return (
-        f"<h3>{t('report.examples_title')}</h3><table><tr><th>{t('report.examples.source')}</th>"
-        f"<th>{t('report.examples.reference')}</th><th>{t('report.examples.hypothesis')}</th></tr>"
-        f"{rows}</table>"
-    )
 
 
 def render_html(
     result: SubmissionResult,
     config_parts: ConfigParts | None = None,
     assignment: str = "",
-    bleu_threshold: float | None = None,
+    view: ReportView | None = None,
 ) -> str:
     """The feedback page of one submission as one self-contained HTML document.
 
     Args:
-        result: the graded submission (extras "attention_mask" and "training" are drawn when
-            present; "traceback" and "internal_errors" are for staff and never shown).
+        result: the graded submission (its extras are drawn by `view`, a training run at least
+            generically; "traceback" and "internal_errors" are for staff and never shown).
         config_parts: `config.parts`, for the part order.
         assignment: the assignment's name for the title.
-        bleu_threshold: the training part's BLEU bar, drawn on the curve.
+        view: the graded assignment's `report_sections` hook (None: generic sections only).
 
     Returns:
         The HTML text.
@@ -260,8 +164,7 @@ def render_html(
             _overview(parts),
             _list_section(t("report.load_problems_long"), result.load_problems),
             _list_section(t("report.notes"), result.notes),
-            attention_section(result.extras.get("attention_mask")),
-            training_section(result.extras.get("training"), bleu_threshold),
+            *(section.html() for section in extra_sections(result.extras, view)),
             f"<section><h2>{t('report.html.checks')}</h2>{details}</section>",
         ]
     )
@@ -279,7 +182,7 @@ def write_html(
     path: Path,
     config_parts: ConfigParts | None = None,
     assignment: str = "",
-    bleu_threshold: float | None = None,
+    view: ReportView | None = None,
 ) -> None:
     """Write `render_html(...)` to a file.
 
@@ -288,6 +191,6 @@ def write_html(
         path: the destination, e.g. `<out>/<stem>.html`.
         config_parts: `config.parts`.
         assignment: the assignment's name.
-        bleu_threshold: the training part's BLEU bar.
+        view: the graded assignment's `report_sections` hook.
     """
-    path.write_text(render_html(result, config_parts, assignment, bleu_threshold), encoding="utf-8")
+    path.write_text(render_html(result, config_parts, assignment, view), encoding="utf-8")

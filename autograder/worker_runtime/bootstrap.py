@@ -18,7 +18,10 @@ BOOT_CODE = "import sys; sys.path.insert(0, sys.argv[1]); from worker_runtime.bo
 # The module name the installed project's Otter start-up hook runs under (its .pth skips `python -I`
 # interpreters; dropped here as well). Equal to autograder.integrations.otter_hook.HOOK_NAME, which
 # this package, copied into the sandbox, cannot import.
-OTTER_STARTUP_HOOK = "transformer_mt_otter_hook"
+OTTER_STARTUP_HOOK = "autograder_otter_hook"
+# The attribute every version of that hook's finder carries (otter_hook.OtterRunnerHook), so that a
+# hook left in site-packages under an earlier module name is dropped too.
+OTTER_HOOK_MARKER = "is_otter_runner_hook"
 EXIT_DROP_FAILED = 76  # plain isolation as root, but switching to the sandbox user was refused
 
 
@@ -76,11 +79,14 @@ def _clean_sys_path(config: dict[str, Any], lib_dir: str, in_namespace: bool) ->
     # setuptools' editable installs map package names to project paths with a meta-path finder
     # (installed as the class itself, not an instance) and a path hook for namespace packages; the
     # project's Otter start-up hook is a meta-path finder too (it would import the project)
-    sys.meta_path[:] = [
-        f for f in sys.meta_path if not _from_editable_install(f) and type(f).__module__ != OTTER_STARTUP_HOOK
-    ]
+    sys.meta_path[:] = [f for f in sys.meta_path if not _from_editable_install(f) and not _is_otter_hook(f)]
     sys.path_hooks[:] = [h for h in sys.path_hooks if not _from_editable_install(h)]
     sys.path_importer_cache.clear()
+
+
+def _is_otter_hook(finder: object) -> bool:
+    """Returns: whether a meta-path finder is the installed Otter start-up hook (any version of it)."""
+    return type(finder).__module__ == OTTER_STARTUP_HOOK or getattr(finder, OTTER_HOOK_MARKER, False) is True
 
 
 def _from_editable_install(finder: object) -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from assignments.transformer_mt.settings import TRAINING_MODES as CONFIG_MODES
 from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
-from autograder.assignment import assignment_of
+from autograder.assignment import assignment_of, load_assignment
 from autograder.config import load_config
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
 from autograder.reports.i18n import LANGUAGES, catalogue
@@ -21,8 +21,10 @@ def test_the_modes_config_accepts_are_the_registered_strategies() -> None:
 
 
 def test_every_mode_has_its_messages_in_every_language() -> None:
+    messages_dir = load_assignment("transformer_mt").messages_dir  # the training modes are Part 2's
+    assert messages_dir is not None
     for language in LANGUAGES:
-        messages = catalogue(language)
+        messages = catalogue(language, messages_dir)
         for name in TRAINING_MODES:
             assert f"training.method.{name}" in messages, (language, name)
             assert f"training.low_bleu_hint.{name}" in messages, (language, name)

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 
+import pytest
+
+from assignments.transformer_mt.messages import MESSAGES_DIR, t
+from assignments.transformer_mt.report_view import training_markdown, training_section
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
 from assignments.transformer_mt.training_part import _verdict
 from autograder.config import load_config
-from autograder.reports.feedback import training_markdown
-from autograder.reports.html import training_section
-from autograder.reports.i18n import t, use_language
+from autograder.reports.i18n import use_language
 
 CONFIG = load_config(overrides={"feedback.language": "en"})
+
+
+@pytest.fixture(autouse=True)
+def _graded_as_part_2() -> Iterator[None]:
+    """The context the engine grades Part 2 in: its catalogue serves the training modules' messages."""
+    with use_language("en", MESSAGES_DIR):
+        yield
 
 
 def _evaluation(validation: float, test: float) -> dict:
@@ -52,7 +62,7 @@ def test_the_flag_is_loud_in_both_feedback_formats_and_languages() -> None:
     details = _verdict(_evaluation(0.62, 0.08), CONFIG, {"mode": "recipe"}).details
     details["bleu"] = 0.62
     for language in ("en", "ko"):
-        with use_language(language):
+        with use_language(language, MESSAGES_DIR):
             banner = t("report.memorised_banner")
             assert banner in training_markdown(details, 0.2)
             assert html.escape(banner) in training_section(details, 0.2)

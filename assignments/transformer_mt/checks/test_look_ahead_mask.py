@@ -6,8 +6,8 @@ import torch
 from torch import Tensor
 
 import reference.masks
+from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, expect_tensor, fail, first_mismatch, require, token_batch
-from autograder.reports.i18n import t
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 

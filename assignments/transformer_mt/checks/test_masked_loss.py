@@ -8,8 +8,8 @@ import torch
 from torch import Tensor, nn
 
 import reference.loss
+from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require, token_batch
-from autograder.reports.i18n import t
 from autograder.sandbox import TorchObject
 
 FUNCTION = "calculate_loss"

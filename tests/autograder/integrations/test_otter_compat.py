@@ -9,6 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -43,7 +44,8 @@ PROBE = """
 import json, os, site, sys
 site.addsitedir(sys.argv[1])
 report = {
-    "hooks": [type(f).__module__ for f in sys.meta_path].count(sys.argv[3]),
+    # by the finder's marker: an environment may also hold the hook under an earlier module name
+    "hooks": sum(getattr(f, sys.argv[3], False) is True for f in sys.meta_path),
     "imported": sorted(m for m in ("autograder", "otter", "typing") if m in sys.modules),
 }
 from otter.run.run_autograder.runners import create_runner
@@ -67,7 +69,7 @@ print(json.dumps(report))
 
 
 def _probe(installed_project: Path, folder: Path, *flags: str) -> dict[str, object]:
-    arguments = [str(installed_project), str(folder), otter_hook.HOOK_NAME, PLUGIN_NAME]
+    arguments = [str(installed_project), str(folder), bootstrap.OTTER_HOOK_MARKER, PLUGIN_NAME]
     done = subprocess.run(
         [sys.executable, *flags, "-c", PROBE, *arguments],
         cwd=folder.parent,  # not the checkout: `autograder` comes from the installed folder
@@ -115,18 +117,37 @@ def test_the_hook_is_inert_in_isolated_interpreters(installed_project: Path, not
         assert report[f"engine:{defect}.ipynb"] != "ok", (defect, report)
 
 
-def test_the_worker_bootstrap_drops_an_installed_hook(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location(otter_hook.HOOK_NAME, HOOK_SOURCE)
+def _hook_module(name: str) -> ModuleType:
+    """The hook's source loaded as site-packages' copy runs: as a top-level module named `name`."""
+    spec = importlib.util.spec_from_file_location(name, HOOK_SOURCE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # as site-packages' copy runs: under its installed name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_hook_is_named_after_the_engine_not_an_assignment() -> None:
+    assert otter_hook.HOOK_NAME == "autograder_otter_hook" and otter_hook.PTH_NAME == "autograder_otter_hook.pth"
     assert bootstrap.OTTER_STARTUP_HOOK == otter_hook.HOOK_NAME
+
+
+# An environment installed before the rename may still hold the hook under its earlier name.
+@pytest.mark.parametrize("installed_as", [otter_hook.HOOK_NAME, "transformer_mt_otter_hook"])
+def test_the_worker_bootstrap_drops_an_installed_hook(monkeypatch: pytest.MonkeyPatch, installed_as: str) -> None:
+    module = _hook_module(installed_as)
     monkeypatch.setattr(sys, "meta_path", [module.OtterRunnerHook(), *sys.meta_path])
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(sys, "path_hooks", list(sys.path_hooks))
     bootstrap._clean_sys_path({"jail": {"hidden": [], "python_dirs": []}}, "/nonexistent-lib", False)
-    assert [f for f in sys.meta_path if type(f).__module__ == otter_hook.HOOK_NAME] == []
+    assert [f for f in sys.meta_path if type(f).__module__ == installed_as] == []
     assert sys.path[0] == "/nonexistent-lib"
+
+
+def test_a_hook_left_under_the_earlier_name_adds_no_second_finder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    for name in ("transformer_mt_otter_hook", otter_hook.HOOK_NAME):  # both .pth files run at start-up
+        _hook_module(name).install()
+    assert sum(getattr(f, "is_otter_runner_hook", False) is True for f in sys.meta_path) == 1
 
 
 def test_every_wheel_carries_the_hook(installed_project: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""HTML feedback: self-contained, per-part results, attention picture, training curve; headless Chromium."""
+"""HTML feedback: self-contained, per-part results, the assignment's sections in place; headless Chromium."""
 
 from __future__ import annotations
 
@@ -11,15 +11,20 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from assignments.transformer_mt.report_view import OPEN_COLOUR
+from autograder.assignment import load_assignment
 from autograder.config import load_config
-from autograder.reports.feedback import mask_markdown, render_feedback_markdown
-from autograder.reports.figures import OPEN_COLOUR, mask_figure_png, training_figure_png, training_series
+from autograder.reports.common import part_columns
+from autograder.reports.feedback import render_feedback_markdown
 from autograder.reports.html import render_html
+from autograder.reports.sections import ReportSection
 from autograder.reports.submission_json import read_submission_json
 from autograder.results import SubmissionResult
 
@@ -27,6 +32,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RESULTS = FIXTURES / "results"
 INTEGRATIONS = FIXTURES / "integrations"
 PARTS = load_config(RESULTS / "grader.yml").parts
+VIEW = load_assignment("transformer_mt").report_sections  # an assignment that draws its extras
 SCREENSHOTS = Path(os.environ.get("HTML_SCREENSHOT_DIR", tempfile.gettempdir())) / "autograder-html-screenshots"
 
 
@@ -55,7 +61,8 @@ class _Links(HTMLParser):
 
 
 def test_page_is_self_contained() -> None:
-    page = render_html(result_with("trained", "mask_triu.json", training=True), PARTS, "Course")
+    page = render_html(result_with("trained", "mask_triu.json", training=True), PARTS, "Course", VIEW)
+    assert 'id="attention"' in page and 'id="training"' in page
     parser = _Links()
     parser.feed(page)
     assert parser.urls and all(u.startswith(("data:image/png;base64,", "#")) for u in parser.urls)
@@ -83,42 +90,39 @@ def test_staff_only_extras_are_not_shown() -> None:
     assert "secret detail" not in page and "Traceback" not in page
 
 
-def test_attention_section_for_correct_buggy_and_missing_masks() -> None:
-    correct = render_html(result_with("full_marks", "mask_correct.json"), PARTS)
-    buggy = render_html(result_with("partial", "mask_triu.json"), PARTS)
-    missing = render_html(result_with("unreadable", "mask_missing.json"), PARTS)
-    assert "matches the correct mask" in correct and "differs from the correct mask" in buggy
-    assert "LATER tokens" in buggy and "is not defined" in missing
-    assert "attention" not in render_html(result_with("partial"), PARTS).split("<h2>Checks")[0].lower()
-
-
-def test_training_section_from_history_and_compact_curve() -> None:
-    page = render_html(result_with("partial", training=True), PARTS, bleu_threshold=0.2)
-    assert "<b>0.268</b>" in page and "the bar is 0.2" in page
-    assert "Example translations" in page and "Two young white men are outside" in page
-    compact = render_html(result_with("trained"), PARTS, bleu_threshold=0.2)  # {"curve", "bleu"}
-    assert "<b>0.143</b>" in compact and 'alt="training curve"' in compact
-    series = training_series(fixture_json("training_history.json"))
-    assert len(series["bleu"]) == 4 and series["x_label"] == "step"
-    assert training_figure_png({"notes": "nothing to plot"}) is None
-
-
-def test_mask_pictures_differ_between_correct_and_triu() -> None:
-    correct, triu = (
-        mask_figure_png(fixture_json("mask_correct.json")),
-        mask_figure_png(fixture_json("mask_triu.json")),
+def test_the_assignments_sections_sit_between_the_notes_and_the_checks() -> None:
+    result = result_with("partial", "mask_triu.json", training=True)
+    result.notes.append("a note")
+    page = render_html(result, PARTS, "Course", VIEW)
+    notes, attention, training, checks = (
+        page.index(marker) for marker in ("<h2>Notes", 'id="attention"', 'id="training"', "<h2>Checks")
     )
-    assert correct.startswith(b"\x89PNG") and triu.startswith(b"\x89PNG") and correct != triu
+    assert notes < attention < training < checks
+    assert "attention" not in render_html(result_with("partial"), PARTS, view=VIEW).split("<h2>Checks")[0].lower()
 
 
-def test_markdown_version_draws_the_mask_as_text() -> None:
-    text = mask_markdown(fixture_json("mask_triu.json"))
-    rows = re.findall(r"^\s*<sos> (.*)$", text, re.M)
-    assert rows[0].split() == ["■", "✗", "✗", "✗", "✗", "·"]  # the first query sees the future
-    correct_rows = re.findall(r"^\s*<sos> (.*)$", mask_markdown(fixture_json("mask_correct.json")), re.M)
-    assert correct_rows[0].split() == ["■", "·", "·", "·", "·", "·"]
-    full = render_feedback_markdown(result_with("partial", "mask_triu.json", training=True), bleu_threshold=0.2)
-    assert "| Part | Points | Failed checks |" in full and "validation BLEU 0.268 (bar 0.2)" in full
+def test_without_an_assignment_view_a_training_run_shows_its_method_and_verdict_only() -> None:
+    result = result_with("partial", "mask_triu.json", training=True)
+    result.extras["training"].update(method="Trained `by` <the grader>.", message="Accuracy 0.95 & more.")
+    page = render_html(result, PARTS)
+    section = page[page.index('<section id="training">') :]
+    section = section[: section.index("</section>")]
+    assert "<p>Trained <code>by</code> &lt;the grader&gt;.</p>" in section
+    assert '<p class="note">Accuracy 0.95 &amp; more.</p>' in section
+    assert "BLEU" not in section and "<img" not in section and 'id="attention"' not in page  # nothing it cannot know
+    assert render_feedback_markdown(result, part_columns(PARTS)) == render_feedback_markdown(
+        result_with("partial"), part_columns(PARTS)
+    )
+
+
+def test_an_assignments_training_section_replaces_the_generic_one() -> None:
+    def view(extras: Mapping[str, Any]) -> list[ReportSection]:
+        return [ReportSection("training", lambda: '<section id="training">own</section>', lambda: "own training")]
+
+    result = result_with("partial", training=True)
+    page = render_html(result, PARTS, view=view)
+    assert page.count('<section id="training">') == 1 and '<section id="training">own</section>' in page
+    assert render_feedback_markdown(result, view=view).endswith("\nown training")
 
 
 def _screenshot(html_path: Path, png_path: Path) -> None:
@@ -165,7 +169,7 @@ def test_page_renders_in_headless_chromium(name: str, mask: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = SCREENSHOTS / f"{name}.html"
     page.write_text(
-        render_html(result_with(name, mask, training=True), PARTS, "Transformer, Part 2", 0.2), encoding="utf-8"
+        render_html(result_with(name, mask, training=True), PARTS, "Transformer, Part 2", VIEW), encoding="utf-8"
     )
     shot = SCREENSHOTS / f"{name}.png"
     shot.unlink(missing_ok=True)
@@ -175,14 +179,3 @@ def test_page_renders_in_headless_chromium(name: str, mask: str) -> None:
     assert _blue_pixels(data) > 2000  # the heatmap (and bars) are drawn on the first screen
     image = re.search(r'alt="look-ahead mask heatmap" src="data:image/png;base64,([^"]+)"', page.read_text())
     assert image and _blue_pixels(base64.b64decode(image.group(1))) > 0
-
-
-def test_a_checkpoint_grading_says_how_it_was_graded_and_draws_no_curve() -> None:
-    result = read_submission_json(RESULTS / "trained.json")
-    result.extras["training"] = fixture_json("training_checkpoint.json")
-    page = render_html(result, PARTS, bleu_threshold=0.2)
-    assert "Your checkpoint <code>checkpoint.pt</code> (57.8 MB) was evaluated without training" in page
-    assert "<b>0.205</b>" in page and 'alt="training curve"' not in page  # nothing was trained
-    assert "A man is sleeping on a couch in a green room ." in page
-    text = render_feedback_markdown(result, bleu_threshold=0.2)
-    assert "validation BLEU 0.205 (bar 0.2). Your checkpoint `checkpoint.pt` (57.8 MB)" in text

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
+from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.reports.common import part_columns
 from autograder.reports.feedback import render_feedback_markdown
@@ -23,6 +24,7 @@ from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PARTS = load_config(FIXTURES / "results" / "grader.yml").parts
+VIEW = load_assignment("transformer_mt").report_sections  # draws the poisoned mask and training extras
 NASTY: list[str] = yaml.safe_load((FIXTURES / "reports" / "nasty_strings.yml").read_text(encoding="utf-8"))
 MARKDOWN = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 
@@ -69,7 +71,7 @@ def _baseline(language: str) -> tuple[dict[str, int], dict[str, int]]:
     with use_language(language):
         clean = _poisoned("a plain message", "clean.ipynb")
         summary = render_markdown([clean, clean], PARTS)
-        feedback = render_feedback_markdown(clean, part_columns(PARTS))
+        feedback = render_feedback_markdown(clean, part_columns(PARTS), VIEW)
     return _structure(summary), _structure(feedback)
 
 
@@ -81,7 +83,7 @@ def test_nasty_text_adds_no_structure_to_the_summary_or_the_feedback(index: int,
     with use_language(language):
         poisoned = _poisoned(text, f"{text}.ipynb")
         summary = render_markdown([poisoned, _poisoned("a plain message", "clean.ipynb")], PARTS)
-        feedback = render_feedback_markdown(poisoned, part_columns(PARTS))
+        feedback = render_feedback_markdown(poisoned, part_columns(PARTS), VIEW)
     assert _structure(summary) == expected_summary, summary
     assert _structure(feedback) == expected_feedback, feedback
     for markdown in (summary, feedback):  # no line of the student's starts a block of its own

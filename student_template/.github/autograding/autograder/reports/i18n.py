@@ -1,10 +1,11 @@
 """The message catalogue of everything students read, in the language grader.yml's feedback section sets.
 
-Messages live in `autograder/reports/messages/<language>.yml`, one key per message, with
-`str.format` fields. Code asks for a key (`t("training.skipped.missing", name=...)`); the text
-comes from the current language's file, falling back to English for a key not translated yet.
-The grading entry points set the language from the configuration (`use_language`); library
-calls without one speak English.
+Messages live in `autograder/reports/messages/<language>.yml` (the engine's) and in the graded
+assignment's own catalogue (`Assignment.messages_dir`, same format), one key per message, with
+`str.format` fields. Code asks for a key (`t("engine.no_code")`); the text comes from the current
+language's files, the assignment's first, falling back to English for a key not translated yet.
+The grading entry points set the language and the assignment's catalogue from the configuration
+(`use_language`); library calls without one speak English and know only the engine's messages.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ LANGUAGES = ("ko", "en")
 FALLBACK = "en"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
-# The graded assignment's own catalogue folder (Assignment.messages_dir), consulted first for part titles.
+# The graded assignment's own catalogue folder (Assignment.messages_dir), asked before the engine's.
 _assignment_messages: contextvars.ContextVar[Path | None] = contextvars.ContextVar("assignment_messages", default=None)
 
 
@@ -85,7 +86,8 @@ def t(key: str, /, language: str | None = None, **fields: Any) -> str:
     """The message `key` in the current (or given) language, with its fields filled in.
 
     Args:
-        key: the catalogue key, e.g. "report.total" (positional: a message may have a {key} field).
+        key: the catalogue key, e.g. "report.total" (positional: a message may have a {key} field);
+            the graded assignment's catalogue is asked first, then the engine's.
         language: overrides the current language.
         **fields: values for the message's `{name}` fields.
 
@@ -95,11 +97,37 @@ def t(key: str, /, language: str | None = None, **fields: Any) -> str:
     Raises:
         KeyError: the key is in no catalogue (a programming error, caught by the tests).
     """
-    language = language or _language.get()
-    text = catalogue(language).get(key)
-    if text is None:
-        text = catalogue(FALLBACK)[key]
-    return text.format(**fields) if fields else text
+    return _message(key, language or _language.get(), _assignment_messages.get(), fields)
+
+
+def t_in(folder: Path, key: str, /, language: str | None = None, **fields: Any) -> str:
+    """`t` with `folder`'s catalogue asked first, whichever assignment is being graded: for an
+    assignment's own code that may run outside a grading (its checks run on their own, tools).
+
+    Args:
+        folder: an assignment's catalogue folder (its messages_dir).
+        key: the catalogue key.
+        language: overrides the current language.
+        **fields: values for the message's `{name}` fields.
+
+    Returns:
+        The text.
+
+    Raises:
+        KeyError: the key is in neither catalogue.
+    """
+    return _message(key, language or _language.get(), folder, fields)
+
+
+def _message(key: str, language: str, folder: Path | None, fields: dict[str, Any]) -> str:
+    """The text of `key`: the language's own (assignment's, then engine's), else English's (same order)."""
+    folders = (MESSAGES_DIR,) if folder is None else (folder, MESSAGES_DIR)
+    for lang in dict.fromkeys((language, FALLBACK)):
+        for where in folders:
+            text = catalogue(lang, where).get(key)
+            if text is not None:
+                return text.format(**fields) if fields else text
+    raise KeyError(key)
 
 
 def part_title(name: str, title: str) -> str:
