@@ -33,16 +33,19 @@ class _Degenerate(ReferenceStudent):
         self,
         handle: int,
         method: str,
-        args: list,
+        args: list[Any],
         *,
-        mode: str,
+        mode: str = "eval",
         seed: int = 0,
-        set_globals: dict | None = None,
+        set_globals: dict[str, Any] | None = None,
         grad: torch.Tensor | None = None,
+        grad_wrt: list[int] | None = None,
     ) -> Any:
         module = self.objects[handle]
-        if type(module).__name__ != self.cls or method != "forward":
-            return super().run(handle, method, args, mode=mode, seed=seed, set_globals=set_globals, grad=grad)
+        if type(module).__name__ != self.cls or method != "forward" or grad_wrt is not None:
+            return super().run(
+                handle, method, args, mode=mode, seed=seed, set_globals=set_globals, grad=grad, grad_wrt=grad_wrt
+            )
         output = self._degenerate_output(module, args)
         if grad is None:
             return output
