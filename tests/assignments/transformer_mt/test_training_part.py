@@ -11,7 +11,7 @@ from autograder.config import load_config
 from autograder.engine import grade_submission
 from autograder.results import SubmissionResult
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORRECT = ROOT / "examples" / "correct_original_format.ipynb"
 ENGLISH = {"feedback.language": "en"}
 

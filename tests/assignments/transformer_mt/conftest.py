@@ -11,7 +11,7 @@ import yaml
 
 from autograder.config import GraderConfig, load_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRAINING_FIXTURES = ROOT / "tests" / "fixtures" / "training"
 CORRECT_NOTEBOOK = ROOT / "examples" / "correct_original_format.ipynb"
 

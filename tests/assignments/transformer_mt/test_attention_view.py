@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
-from workflow_tools import EXAMPLES, ROOT
 
 import reference.masks
 from assignments.transformer_mt.assignment import GRADER_GLOBALS
@@ -19,6 +19,8 @@ from autograder.notebook import load_submission
 from autograder.part_kinds import worker_limits
 from autograder.sandbox import StudentError, Worker, WorkerFailure
 
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
 FIXTURES = ROOT / "tests" / "fixtures" / "integrations"
 
 

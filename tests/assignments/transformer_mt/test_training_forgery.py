@@ -20,7 +20,7 @@ from autograder.engine import grade_submission
 from mtkit.training import save_checkpoint
 from reference.train import build_model
 
-ATTACKS = Path(__file__).resolve().parents[1] / "fixtures" / "attacks"
+ATTACKS = Path(__file__).resolve().parents[2] / "fixtures" / "attacks"
 # The model sizes of the attack notebooks' hyperparameter cell (student_hparams, checkpoint).
 TINY_SIZES = {"embedding_dim": 48, "feed_forward_dim": 96, "num_heads": 4, "num_layers": 1, "drop_prob": 0.0}
 # Each test trains (or loads) a tiny model through the engine: tens of seconds, so end to end.
