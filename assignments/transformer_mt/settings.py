@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from autograder.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
+from autograder.config import assignment_section
 from autograder.config.base import KeyProblem, Section
 from autograder.config.training import TrainingSection
 from mtkit.constants import DEFAULT_MAX_LENGTH
@@ -314,12 +315,9 @@ def training_settings(config: GraderConfig) -> TrainingConfig:
         The section.
 
     Raises:
-        TypeError: the configuration was not validated with Part 2's sections.
+        TypeError: the configuration grades another assignment.
     """
-    section = config.training
-    if not isinstance(section, TrainingConfig):
-        raise TypeError(f"the configuration grades {config.assignment.name!r}, not Part 2 (no Part 2 training keys)")
-    return section
+    return assignment_section(config, "training", TrainingConfig)
 
 
 def data_settings(config: GraderConfig) -> DataConfig:
@@ -332,9 +330,6 @@ def data_settings(config: GraderConfig) -> DataConfig:
         The section.
 
     Raises:
-        TypeError: the configuration was not validated with Part 2's sections.
+        TypeError: the configuration grades another assignment.
     """
-    section = getattr(config, "data", None)
-    if not isinstance(section, DataConfig):
-        raise TypeError(f"the configuration grades {config.assignment.name!r}, not Part 2 (no data section)")
-    return section
+    return assignment_section(config, "data", DataConfig)

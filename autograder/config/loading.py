@@ -7,7 +7,7 @@ import types
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
@@ -96,6 +96,31 @@ class GraderConfig(Section):
         if not self.training.enabled and part is not None:
             return {part: t("training.disabled")}
         return {}
+
+
+SectionModel = TypeVar("SectionModel", bound=Section)
+
+
+def assignment_section(config: GraderConfig, key: str, model: type[SectionModel]) -> SectionModel:
+    """One of an assignment's own sections of a configuration, typed (for that assignment's code).
+
+    Args:
+        config: a configuration validated with the assignment's sections (`config_model`).
+        key: the section's grader.yml key, e.g. "training".
+        model: the section model the assignment declares for it.
+
+    Returns:
+        The section.
+
+    Raises:
+        TypeError: the configuration grades another assignment, whose `key` is not this model.
+    """
+    section = getattr(config, key, None)
+    if not isinstance(section, model):
+        raise TypeError(
+            f"the configuration grades {config.assignment.name!r}, whose `{key}` section is not {model.__name__}"
+        )
+    return section
 
 
 def _assignment_settings(name: Any) -> dict[str, Any]:
