@@ -217,6 +217,11 @@ class NamespaceStudent(InProcessStudent):
         exec(compile(source, "<fixture>", "exec"), self.namespace)  # trusted code only
         self.namespace.update(grader_globals)
 
+    def set_globals(self, values: Mapping[str, Any] | None) -> None:
+        """Set grader globals where the source's functions read them (their module namespace)."""
+        super().set_globals(values)
+        self.namespace.update(values or {})
+
     def has(self, name: str) -> bool:
         """Whether the source defines the name."""
         return name in self.namespace
