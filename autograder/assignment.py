@@ -173,9 +173,13 @@ def read_config_sections(folder: Path) -> dict[str, type]:
 
 
 def grader_yml_naming(name: str, text: str | None = None) -> str:
-    """The project's grader.yml with `assignment.name` set to `name` (what a zip for it ships).
+    """The project's grader.yml as a zip that grades `name` ships it: `assignment.name` set to it.
 
-    Only that one value changes, so the TA's comments and every other setting stay as written.
+    When the file names `name` already, or holds nothing that belongs to the assignment it names,
+    only that one value changes, so the TA's comments stay. Otherwise the settings that belong to
+    the assignment the file names (its parts, title and own sections and keys) are left out, as
+    `grade --assignment` leaves them out (`autograder.config.loading.settings_for`), and the rest is
+    written back as plain YAML under a header that says so.
 
     Args:
         name: the assignment the shipped grader grades.
@@ -192,7 +196,21 @@ def grader_yml_naming(name: str, text: str | None = None) -> str:
     named, count = pattern.subn(lambda m: m.group(1) + name, text, count=1)
     if count != 1 or (yaml.safe_load(named) or {}).get("assignment", {}).get("name") != name:
         raise AssignmentError(f"grader.yml: no `assignment: name:` line to set to {name!r}")
-    return named
+    from autograder.config.loading import settings_for  # the config models import this module
+
+    original = yaml.safe_load(text)
+    shipped = settings_for(original, name)
+    if shipped == yaml.safe_load(named):
+        return named
+    header = SHIPPED_HEADER.format(name=name, named=original.get("assignment", {}).get("name"))
+    return header + yaml.safe_dump(shipped, sort_keys=False, allow_unicode=True)
+
+
+# Heads a grader.yml written for another assignment than the project's file names.
+SHIPPED_HEADER = (
+    "# grader.yml of this autograder, for assignments/{name}/: the project's grader.yml with the\n"
+    "# settings of {named} (its parts and own sections) left out. Every key: `python -m autograder config`.\n"
+)
 
 
 # (statements, config, grader globals, submission path) -> outcome; statements are the worker's

@@ -269,13 +269,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     raw = copy.deepcopy(raw)
     overrides = overrides or {}
     if isinstance(raw, dict) and _names_another_assignment(raw, overrides):
-        # The file's parts table, title and own sections belong to the assignment it names, not this one.
-        named = config_model(graded_name(raw))
-        raw.pop("parts", None)
-        if isinstance(raw.get("assignment"), dict):
-            raw["assignment"].pop("title", None)
-        _set_dotted(raw, "assignment.name", overrides["assignment.name"])
-        _drop_foreign_keys(raw, named, config_model(graded_name(raw)))
+        raw = settings_for(raw, overrides["assignment.name"])
     if isinstance(raw, dict) and "parts" not in raw and any(k.startswith("parts.") for k in overrides):
         # A dotted override of one part's key edits the assignment's table, not an empty one.
         section = raw.get("assignment")
@@ -290,6 +284,30 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         _set_dotted(raw, dotted, value)
     _check_override_keys(overrides, graded_name(raw))
     return validate(raw)
+
+
+def settings_for(raw: dict[str, Any], name: Any) -> dict[str, Any]:
+    """A parsed grader.yml as it applies to grading another assignment than the one it names.
+
+    The file's parts table, title and own sections (and own keys of shared sections) belong to the
+    assignment it names, so they are left out; everything else (worker, grading, feedback, the
+    training switch) applies as written.
+
+    Args:
+        raw: the parsed document (not changed).
+        name: the assignment graded instead.
+
+    Returns:
+        A new document naming `name`.
+    """
+    raw = copy.deepcopy(raw)
+    named = config_model(graded_name(raw))
+    raw.pop("parts", None)
+    if isinstance(raw.get("assignment"), dict):
+        raw["assignment"].pop("title", None)
+    _set_dotted(raw, "assignment.name", name)
+    _drop_foreign_keys(raw, named, config_model(graded_name(raw)))
+    return raw
 
 
 def _check_override_keys(overrides: dict[str, Any], name: str | None) -> None:

@@ -15,7 +15,7 @@ import yaml
 
 from assignments import build
 from autograder.assignment import AssignmentError, grader_yml_naming, load_assignment, read_manifest
-from autograder.config import load_config
+from autograder.config import load_config, validate
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.reports.i18n import part_title, use_language
 
@@ -71,14 +71,21 @@ def test_part_titles_come_from_the_graded_assignments_catalogue() -> None:
         assert part_title("positional_encoding", "Positional encoding") == "Positional encoding"
 
 
-def test_a_shipped_grader_yml_names_its_assignment_and_keeps_the_rest() -> None:
+def test_a_shipped_grader_yml_names_its_assignment_and_keeps_what_applies_to_it() -> None:
     original = (REPO / "grader.yml").read_text(encoding="utf-8")
     named = grader_yml_naming(NAME, original)
-    assert yaml.safe_load(named)["assignment"]["name"] == NAME
-    assert {k: v for k, v in yaml.safe_load(named).items() if k != "assignment"} == {
-        k: v for k, v in yaml.safe_load(original).items() if k != "assignment"
-    }
+    shipped = yaml.safe_load(named)
+    assert shipped["assignment"]["name"] == NAME
+    # Part 2's own sections and keys are left out; the shared sections stay as written.
+    assert "data" not in shipped and shipped["training"] == {"enabled": yaml.safe_load(original)["training"]["enabled"]}
+    for section in ("worker", "grading", "feedback"):
+        assert shipped[section] == yaml.safe_load(original)[section]
+    # The file validates on its own, to what `grade --assignment` makes of the project's file.
+    assert validate(shipped) == load_config(overrides={"assignment.name": NAME})
     assert grader_yml_naming("transformer_mt", original) == original
+    # A file with nothing of another assignment in it keeps its comments: only the name changes.
+    plain = "# my settings\nassignment:\n  name: transformer_mt  # Part 2\nworker:\n  timeout_s: 5\n"
+    assert grader_yml_naming(NAME, plain) == plain.replace("name: transformer_mt", f"name: {NAME}")
     with pytest.raises(AssignmentError):
         grader_yml_naming(NAME, "data: {}\n")
 
