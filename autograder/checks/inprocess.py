@@ -51,7 +51,12 @@ class InProcessStudent:
         return value
 
     def set_globals(self, values: Mapping[str, Any] | None) -> None:
-        """Set grader globals for this and later requests."""
+        """Set grader globals for this and later requests.
+
+        Unlike the worker, which scopes a request's globals to that request, they stay set here:
+        only trusted code (a reference, a fixture) stands behind this answerer, and each check
+        passes the globals it depends on with its own requests.
+        """
         self.globals.update(values or {})
 
     # -- requests --------------------------------------------------------------------------------
