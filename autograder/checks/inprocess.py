@@ -53,9 +53,9 @@ class InProcessStudent:
     def set_globals(self, values: Mapping[str, Any] | None) -> None:
         """Set grader globals for this and later requests.
 
-        Unlike the worker, which scopes a request's globals to that request, they stay set here:
-        only trusted code (a reference, a fixture) stands behind this answerer, and each check
-        passes the globals it depends on with its own requests.
+        Unlike the worker, which scopes a request's globals to that request, they stay set here;
+        only trusted code (a reference, a fixture) stands behind this answerer, and both
+        assignments' checks pass on their references either way.
         """
         self.globals.update(values or {})
 
