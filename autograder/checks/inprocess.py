@@ -55,7 +55,7 @@ class InProcessStudent:
 
         Unlike the worker, which scopes a request's globals to that request, they stay set here;
         only trusted code (a reference, a fixture) stands behind this answerer, and both
-        assignments' checks pass on their references either way.
+        assignments' checks pass on their references with it.
         """
         self.globals.update(values or {})
 
