@@ -194,13 +194,14 @@ def grader_yml_naming(name: str, text: str | None = None) -> str:
     text = (PROJECT_ROOT / "grader.yml").read_text(encoding="utf-8") if text is None else text
     pattern = re.compile(r"^(assignment:[ \t]*\n(?:[ \t]*(?:#.*)?\n)*?[ \t]+name:[ \t]*)([^\s#]*)", re.MULTILINE)
     named, count = pattern.subn(lambda m: m.group(1) + name, text, count=1)
-    if count != 1 or (yaml.safe_load(named) or {}).get("assignment", {}).get("name") != name:
+    renamed = yaml.safe_load(named) or {}
+    if count != 1 or renamed.get("assignment", {}).get("name") != name:
         raise AssignmentError(f"grader.yml: no `assignment: name:` line to set to {name!r}")
     from autograder.config.loading import settings_for  # the config models import this module
 
     original = yaml.safe_load(text)
     shipped = settings_for(original, name)
-    if shipped == yaml.safe_load(named):
+    if shipped == renamed:
         return named
     header = SHIPPED_HEADER.format(name=name, named=original.get("assignment", {}).get("name"))
     return header + yaml.safe_dump(shipped, sort_keys=False, allow_unicode=True)
