@@ -9,7 +9,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from autograder.results import STATUS_ERROR, CheckResult, PartResult, Submission
 
 if TYPE_CHECKING:
     from autograder.executors import Executor, ResultCallback
+    from autograder.reports.regrade import PointsChange
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
@@ -292,6 +293,10 @@ class BatchRun:
     results: list[SubmissionResult]
     graded: list[str]  # labels graded in this run
     reused: list[str]  # labels whose stored result was still current
+    # Labels whose earlier stored result this run replaced (archived for the regrade diff), and
+    # the diff against them (autograder.reports.regrade); empty when nothing was regraded.
+    regraded: list[str] = field(default_factory=list)
+    changes: list[PointsChange] = field(default_factory=list)
 
 
 def grade_batch(
@@ -325,6 +330,10 @@ def grade_batch(
     Returns:
         The results and what was graded or reused.
     """
+    from autograder.assignment import assignment_of
+    from autograder.late import apply_late_policy
+    from autograder.reports.i18n import use_language
+    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
     from autograder.results_store import (
         ResultsStore,
         StoredResult,
@@ -334,7 +343,9 @@ def grade_batch(
         sidecar_files,
         submission_digest,
     )
+    from autograder.submission_times import submission_times
 
+    times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
     store = ResultsStore(out_dir)
     remove_scratch(out_dir)  # left by a batch killed while it wrote a report
     inputs = inputs_digest(config, parts)
@@ -343,16 +354,30 @@ def grade_batch(
         config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions]
     )
     results: dict[int, SubmissionResult] = {}
+    stored: dict[int, StoredResult] = {}
     for index, submission in enumerate(submissions):
-        record = None if regrade else store.load(submission.stem)
-        if record is not None and record.is_current(digests[index], inputs):
+        record = store.load(submission.stem)
+        if record is None:
+            continue
+        stored[index] = record
+        if not regrade and record.is_current(digests[index], inputs):
             record.result.submission = submission.label
+            # The late policy is not part of the inputs digest: a changed deadline re-assesses
+            # lateness here, without grading again.
+            if apply_late_policy(record.result, times[submission.stem], config.late):
+                store.save(record)
             results[index] = record.result
     todo = [index for index in range(len(submissions)) if index not in results]
+    # A result graded under other inputs (or --regrade) is kept for the regrade diff; a student's
+    # new file under the same inputs is a new submission, not a regrade.
+    regraded = [i for i in todo if i in stored and (regrade or stored[i].inputs_sha256 != inputs)]
+    for index in regraded:
+        store.archive(submissions[index].stem)
 
     def store_result(position: int, result: SubmissionResult) -> None:
         index = todo[position]
         submission = submissions[index]
+        apply_late_policy(result, times[submission.stem], config.late)
         store.save(
             StoredResult(submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result)
         )
@@ -372,9 +397,51 @@ def grade_batch(
         )
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
+    changes = []
+    if regraded:
+        old = {submissions[i].label: stored[i].result for i in regraded}
+        changes = diff_results(old, {submissions[i].label: results[i] for i in regraded})
+        with use_language(config.feedback.language, assignment_of(config).messages_dir):
+            write_regrade_csv(changes, out_dir / REGRADE_NAME)
     return BatchRun(
-        ordered, [submissions[i].label for i in todo], [s.label for i, s in enumerate(submissions) if i not in todo]
+        ordered,
+        [submissions[i].label for i in todo],
+        [s.label for i, s in enumerate(submissions) if i not in todo],
+        [submissions[i].label for i in regraded],
+        changes,
     )
+
+
+def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResult], list[str], list[str]]:
+    """The last batch graded into out_dir, read back from its store.
+
+    Args:
+        out_dir: a report folder written by `grade_batch`.
+
+    Returns:
+        (its configuration, the current results in batch order, their stems, labels of the batch
+        without a current stored result).
+
+    Raises:
+        FileNotFoundError: out_dir holds no stored batch.
+    """
+    from autograder.results_store import ResultsStore
+
+    store = ResultsStore(out_dir)
+    if not (store.folder / "batch.json").is_file():
+        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+    config, batch = store.config(), store.batch()
+    results, stems, missing = [], [], []
+    for entry in batch["submissions"]:
+        record = store.load(entry["stem"])
+        # A record graded under other inputs (an earlier grader.yml or engine) is not this batch's.
+        if record is None or record.inputs_sha256 != batch["inputs_sha256"]:
+            missing.append(entry["label"])
+            continue
+        record.result.submission = entry["label"]
+        results.append(record.result)
+        stems.append(entry["stem"])
+    return config, results, stems, missing
 
 
 def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
@@ -391,21 +458,8 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import ResultsStore, publish_reports
+    from autograder.results_store import publish_reports
 
-    store = ResultsStore(out_dir)
-    if not (store.folder / "batch.json").is_file():
-        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
-    config, batch = store.config(), store.batch()
-    results, stems, missing = [], [], []
-    for entry in batch["submissions"]:
-        record = store.load(entry["stem"])
-        # A record graded under other inputs (an earlier grader.yml or engine) is not this batch's.
-        if record is None or record.inputs_sha256 != batch["inputs_sha256"]:
-            missing.append(entry["label"])
-            continue
-        record.result.submission = entry["label"]
-        results.append(record.result)
-        stems.append(entry["stem"])
+    config, results, stems, missing = load_stored_batch(out_dir)
     publish_reports(results, stems, config, out_dir, html, reporter)
     return len(results), missing

@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder grade | report | public-checks | config | validate-config`."""
+"""Command line: `python -m autograder grade | report | export | public-checks | config | validate-config`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
+from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
+from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
+from autograder.submission_times import TimesError
 from autograder.reports.table import render_report
 
 EXIT_OK = 0  # grading completed, whatever the scores
@@ -34,6 +37,8 @@ FLAG_TO_CONFIG_KEY = {
     "training_mode": "training.mode",
     "isolation": "worker.isolation",
     "language": "feedback.language",
+    "deadline": "late.deadline",
+    "submission_times": "late.times_file",
 }
 
 
@@ -83,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=FEEDBACK_LANGUAGES,
         help="language of the student-facing messages and reports (feedback.language)",
     )
+    grade.add_argument("--deadline", metavar="ISO8601", help="when the work was due, with a time zone (late.deadline)")
+    grade.add_argument(
+        "--submission-times",
+        metavar="CSV",
+        help="each submission's time, e.g. collect_submissions' manifest.csv (late.times_file)",
+    )
     grade.add_argument("--timeout", type=float, metavar="S", help="seconds per worker request (worker.timeout_s)")
     grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
     grade.add_argument(
@@ -109,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--regrade",
         action="store_true",
         help="grade every submission again, even those whose stored result in --out "
-        "is current (same file content, grader.yml, checks, reference, engine)",
+        "is current (same file content, grader.yml, checks, reference, engine); the results "
+        "it replaces are kept, and the changes written to <out>/regrade.csv",
     )
     grade.add_argument(
         "--executor",
@@ -141,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
     report.add_argument("--html", action="store_true", help="also write the HTML feedback")
     report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
+    report.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OLD_OUT",
+        help="instead: write OUT_DIR/regrade.csv, the points that changed since the grading stored in OLD_OUT",
+    )
+    add_export_parser(commands)
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
     )
@@ -268,7 +287,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
         return EXIT_CRASH
-    except ClusterTooSmall as error:
+    except (ClusterTooSmall, TimesError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     results = run.results
@@ -279,10 +298,14 @@ def _command_grade(args: argparse.Namespace) -> int:
     if not args.quiet:
         reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
         print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr)
+        if run.regraded:
+            print_changes(run.changes, out_dir / REGRADE_NAME)
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
+    if args.compare is not None:
+        return command_compare(args.out_dir, args.compare)
     try:
         reported, missing = batch.rebuild_reports(args.out_dir, html=args.html, reporter=args.reporter_payload)
     except FileNotFoundError as error:
@@ -337,6 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command_validate(args.file)
         if args.command == "report":
             return _command_report(args)
+        if args.command == "export":
+            return command_export(args)
         return _command_grade(args)
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()

@@ -59,6 +59,9 @@ class SubmissionResult:
     # How the student code was confined: "namespace" (root jail), "userns" (jail without root),
     # "weak" (audit hook only, best effort), "" (no code ran).
     isolation: str = ""
+    # Lateness as autograder.late.LateRecord.to_json gives it; None when no deadline applied (the
+    # key is then left out of the JSON, so results graded without a deadline read as before).
+    late: dict[str, Any] | None = None
 
     @property
     def points(self) -> float:
@@ -79,6 +82,8 @@ class SubmissionResult:
         data = asdict(self)
         data["points"] = self.points
         data["max_points"] = self.max_points
+        if self.late is None:
+            del data["late"]
         return data
 
     @classmethod
@@ -110,4 +115,5 @@ class SubmissionResult:
             extras=dict(data.get("extras", {})),
             grading_seconds=data.get("grading_seconds", 0.0),
             isolation=str(data.get("isolation", "")),
+            late=dict(data["late"]) if isinstance(data.get("late"), dict) else None,
         )

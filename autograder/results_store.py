@@ -22,13 +22,15 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
 
 STORE_DIR = ".grading"  # inside the report folder
+PREVIOUS_DIR = "previous"  # in the store: each record as it was before a regrade replaced it
 RECORD_FORMAT = 1
 # The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
 # solutions in reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
 ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
-# Keys that say how a batch runs, not how a submission is graded.
-# grader.yml keys that do not change a grade (left out of the inputs digest).
-RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs"}}
+# grader.yml keys that do not change how a submission is graded (left out of the inputs digest).
+# The late section is applied to every result of a batch, stored or new (autograder.late), so a
+# changed deadline re-assesses lateness without grading anything again.
+RUN_ONLY_KEYS: dict[str, Any] = {"grading": {"out_dir", "jobs"}, "late": True}
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -196,8 +198,12 @@ class ResultsStore:
 
     def load(self, stem: str) -> StoredResult | None:
         """The stored record of `stem`, or None (none, or unreadable: it is graded again)."""
+        return self._read(self.results / f"{stem}.json")
+
+    @staticmethod
+    def _read(path: Path) -> StoredResult | None:
         try:
-            data = json.loads((self.results / f"{stem}.json").read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
             if data.get("format") != RECORD_FORMAT:
                 return None
             return StoredResult(
@@ -210,6 +216,28 @@ class ResultsStore:
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    def archive(self, stem: str) -> bool:
+        """Keep the stored record of `stem` under `previous/` before a regrade replaces it (the
+        regrade diff compares against it); an earlier archived copy is replaced.
+
+        Args:
+            stem: the submission's stem.
+
+        Returns:
+            Whether there was a record to keep.
+        """
+        source = self.results / f"{stem}.json"
+        if not source.is_file():
+            return False
+        previous = self.folder / PREVIOUS_DIR
+        previous.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(previous / source.name, source.read_text(encoding="utf-8"))
+        return True
+
+    def load_previous(self, stem: str) -> StoredResult | None:
+        """The record of `stem` kept by `archive`, or None."""
+        return self._read(self.folder / PREVIOUS_DIR / f"{stem}.json")
 
     def save(self, record: StoredResult) -> None:
         """Store a record atomically and log the event (`events.log`, one line per stored grading).

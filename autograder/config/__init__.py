@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import get_args
 
 from autograder.config.base import ConfigError
+from autograder.config.late import LateConfig, parse_moment
 from autograder.config.loading import (
     DEFAULT_CONFIG_PATH,
     PROJECT_ROOT,
@@ -43,6 +44,7 @@ __all__ = [
     "GradingConfig",
     "Isolation",
     "Language",
+    "LateConfig",
     "PartConfig",
     "TrainingSection",
     "WorkerConfig",
@@ -51,5 +53,6 @@ __all__ = [
     "describe",
     "iter_keys",
     "load_config",
+    "parse_moment",
     "validate",
 ]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model, model_vali
 from pydantic_core import PydanticUndefined
 
 from autograder.config.base import ConfigError, KeyProblem, Section, describe_error
+from autograder.config.late import LateConfig
 from autograder.config.sections import AssignmentConfig, FeedbackConfig, GradingConfig, PartConfig, WorkerConfig
 from autograder.config.training import TrainingSection
 
@@ -31,6 +32,7 @@ class GraderConfig(Section):
     grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
     feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
     training: TrainingSection = Field(default_factory=lambda: TrainingSection(), description="See training.*.")
+    late: LateConfig = Field(default_factory=lambda: LateConfig(), description="See late.*.")
     parts: dict[str, PartConfig] = Field(
         min_length=1,
         description="Part name -> part, in report order; left out: the assignment's "

@@ -100,6 +100,20 @@ def graded_total(result: SubmissionResult) -> float:
     return result.points
 
 
+def final_total(result: SubmissionResult) -> float:
+    """The points the student ends with: the graded total less the late penalty, when one was assessed.
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        `result.late["final_points"]`, else `graded_total(result)`.
+    """
+    if result.late is not None:
+        return float(result.late["final_points"])
+    return graded_total(result)
+
+
 def graded_possible(result: SubmissionResult) -> float:
     """Points possible over the parts graded in this run (skipped parts excluded).
 

@@ -7,7 +7,9 @@
 # every one of those columns and adds `possible`, `status` and `grading_seconds`: `file, <parts
 # in grader.yml order>, total_points_earned, possible, percent_correct, grading_status, status,
 # grading_seconds`. A part skipped in this run (e.g. training not enabled) is an empty cell,
-# never 0, and is not counted in `possible`.
+# never 0, and is not counted in `possible`. When a deadline applied (grader.yml `late`), LATE_COLUMNS
+# follow: when the work was submitted and by which source, the raw points (= total_points_earned),
+# the late penalty in points and the final points.
 
 from __future__ import annotations
 
@@ -33,19 +35,21 @@ from autograder.results import STATUS_ERROR, SubmissionResult
 FILE_COLUMN = "file"
 POINTS_ROW_LABEL = "points-per-question"  # Otter's label of the points-possible row
 TOTAL_COLUMNS = ["total_points_earned", "possible", "percent_correct", "grading_status", "status", "grading_seconds"]
+LATE_COLUMNS = ["submitted_at", "time_source", "raw_points", "late_penalty", "final_points"]
 OTTER_COMPLETED = "Completed"  # Otter's grading_status of a submission that was graded
 
 
-def gradebook_header(columns: Sequence[PartColumn]) -> list[str]:
+def gradebook_header(columns: Sequence[PartColumn], late: bool = False) -> list[str]:
     """The CSV header for the given part columns.
 
     Args:
         columns: the part columns in grader.yml order.
+        late: add the late-work columns.
 
     Returns:
         The column names.
     """
-    return [FILE_COLUMN, *(column.name for column in columns), *TOTAL_COLUMNS]
+    return [FILE_COLUMN, *(column.name for column in columns), *TOTAL_COLUMNS, *(LATE_COLUMNS if late else [])]
 
 
 def percent_correct(points: float, possible: float) -> float:
@@ -80,7 +84,21 @@ def grading_status(result: SubmissionResult) -> str:
     return result.notes[0] if result.notes else result.status
 
 
-def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[str]:
+def _late_cells(result: SubmissionResult) -> list[str]:
+    late = result.late
+    if late is None:  # graded before a deadline was set: no penalty assessed
+        total = format_points(graded_total(result))
+        return ["", "", total, "0", total]
+    return [
+        late["submitted_at"],
+        late["time_source"],
+        format_points(late["raw_points"]),
+        format_points(late["penalty_points"]),
+        format_points(late["final_points"]),
+    ]
+
+
+def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn], late: bool) -> list[str]:
     total, possible = graded_total(result), graded_possible(result)
     return [
         result.submission,
@@ -91,10 +109,11 @@ def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn]) -> 
         grading_status(result),
         result.status,
         f"{result.grading_seconds:.2f}",
+        *(_late_cells(result) if late else []),
     ]
 
 
-def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColumn]) -> list[str]:
+def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColumn], late: bool) -> list[str]:
     cells = []
     possible_total = 0.0
     for column in columns:
@@ -107,7 +126,8 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
         possible_total += points or 0
         cells.append("" if points is None else format_points(points))
     total = format_points(possible_total)
-    return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", "--", ""]
+    late_cells = ["", "", total, "", total] if late else []
+    return [POINTS_ROW_LABEL, *cells, total, total, "1", "--", "--", "", *late_cells]
 
 
 def render_gradebook(
@@ -125,14 +145,15 @@ def render_gradebook(
         CSV text with "\\n" line endings.
     """
     columns = part_columns(config_parts, results)
+    late = any(result.late is not None for result in results)  # a deadline applied to this batch
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(gradebook_header(columns))
+    writer.writerow(gradebook_header(columns, late))
     if points_row and results:
-        writer.writerow(_points_row(results, columns))
+        writer.writerow(_points_row(results, columns, late))
     for result in sorted(results, key=lambda result: result.submission):
         # Student-derived cells (file names, error notes) must not run as spreadsheet formulas.
-        writer.writerow([csv_cell(cell) for cell in _submission_row(result, columns)])
+        writer.writerow([csv_cell(cell) for cell in _submission_row(result, columns, late)])
     return buffer.getvalue()
 
 

@@ -4,7 +4,8 @@
 # training not enabled) are left out of `tests`, so that Gradescope never shows them as 0/max;
 # the top-level `output` lists the skipped parts and why. `score` is the sum of the parts'
 # points. A graded part without checks (a grader error zeroes every part) appears as one failed
-# test for the whole part, so the maximum stays comparable between submissions.
+# test for the whole part, so the maximum stays comparable between submissions. With a late
+# penalty `score` is the final points (the tests keep the checks' points) and `output` says why.
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 from autograder.reports.common import (
     ConfigParts,
     PartColumn,
+    final_total,
     format_score,
     graded_possible,
     graded_total,
@@ -25,6 +27,7 @@ from autograder.reports.common import (
     skip_reason,
 )
 from autograder.reports.i18n import current_language, part_title, t, use_language
+from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import status_label
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import PartResult, SubmissionResult
@@ -81,6 +84,7 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
     score = format_score(graded_total(result), graded_possible(result))
     lines = [assignment] if assignment else []
     lines.append(t("gradescope.score", score=score, status=status_label(result.status)))
+    lines.extend(late_lines(result))
     skipped = [part for part in result.parts if is_skipped(part)]
     sections: list[tuple[str, list[str]]] = [
         (
@@ -140,7 +144,7 @@ def gradescope_results(
         for test in _part_tests(part, number, test_visibility)
     ]
     return {
-        "score": graded_total(result),
+        "score": final_total(result),  # less the late penalty, when one was assessed
         "execution_time": round(result.grading_seconds),
         "output": _summary(result, assignment),
         "visibility": visibility,

@@ -23,6 +23,7 @@ from autograder.reports.common import (
     skip_reason,
 )
 from autograder.reports.i18n import part_title, t
+from autograder.reports.late_text import late_lines
 from autograder.reports.md_safe import md_code, md_text
 from autograder.results import PartResult, SubmissionResult
 
@@ -104,6 +105,9 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
         "",
         *_table(header, rows, [False, True, False]),
     ]
+    late = late_lines(result)
+    if late:  # grader-made sentences (times, numbers, catalogue text): nothing student-written
+        lines.extend(["", f"**{t('late.heading')}**", "", *(f"- {md_text(line)}" for line in late)])
     for key, entries in (("report.load_problems", result.load_problems), ("report.notes", result.notes)):
         if entries:
             lines.extend(["", f"**{t(key)}**", "", *(f"- {md_text(entry)}" for entry in entries)])

@@ -13,6 +13,8 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.late import SubmissionTime, apply_late_policy
+from autograder.submission_times import TimesError, gradescope_time
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.reports.gradescope import write_gradescope_results
 from autograder.reports.i18n import use_language
@@ -22,6 +24,7 @@ from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, Submi
 IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 TRUE_WORDS = {"1", "true", "yes", "on"}
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".safetensors")
+METADATA_NAME = "submission_metadata.json"  # Gradescope puts it in /autograder, beside submission/
 
 
 def _candidates(scan: UploadScan, folder: Path, suffix: str) -> list[Path]:
@@ -120,16 +123,38 @@ def environment_overrides(environ: dict[str, str] | None = None) -> dict[str, An
     return overrides
 
 
+def upload_time(metadata_path: Path) -> SubmissionTime:
+    """The submission time and due date Gradescope gives (unknown when its file is missing or unusable).
+
+    Args:
+        metadata_path: Gradescope's submission_metadata.json.
+
+    Returns:
+        The time; an unreadable file counts as unknown (graded on time, and the report says so).
+    """
+    try:
+        return gradescope_time(metadata_path)
+    except TimesError as error:
+        print(f"submission time unknown: {error}", file=sys.stderr)  # stdout/stderr are for staff
+        return SubmissionTime()
+
+
 def grade_upload(
-    submission_dir: Path, results_path: Path, config_path: Path | None = None, preferred: str = ""
+    submission_dir: Path,
+    results_path: Path,
+    config_path: Path | None = None,
+    preferred: str = "",
+    metadata_path: Path | None = None,
 ) -> SubmissionResult:
-    """Grade the upload and write Gradescope's results.json.
+    """Grade the upload and write Gradescope's results.json (the late policy applied with the
+    submission time and due date of Gradescope's submission_metadata.json).
 
     Args:
         submission_dir: the folder Gradescope puts the upload in.
         results_path: where results.json goes.
         config_path: grader.yml (None: the project's).
         preferred: a notebook name to prefer among several.
+        metadata_path: submission_metadata.json (None: the one beside submission_dir).
 
     Returns:
         The result that was written.
@@ -151,6 +176,8 @@ def grade_upload(
             submission = batch.expand_paths([copy])[0]
             result = batch.grade_all([submission], config, None, jobs=1)[0]
             result.notes[:0] = [n for n in [note, *refused] if n]
+    metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
+    apply_late_policy(result, upload_time(metadata), config.late)
     results_path.parent.mkdir(parents=True, exist_ok=True)
     with use_language(config.feedback.language, assignment_of(config).messages_dir):  # its part titles
         write_gradescope_results(result, results_path, config.parts, config.assignment.title)

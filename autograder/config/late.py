@@ -1,0 +1,106 @@
+"""grader.yml's `late` section: the deadline, the late-work policy and where submission times come from."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from autograder.config.base import KeyProblem, Section
+
+LateUnit = Literal["day", "hour"]
+
+
+def parse_moment(text: str) -> datetime:
+    """Parse an ISO 8601 instant that names its time zone (a bare local time is ambiguous).
+
+    Args:
+        text: e.g. "2026-12-01T23:59:59+09:00" or "2026-12-01T14:59:59Z".
+
+    Returns:
+        The aware datetime.
+
+    Raises:
+        ValueError: not ISO 8601, or no time zone.
+    """
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{text!r} has no time zone; write e.g. 2026-12-01T23:59:59+09:00")
+    return moment
+
+
+def _moment_text(value: Any) -> Any:
+    # YAML reads an unquoted timestamp as a datetime; keep the key a string either way.
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+class LateConfig(Section):
+    """late: when work is due and what a late submission loses (nothing when `deadline` is null)."""
+
+    deadline: str | None = Field(
+        default=None,
+        description="When the assignment is due: ISO 8601 with a time zone, e.g. "
+        "2026-12-01T23:59:59+09:00. null: no deadline (no submission is late). A due date the "
+        "submission route knows (Gradescope's, extensions included) replaces it when route_due_dates is true.",
+    )
+    unit: LateUnit = Field(
+        default="day", description="What a penalty is counted in: day | hour; every started unit after the deadline counts."
+    )
+    penalty_per_unit: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Fraction of the earned points lost per started unit late (0.1 = 10% per day).",
+    )
+    max_penalty: float = Field(
+        default=1.0, ge=0, le=1, description="Cap on the fraction lost by penalty_per_unit (0.5: never more than half)."
+    )
+    zero_after: str | None = Field(
+        default=None,
+        description="ISO 8601 instant with a time zone after which a submission earns 0 whatever the cap; null: none.",
+    )
+    grace_minutes: float = Field(
+        default=0, ge=0, description="Minutes after the deadline that still count as on time (clock skew, uploads)."
+    )
+    route_due_dates: bool = Field(
+        default=True,
+        description="Use the due date the submission route reports (Gradescope's submission_metadata.json, "
+        "per student, extensions included) instead of `deadline` when there is one.",
+    )
+    times_file: str | None = Field(
+        default=None,
+        description="CSV giving each submission's time (e.g. the manifest.csv of "
+        "autograder.integrations.collect_submissions: its commit times); null: none. A submission "
+        "whose time no source knows is graded as on time and its report says the time was unknown.",
+    )
+    times_file_column: str = Field(
+        default="file", description="The times_file column naming the submission file (matched by file name)."
+    )
+    time_column: str = Field(
+        default="commit_date", description="The times_file column holding the time (ISO 8601 with a time zone)."
+    )
+    use_file_mtime: bool = Field(
+        default=False,
+        description="When no other source knows a submission's time, use the file's modification time "
+        "(reports name it as such: copying a file changes it, so it proves nothing).",
+    )
+
+    @field_validator("deadline", "zero_after", mode="before")
+    @classmethod
+    def _moment_as_text(cls, value: Any) -> Any:
+        return _moment_text(value)
+
+    @field_validator("deadline", "zero_after")
+    @classmethod
+    def _has_time_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_moment(value)  # ValueError names the problem
+        return value
+
+    @model_validator(mode="after")
+    def _zero_after_follows_deadline(self) -> LateConfig:
+        if self.zero_after is not None and self.deadline is not None:
+            if parse_moment(self.zero_after) < parse_moment(self.deadline):
+                raise KeyProblem("zero_after", "must not be before the deadline")
+        return self

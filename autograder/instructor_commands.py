@@ -1,0 +1,137 @@
+"""Command line for course staff: `report OUT --compare OLD_OUT` (regrade diff) and `export OUT` (LMS CSVs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from autograder.reports.regrade import PointsChange, changed_submissions
+
+EXIT_OK, EXIT_USAGE = 0, 2  # as autograder.cli's
+
+
+def add_export_parser(commands: Any) -> None:
+    """Register `export` on the CLI's subcommands.
+
+    Args:
+        commands: the `add_subparsers` object of `python -m autograder`.
+    """
+    export = commands.add_parser(
+        "export",
+        help="write the grades of a report folder for an LMS (Canvas import CSV, long CSV)",
+        description="Write grades_long.csv (student, assignment, part, points) and, with --roster, "
+        "canvas_import.csv for Canvas's gradebook import, from the results stored in OUT_DIR.",
+    )
+    export.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
+    export.add_argument(
+        "--roster", type=Path, metavar="FILE", help="the course's Canvas gradebook export (Grades > Export)"
+    )
+    export.add_argument(
+        "--match-column",
+        default="SIS Login ID",
+        metavar="COLUMN",
+        help="roster column equal to each submission's file name without extension (default: SIS Login ID)",
+    )
+    export.add_argument(
+        "--canvas-column",
+        metavar="NAME",
+        help="the assignment column's header, e.g. 'Transformer, Part 2 (1234)' to update that "
+        "Canvas assignment (default: the assignment's title, which Canvas creates as a new one)",
+    )
+    export.add_argument("--dest", type=Path, metavar="DIR", help="where to write the CSVs (default: OUT_DIR)")
+
+
+def print_changes(changes: Sequence[PointsChange], path: Path) -> None:
+    """Tell course staff on stderr how many students a regrade changed and where the table is.
+
+    Args:
+        changes: the regrade diff rows.
+        path: the CSV written.
+    """
+    students = changed_submissions(changes)
+    print(f"Regrade: points changed for {len(students)} submission(s); table in {path}", file=sys.stderr)
+    for change in changes:
+        if change.level == "total":
+            old = "-" if change.old is None else f"{change.old:g}"
+            new = "-" if change.new is None else f"{change.new:g}"
+            print(f"  {change.submission}: {old} -> {new}", file=sys.stderr)
+
+
+def command_compare(out_dir: Path, old_out: Path) -> int:
+    """`report OUT_DIR --compare OLD_OUT`: write OUT_DIR/regrade.csv, the changes since OLD_OUT.
+
+    Args:
+        out_dir: the report folder of the new grading.
+        old_out: the report folder of the earlier grading (a copy kept before regrading).
+
+    Returns:
+        The exit code.
+    """
+    from autograder.assignment import assignment_of
+    from autograder.batch import load_stored_batch
+    from autograder.reports.i18n import use_language
+    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
+
+    try:
+        config, new, _, _ = load_stored_batch(out_dir)
+        _, old, _, _ = load_stored_batch(old_out)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    changes = diff_results({r.submission: r for r in old}, {r.submission: r for r in new})
+    path = out_dir / REGRADE_NAME
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+        write_regrade_csv(changes, path)
+    print_changes(changes, path)
+    return EXIT_OK
+
+
+def command_export(args: argparse.Namespace) -> int:
+    """`export OUT_DIR [--roster FILE]`: the LMS CSVs of a report folder's stored results.
+
+    Args:
+        args: the parsed `export` arguments.
+
+    Returns:
+        The exit code.
+    """
+    from autograder.batch import load_stored_batch
+    from autograder.reports.lms import (
+        CANVAS_NAME,
+        LONG_NAME,
+        RosterError,
+        match,
+        read_roster,
+        render_canvas_csv,
+        render_long_csv,
+    )
+
+    try:
+        config, results, _, missing = load_stored_batch(args.out_dir)
+        roster = read_roster(args.roster, args.match_column) if args.roster else None
+    except (FileNotFoundError, RosterError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    dest = args.dest or args.out_dir
+    dest.mkdir(parents=True, exist_ok=True)
+    title = config.assignment.title or config.assignment.name or "assignment"
+    students: dict[str, str] = {}
+    if roster is not None:
+        matching = match(roster, results)
+        canvas = dest / CANVAS_NAME
+        canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8")
+        students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
+        print(f"{canvas}: {len(matching.by_row)} of {len(roster.rows)} student(s) graded", file=sys.stderr)
+        if matching.unmatched:
+            print(f"not on the roster ({len(matching.unmatched)}): {', '.join(matching.unmatched)}", file=sys.stderr)
+        if matching.ambiguous:
+            print(f"several submissions, left blank: {', '.join(matching.ambiguous)}", file=sys.stderr)
+    long_path = dest / LONG_NAME
+    long_path.write_text(render_long_csv(results, title, students), encoding="utf-8")
+    print(f"{long_path}: {len(results)} submission(s)", file=sys.stderr)
+    if missing:
+        print(f"not graded yet ({len(missing)}): {', '.join(missing)}", file=sys.stderr)
+    return EXIT_OK
