@@ -18,6 +18,7 @@ from autograder.reports.common import (
     skip_reason,
 )
 from autograder.reports.i18n import part_title, t
+from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import status_label
 from autograder.reports.sections import ReportView, escape_html, extra_sections
 from autograder.results import PartResult, SubmissionResult
@@ -162,6 +163,7 @@ def render_html(
         [
             header,
             _overview(parts),
+            _list_section(t("late.heading"), late_lines(result)),
             _list_section(t("report.load_problems_long"), result.load_problems),
             _list_section(t("report.notes"), result.notes),
             *(section.html() for section in extra_sections(result.extras, view)),

@@ -149,7 +149,8 @@ def test_late_work_from_the_manifest_then_the_lms_export(tmp_path, monkeypatch, 
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW (9)"]
     assert [row[0] for row in canvas[1:]] == ["Kim, Alice", "Lee, Bob", "Park, Dana"]
     long_rows = list(csv.DictReader(io.StringIO((out / "grades_long.csv").read_text(encoding="utf-8"))))
-    assert {row["student"] for row in long_rows} == {"Kim, Alice", "Lee, Bob", "dana"}
+    assert all(row[5] for row in canvas[1:])  # all three graded
+    assert {row["student"] for row in long_rows} == {"Kim, Alice", "Lee, Bob", "Park, Dana"}
 
 
 def test_a_bad_times_file_is_a_usage_error_before_grading(tmp_path, capsys):
