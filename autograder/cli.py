@@ -16,8 +16,8 @@ from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
-from autograder.submission_times import TimesError
 from autograder.reports.table import render_report
+from autograder.submission_times import TimesError
 
 EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results

@@ -11,13 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.config import LateConfig, parse_moment
-from autograder.late import (
-    SOURCE_FILE_MTIME,
-    SOURCE_GIT_COMMIT,
-    SOURCE_GRADESCOPE,
-    SOURCE_TIMES_FILE,
-    SubmissionTime,
-)
+from autograder.late import SOURCE_FILE_MTIME, SOURCE_GIT_COMMIT, SOURCE_GRADESCOPE, SOURCE_TIMES_FILE, SubmissionTime
 
 # collect_submissions' manifest.csv: its time column is a commit's committer date.
 COMMIT_TIME_COLUMN = "commit_date"
@@ -27,7 +21,9 @@ class TimesError(ValueError):
     """A times file or metadata file cannot be used; the message names the file and the problem."""
 
 
-def read_times_file(path: Path, file_column: str = "file", time_column: str = COMMIT_TIME_COLUMN) -> dict[str, SubmissionTime]:
+def read_times_file(
+    path: Path, file_column: str = "file", time_column: str = COMMIT_TIME_COLUMN
+) -> dict[str, SubmissionTime]:
     """Read submission times from a CSV, keyed by file name (the submission's name, without folders).
 
     Rows with an empty file or time cell are skipped (e.g. a repository with no commit before the

@@ -45,7 +45,8 @@ class LateConfig(Section):
         "submission route knows (Gradescope's, extensions included) replaces it when route_due_dates is true.",
     )
     unit: LateUnit = Field(
-        default="day", description="What a penalty is counted in: day | hour; every started unit after the deadline counts."
+        default="day",
+        description="What a penalty is counted in: day | hour; every started unit after the deadline counts.",
     )
     penalty_per_unit: float = Field(
         default=0.0,
@@ -100,7 +101,7 @@ class LateConfig(Section):
 
     @model_validator(mode="after")
     def _zero_after_follows_deadline(self) -> LateConfig:
-        if self.zero_after is not None and self.deadline is not None:
-            if parse_moment(self.zero_after) < parse_moment(self.deadline):
-                raise KeyProblem("zero_after", "must not be before the deadline")
+        both = self.zero_after is not None and self.deadline is not None
+        if both and parse_moment(str(self.zero_after)) < parse_moment(str(self.deadline)):
+            raise KeyProblem("zero_after", "must not be before the deadline")
         return self

@@ -102,11 +102,11 @@ def match(roster: Roster, results: Sequence[SubmissionResult]) -> Matching:
     matching = Matching()
     claimed: dict[int, list[SubmissionResult]] = {}
     for result in sorted(results, key=lambda result: result.submission):
-        index = rows_by_key.get(submission_key(result))
-        if index is None:
+        row_index = rows_by_key.get(submission_key(result))
+        if row_index is None:
             matching.unmatched.append(result.submission)
         else:
-            claimed.setdefault(index, []).append(result)
+            claimed.setdefault(row_index, []).append(result)
     for index, owned in claimed.items():
         if len(owned) == 1:
             matching.by_row[index] = owned[0]
@@ -136,7 +136,9 @@ def render_canvas_csv(roster: Roster, matching: Matching, column: str) -> str:
     return buffer.getvalue()
 
 
-def render_long_csv(results: Sequence[SubmissionResult], assignment: str, students: dict[str, str] | None = None) -> str:
+def render_long_csv(
+    results: Sequence[SubmissionResult], assignment: str, students: dict[str, str] | None = None
+) -> str:
     """One row per graded part (and one for a late penalty, negative): the rows of a student sum
     to their final points.
 

@@ -140,11 +140,17 @@ def test_late_work_from_the_manifest_then_the_lms_export(tmp_path, monkeypatch, 
 
     # A later deadline re-assesses lateness without grading again.
     count = len((tmp_path / "count.log").read_text().splitlines())
-    assert _cli_with_fake_engine([*args, "--submission-times", str(manifest), "--deadline", "2026-12-04T00:00:00+09:00"]) == 0
+    assert (
+        _cli_with_fake_engine([*args, "--submission-times", str(manifest), "--deadline", "2026-12-04T00:00:00+09:00"])
+        == 0
+    )
     assert len((tmp_path / "count.log").read_text().splitlines()) == count
     assert json.loads((out / ".grading" / "results" / "bob.json").read_text())["result"]["late"]["units_late"] == 0
 
-    assert cli.main(["export", str(out), "--roster", str(FIXTURES / "late" / "roster.csv"), "--canvas-column", "HW (9)"]) == 0
+    assert (
+        cli.main(["export", str(out), "--roster", str(FIXTURES / "late" / "roster.csv"), "--canvas-column", "HW (9)"])
+        == 0
+    )
     canvas = list(csv.reader(io.StringIO((out / "canvas_import.csv").read_text(encoding="utf-8"))))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW (9)"]
     assert [row[0] for row in canvas[1:]] == ["Kim, Alice", "Lee, Bob", "Park, Dana"]

@@ -34,7 +34,15 @@ def test_project_config_loads_with_every_section() -> None:
     config = load_config()
     assert isinstance(config, GraderConfig)
     # The core names no assignment's sections; Part 2's model adds `data` and extends `training`.
-    assert set(GraderConfig.model_fields) == {"assignment", "worker", "grading", "feedback", "training", "late", "parts"}
+    assert set(GraderConfig.model_fields) == {
+        "assignment",
+        "worker",
+        "grading",
+        "feedback",
+        "training",
+        "late",
+        "parts",
+    }
     assert set(type(config).model_fields) == set(GraderConfig.model_fields) | {"data"}
     assert sum(p.points for p in config.parts.values()) == 100
     assert training_settings(config).threshold_bleu == 0.2

@@ -9,6 +9,7 @@ from autograder.late import (
     DEADLINE_FROM_CONFIG,
     DEADLINE_FROM_ROUTE,
     SOURCE_GIT_COMMIT,
+    LateRecord,
     SubmissionTime,
     apply_late_policy,
     assess,
@@ -26,51 +27,61 @@ def at(moment: str) -> SubmissionTime:
     return SubmissionTime(moment, SOURCE_GIT_COMMIT, "manifest.csv: commit_date")
 
 
+def assessed(points: float, time: SubmissionTime, late: LateConfig) -> LateRecord:
+    record = assess(points, time, late)
+    assert record is not None
+    return record
+
+
 def test_no_deadline_assesses_nothing():
     assert assess(8, at("2030-01-01T00:00:00+00:00"), LateConfig()) is None
 
 
 def test_on_time_keeps_every_point():
-    record = assess(8, at("2026-12-01T23:00:00+09:00"), policy())
-    assert record is not None
+    record = assessed(8, at("2026-12-01T23:00:00+09:00"), policy())
     assert (record.units_late, record.penalty_points, record.final_points) == (0, 0, 8)
     assert record.deadline_source == DEADLINE_FROM_CONFIG
 
 
 def test_every_started_day_costs_a_unit_and_time_zones_are_compared_as_instants():
     # One second late, written in UTC: 2026-12-01T15:00:00Z is 00:00:00 +09:00.
-    record = assess(8, at("2026-12-01T15:00:00Z"), policy())
-    assert (record.units_late, record.penalty_fraction, record.penalty_points, record.final_points) == (1, 0.1, 0.8, 7.2)
-    record = assess(10, at("2026-12-04T12:00:00+09:00"), policy())  # 2.5 days late
+    record = assessed(8, at("2026-12-01T15:00:00Z"), policy())
+    assert (record.units_late, record.penalty_fraction, record.penalty_points, record.final_points) == (
+        1,
+        0.1,
+        0.8,
+        7.2,
+    )
+    record = assessed(10, at("2026-12-04T12:00:00+09:00"), policy())  # 2.5 days late
     assert (record.units_late, record.penalty_points, record.final_points) == (3, 3, 7)
 
 
 def test_hours_grace_and_cap():
     hourly = policy(unit="hour", penalty_per_unit=0.05, max_penalty=0.2, grace_minutes=10)
-    assert assess(10, at("2026-12-02T00:09:00+09:00"), hourly).units_late == 0  # within the grace
-    record = assess(10, at("2026-12-02T02:30:00+09:00"), hourly)
+    assert assessed(10, at("2026-12-02T00:09:00+09:00"), hourly).units_late == 0  # within the grace
+    record = assessed(10, at("2026-12-02T02:30:00+09:00"), hourly)
     assert (record.units_late, record.penalty_points) == (3, 1.5)
-    assert assess(10, at("2026-12-03T00:00:00+09:00"), hourly).penalty_fraction == 0.2  # capped
+    assert assessed(10, at("2026-12-03T00:00:00+09:00"), hourly).penalty_fraction == 0.2  # capped
 
 
 def test_zero_after_takes_everything_whatever_the_cap():
     late = policy(max_penalty=0.3, zero_after="2026-12-05T00:00:00+09:00")
-    record = assess(9, at("2026-12-05T00:00:01+09:00"), late)
+    record = assessed(9, at("2026-12-05T00:00:01+09:00"), late)
     assert record.zeroed and record.final_points == 0 and record.penalty_points == 9
-    assert not assess(9, at("2026-12-04T23:00:00+09:00"), late).zeroed
+    assert not assessed(9, at("2026-12-04T23:00:00+09:00"), late).zeroed
 
 
 def test_unknown_time_is_on_time_and_recorded_as_unknown():
-    record = assess(8, SubmissionTime(), policy())
+    record = assessed(8, SubmissionTime(), policy())
     assert record.submitted_at == "" and record.time_source == "unknown"
     assert record.final_points == 8
 
 
 def test_route_due_date_replaces_the_deadline_unless_turned_off():
     extended = SubmissionTime("2026-12-03T12:00:00+09:00", "gradescope", "", due="2026-12-04T00:00:00+09:00")
-    record = assess(10, extended, policy())
+    record = assessed(10, extended, policy())
     assert (record.deadline_source, record.units_late) == (DEADLINE_FROM_ROUTE, 0)
-    record = assess(10, extended, policy(route_due_dates=False))
+    record = assessed(10, extended, policy(route_due_dates=False))
     assert (record.deadline_source, record.units_late) == (DEADLINE_FROM_CONFIG, 2)
 
 

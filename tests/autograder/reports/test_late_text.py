@@ -50,7 +50,9 @@ def test_english_and_the_unknown_and_on_time_cases():
         assert late_lines(unknown) == [
             "제출 시각을 알 수 없어 기한 내 제출로 처리했습니다(마감: 2026-12-01 23:59 (UTC+09:00))."
         ]
-        assert late_lines(on_time)[0].endswith("기한을 지켰습니다(마감: 2026-12-01 23:59 (UTC+09:00), 제출 시각 출처: git 커밋 시각).")
+        assert late_lines(on_time)[0].endswith(
+            "기한을 지켰습니다(마감: 2026-12-01 23:59 (UTC+09:00), 제출 시각 출처: git 커밋 시각)."
+        )
     assert late_lines(read_submission_json(FIXTURES / "partial.json")) == []
 
 

@@ -10,7 +10,14 @@ import pytest
 
 from autograder.config import LateConfig
 from autograder.late import SOURCE_GIT_COMMIT, SubmissionTime, apply_late_policy
-from autograder.reports.lms import CANVAS_ID_COLUMNS, RosterError, match, read_roster, render_canvas_csv, render_long_csv
+from autograder.reports.lms import (
+    CANVAS_ID_COLUMNS,
+    RosterError,
+    match,
+    read_roster,
+    render_canvas_csv,
+    render_long_csv,
+)
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -23,7 +23,9 @@ def test_only_changed_figures_are_listed_total_first():
     check.max_points += 1
     part.points += 1
     unchanged = read_submission_json(FIXTURES / "full_marks.json")
-    changes = diff_results({old.submission: old, "same.ipynb": unchanged}, {old.submission: new, "same.ipynb": unchanged})
+    changes = diff_results(
+        {old.submission: old, "same.ipynb": unchanged}, {old.submission: new, "same.ipynb": unchanged}
+    )
     assert [(c.level, c.part, c.check, c.change) for c in changes] == [
         ("total", "", "", 1),
         ("part", part.part, "", 1),
