@@ -82,7 +82,8 @@ def test_regrade_lists_exactly_the_students_whose_points_change(tmp_path):
     assert len(checks) == len(winners)
 
 
-def test_a_changed_grader_yml_without_the_flag_also_keeps_and_compares(tmp_path, capsys):
+def test_a_changed_grader_yml_without_the_flag_also_keeps_and_compares(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GRADING_COUNT_FILE", str(tmp_path / "count.log"))
     subs, out = make_class(tmp_path / "subs"), tmp_path / "out"
     base = ["grade", str(subs), "--out", str(out), "--quiet"]
     driver = _cli_with_fake_engine
@@ -91,14 +92,19 @@ def test_a_changed_grader_yml_without_the_flag_also_keeps_and_compares(tmp_path,
     import shutil
 
     shutil.copytree(out, old_copy)  # what an instructor keeps to compare with later
+    winners = passed_mask(out)
     assert driver(["grade", str(subs), "--out", str(out), "--config", str(changed_copy(tmp_path))]) == 0
+    assert len((tmp_path / "count.log").read_text().splitlines()) == 16  # every submission graded twice
     stderr = capsys.readouterr().err
-    assert "Regrade: points changed for" in stderr
+    assert f"Regrade: points changed for {len(winners)} submission(s)" in stderr
     regrade_csv = (out / "regrade.csv").read_text(encoding="utf-8")
     (out / "regrade.csv").unlink()
     assert cli.main(["report", str(out), "--compare", str(old_copy)]) == 0
     assert (out / "regrade.csv").read_text(encoding="utf-8") == regrade_csv
-    assert regrade_csv.splitlines()[0] == "제출물,구분,파트,검사,이전 점수,새 점수,변화"
+    lines = regrade_csv.splitlines()
+    assert lines[0] == "제출물,구분,파트,검사,이전 점수,새 점수,변화"
+    assert {line.split(",")[0] for line in lines[1:]} == {f"{stem}.ipynb" for stem in winners}
+    assert len(lines) == 1 + 3 * len(winners)  # per student: total, part, check
 
 
 def _cli_with_fake_engine(argv: list[str]) -> int:
