@@ -10,6 +10,7 @@ from autograder.reports.common import (
     SKIPPED,
     ConfigParts,
     PartColumn,
+    format_points,
     format_score,
     graded_possible,
     graded_total,
@@ -172,6 +173,20 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     return "\n".join(lines)
 
 
+def _late_summary(results: Sequence[SubmissionResult]) -> str:
+    """Lines under the table for the submissions a late penalty applied to (the table shows raw points)."""
+    lines = []
+    for result in results:
+        late = result.late
+        if late is not None and late["penalty_points"]:
+            lines.append(
+                f"late: {result.submission}: {late['units_late']} {late['unit']}(s) after the deadline, "
+                f"{format_points(late['raw_points'])} - {format_points(late['penalty_points'])} "
+                f"= {format_points(late['final_points'])}"
+            )
+    return "".join(f"\n{line}" for line in lines)
+
+
 def render_report(
     results: Sequence[SubmissionResult], config_parts: ConfigParts | None = None, width: int | None = None
 ) -> str:
@@ -186,7 +201,7 @@ def render_report(
         The report text, ending with a newline.
     """
     columns = part_columns(config_parts, results)
-    text = render_summary(results, columns, width)
+    text = render_summary(results, columns, width) + _late_summary(results)
     if len(results) == 1:
         text += "\n\n" + render_details(results[0], columns, width)
     return text + "\n"

@@ -14,6 +14,7 @@ from autograder.reports.i18n import use_language
 from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import render_submission
 from autograder.reports.submission_json import read_submission_json
+from autograder.reports.table import render_report
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 PARTS = load_config(FIXTURES / "grader.yml").parts
@@ -79,3 +80,12 @@ def test_gradescope_scores_the_final_points_and_explains_them():
         document = gradescope_results(late, PARTS)
     assert document["score"] == late.late["final_points"] < late.late["raw_points"]
     assert "지각 감점 20%" in document["output"]
+
+
+def test_the_terminal_table_adds_a_line_per_penalised_submission():
+    late, on_time = late_result(), late_result("2026-12-01T20:00:00+09:00")
+    on_time.submission = "on_time.ipynb"
+    text = render_report([late, on_time], PARTS, width=120)
+    raw, final = late.late["raw_points"], late.late["final_points"]
+    assert f"late: {late.submission}: 2 day(s) after the deadline, {raw:g} - " in text
+    assert text.count("late: ") == 1 and f"= {final:g}" in text
