@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `python -m autograder`.
 
     Returns:
-        A parser with the subcommands grade, config and validate-config.
+        A parser with the subcommands grade, report, export, public-checks, config and validate-config.
     """
     parser = argparse.ArgumentParser(
         prog="python -m autograder", description="Grade notebook submissions with an assignment's hidden checks."
