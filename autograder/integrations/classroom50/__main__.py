@@ -6,8 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.integrations.collect_submissions import GITHUB, read_repo_list
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
 
 PROG = "python -m autograder.integrations.classroom50"
 
@@ -48,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(path: Path | None, assignment: str | None, language: str | None):  # type: ignore[no-untyped-def]
+def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
     from autograder.config import load_config
 
     overrides: dict[str, object] = {}
@@ -68,7 +72,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 on success, 2 for bad input.
     """
+    from autograder.config import ConfigError
+
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except ConfigError as error:  # e.g. an unknown --assignment
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
         from autograder.integrations.classroom50.build import BuildError, build
 
