@@ -20,6 +20,7 @@ from typing import Any
 from autograder.assignment import ASSIGNMENTS_DIR, available_assignments, load_assignment, read_manifest
 from autograder.integrations.public_checks import otter_test_files
 from autograder.integrations.student_bundle import GENERATED, ROOT
+from autograder.reports.i18n import LANGUAGES, part_title, use_language
 
 # Shipped besides the assignment's `ships.public_checks` list (paths from the project root).
 CLASSROOM50_MODULES = (
@@ -136,6 +137,15 @@ def question_parts(assignment: str) -> tuple[list[QuestionPart], list[dict[str, 
     return pairs, rest
 
 
+def _titles(part: str, title: str, messages: Path | None) -> dict[str, str]:
+    """A part's title in every catalogue language (its assignment's `part.<name>`, else grader's title)."""
+    titles = {}
+    for language in LANGUAGES:
+        with use_language(language, messages):
+            titles[language] = part_title(part, title)
+    return titles
+
+
 def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
     """Write the autograder folder.
 
@@ -169,16 +179,15 @@ def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
     for pair in pairs:
         files[f"tests/{pair.file}"] = (public_tests_dir(assignment) / pair.file).read_bytes()
     messages = load_assignment(assignment).messages_dir
-    if messages is not None:
-        for catalogue in sorted(messages.glob("*.yml")):
-            files[f"messages/{catalogue.name}"] = catalogue.read_bytes()
     settings = {
         "assignment": assignment,
         "language": language,
         "timeout_s": DEFAULT_TIMEOUT_S,
         "check_timeout_s": CHECK_TIMEOUT_S,
-        "parts": [pair.__dict__ for pair in pairs],
-        "parts_without_public_checks": rest,
+        # Part titles as the reports show them, per language: the only text the runner needs from
+        # the assignment's catalogue, so the catalogue itself does not ship.
+        "parts": [{**pair.__dict__, "titles": _titles(pair.part, pair.title, messages)} for pair in pairs],
+        "parts_without_public_checks": [{**p, "titles": _titles(p["part"], p["title"], messages)} for p in rest],
     }
     files["assignment.json"] = (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     files["autograder.py"] = ENTRYPOINT.format(assignment=assignment).encode("utf-8")

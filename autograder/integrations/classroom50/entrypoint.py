@@ -37,7 +37,7 @@ from autograder.integrations.classroom50.result_v1 import (
     utc_stamp,
     write_status,
 )
-from autograder.reports.i18n import part_title, t, use_language
+from autograder.reports.i18n import t, use_language
 
 SETTINGS_FILE = "assignment.json"
 CHILD_FLAG = "--child"
@@ -182,13 +182,21 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
-def part_outcomes(settings: dict[str, Any], report: dict[str, Any] | None, failure: str) -> list[PartOutcome]:
+def title_of(part: dict[str, Any], language: str) -> str:
+    """A part's title in `language` (build wrote them per language), else its grader.yml title."""
+    return str((part.get("titles") or {}).get(language) or part["title"])
+
+
+def part_outcomes(
+    settings: dict[str, Any], report: dict[str, Any] | None, failure: str, language: str
+) -> list[PartOutcome]:
     """One outcome per part with public checks, from the child's report (clamped to the bundle's maxima).
 
     Args:
         settings: the bundle's assignment.json.
         report: the child's JSON, or None.
         failure: why there is no report ("" when there is one).
+        language: the language of the titles.
 
     Returns:
         The outcomes in part order; a part missing from the report failed with the reason.
@@ -204,7 +212,7 @@ def part_outcomes(settings: dict[str, Any], report: dict[str, Any] | None, failu
     for part in settings["parts"]:
         possible = float(part["points"])
         check = checks.get(part["question"])
-        title = part_title(part["part"], part["title"])
+        title = title_of(part, language)
         if check is None:
             message = failure or t("classroom50.public.did_not_finish", reason=t("classroom50.public.reason_no_output"))
             outcomes.append(PartOutcome(part["part"], title, 0.0, possible, False, message))
@@ -244,15 +252,15 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
             print(f"autograder: cannot install {', '.join(missing_modules())}", file=sys.stderr)
             return 1
     language = environ.get("AUTOGRADER_LANGUAGE") or settings.get("language", "ko")
-    with use_language(language, bundle / "messages"):
+    with use_language(language):
         report, failure = run_child(bundle, workspace, float(settings.get("timeout_s", 900)))
         if failure:
             failure = t("classroom50.public.did_not_finish", reason=failure)
-        parts = part_outcomes(settings, report, failure)
+        parts = part_outcomes(settings, report, failure, language)
         result = make_result(identity, parts)
         lead = [t("classroom50.public.only")]
         if settings.get("parts_without_public_checks"):
-            titles = [part_title(p["part"], p["title"]) for p in settings["parts_without_public_checks"]]
+            titles = [title_of(p, language) for p in settings["parts_without_public_checks"]]
             lead.append(t("classroom50.public.not_checked", parts=", ".join(titles)))
         tail = [t("classroom50.rounding")]
         problems = [str(p) for p in (report or {}).get("problems") or []][:20]

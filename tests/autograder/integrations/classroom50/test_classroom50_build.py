@@ -27,7 +27,7 @@ def test_the_folder_has_the_entrypoint_settings_public_tests_and_runner(bundle: 
     assert [f for f in files if f.startswith("tests/")] == [f"tests/q{i}.py" for i in range(1, 6)]
     assert "grader/autograder/integrations/classroom50/entrypoint.py" in files
     assert "grader/autograder/integrations/public_checks.py" in files
-    assert {"messages/ko.yml", "messages/en.yml"} <= set(files)
+    assert {"grader/autograder/reports/messages/ko.yml", "grader/autograder/reports/messages/en.yml"} <= set(files)
     for name in ("q1.py", "q5.py"):
         assert (bundle / "tests" / name).read_bytes() == (public_tests_dir("transformer_mt") / name).read_bytes()
 
@@ -54,7 +54,9 @@ def test_settings_pair_each_public_test_file_with_its_part(bundle: Path) -> None
         ("q4", "transformer_forward", 20),
         ("q5", "masked_loss", 10),
     ]
-    assert settings["parts_without_public_checks"] == [{"part": "training", "title": "Training run (BLEU >= 0.2)"}]
+    assert settings["parts"][0]["titles"] == {"ko": "Look-ahead 마스크", "en": "Look-ahead mask"}
+    assert [p["part"] for p in settings["parts_without_public_checks"]] == ["training"]
+    assert settings["parts_without_public_checks"][0]["titles"]["ko"] == "학습 (BLEU)"
 
 
 def test_part_1_pairs_all_seven_questions(tmp_path: Path) -> None:
