@@ -84,15 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
+        from autograder.assignment import default_assignment_name
         from autograder.integrations.classroom50.build import BuildError, build
 
         config = _config(None, args.assignment, args.language)
+        name = config.assignment.name or default_assignment_name()
         try:
-            written = build(config.assignment.name, args.out, config.feedback.language)
+            written = build(name, args.out, config.feedback.language)
         except BuildError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        print(f"wrote {len(written)} files to {args.out} (public checks of {config.assignment.name} only)")
+        print(f"wrote {len(written)} files to {args.out} (public checks of {name} only)")
         return 0
     if args.command == "collect":
         from autograder.integrations.classroom50.collect import collect_all, deadline_moment
@@ -117,9 +119,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {args.manifest}: no such manifest", file=sys.stderr)
         return 2
     with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        rows = publish(args.grading, args.manifest, args.out, config, args.classroom, args.slug, args.base_url)
-    published = sum(bool(row.result_file) for row in rows)
-    print(f"published {published} results for {len(rows)} repositories; gradebook: {args.out / GRADEBOOK}")
+        gradebook = publish(args.grading, args.manifest, args.out, config, args.classroom, args.slug, args.base_url)
+    published = sum(bool(row.result_file) for row in gradebook)
+    print(f"published {published} results for {len(gradebook)} repositories; gradebook: {args.out / GRADEBOOK}")
     return 0
 
 

@@ -169,8 +169,8 @@ def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
         shutil.rmtree(out)
     files: dict[str, bytes] = {}
     for relative in runner_files(assignment):
-        target = "requirements.lock" if relative == "requirements.lock" else f"grader/{relative}"
-        files[target] = (ROOT / relative).read_bytes()
+        inside = "requirements.lock" if relative == "requirements.lock" else f"grader/{relative}"
+        files[inside] = (ROOT / relative).read_bytes()
     for relative in CLASSROOM50_MODULES:
         files[f"grader/{relative}"] = (ROOT / relative).read_bytes()
     for relative, text in GENERATED.items():

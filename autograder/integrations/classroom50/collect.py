@@ -145,7 +145,11 @@ def collect_repository(
     with tempfile.TemporaryDirectory(prefix="collect50-") as tmp:
         checkout = Path(tmp) / name
         try:
-            _git(["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)], token=token, base_url=base_url)
+            _git(
+                ["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
+                token=token,
+                base_url=base_url,
+            )
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return _with(base, status="clone-failed", detail=str(error))
         found, problems = submissions(checkout)

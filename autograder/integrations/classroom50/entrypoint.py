@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -171,10 +172,8 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float) -> tuple[dict[str
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     process.wait()
 
 
@@ -225,7 +224,9 @@ def part_outcomes(
         if error:
             message = t("classroom50.public.check_error", error=error)
         else:
-            message = "\n\n".join(f"{c.get('name')}: {c.get('message') or ''}".strip() for c in cases if not c.get("passed"))
+            message = "\n\n".join(
+                f"{c.get('name')}: {c.get('message') or ''}".strip() for c in cases if not c.get("passed")
+            )
         outcomes.append(PartOutcome(part["part"], title, earned, possible, passed, message))
     return outcomes
 
@@ -247,10 +248,10 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
     except KeyError as missing:
         print(f"autograder: {missing.args[0]} is not set; run this from the Classroom50 runner", file=sys.stderr)
         return 1
-    if missing_modules() and environ.get("AUTOGRADER_NO_INSTALL") != "1":
-        if not install_requirements(bundle) or missing_modules():
-            print(f"autograder: cannot install {', '.join(missing_modules())}", file=sys.stderr)
-            return 1
+    installable = environ.get("AUTOGRADER_NO_INSTALL") != "1"
+    if missing_modules() and installable and (not install_requirements(bundle) or missing_modules()):
+        print(f"autograder: cannot install {', '.join(missing_modules())}", file=sys.stderr)
+        return 1
     language = environ.get("AUTOGRADER_LANGUAGE") or settings.get("language", "ko")
     with use_language(language):
         report, failure = run_child(bundle, workspace, float(settings.get("timeout_s", 900)))

@@ -238,5 +238,3 @@ def _write_gradebook(rows: list[Published], parts: list[str], path: Path) -> Non
             cells = [row.repo, row.owner, row.tag, row.submitted_at, row.late, row.late_tags, row.collection]
             cells += [row.grading, *(row.parts.get(p, "") for p in parts), str(row.score), str(row.max_score)]
             writer.writerow([csv_cell(c) for c in [*cells, row.result_file]])
-
-

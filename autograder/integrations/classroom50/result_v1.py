@@ -146,9 +146,7 @@ def status_and_summary(result: Mapping[str, Any], failure: str = "") -> tuple[st
     return status, " ".join(summary.split())
 
 
-def release_body(
-    result: Mapping[str, Any], title_key: str, lead: Sequence[str] = (), tail: Sequence[str] = ()
-) -> str:
+def release_body(result: Mapping[str, Any], title_key: str, lead: Sequence[str] = (), tail: Sequence[str] = ()) -> str:
     """The release's Markdown: the score line, notes, a table row per part, then what failed (fenced).
 
     Args:

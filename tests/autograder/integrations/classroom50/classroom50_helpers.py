@@ -83,7 +83,9 @@ def runner_env(output: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_autograder(bundle: Path, checkout: Path, output: Path, timeout: float = 600, **extra: str) -> subprocess.CompletedProcess[str]:
+def run_autograder(
+    bundle: Path, checkout: Path, output: Path, timeout: float = 600, **extra: str
+) -> subprocess.CompletedProcess[str]:
     """Run the bundle's autograder.py as Classroom50's runner.py does: `python autograder.py` in the checkout."""
     output.touch()
     return subprocess.run(

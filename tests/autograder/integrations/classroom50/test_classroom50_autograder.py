@@ -94,7 +94,17 @@ def test_scores_equal_the_cli_public_checks(runs: dict[str, Run], name: str, tmp
     tests = run.checkout.parent / "autograder" / "tests"
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{run.checkout}", "OMP_NUM_THREADS": "1"}
     env.pop("GITHUB_OUTPUT", None)
-    command = [sys.executable, "-m", "autograder", "public-checks", "hw.ipynb", "--tests", str(tests), "--out", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "public-checks",
+        "hw.ipynb",
+        "--tests",
+        str(tests),
+        "--out",
+        str(tmp_path),
+    ]
     done = subprocess.run(command, cwd=run.checkout, capture_output=True, text=True, check=False, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     checks = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["checks"]

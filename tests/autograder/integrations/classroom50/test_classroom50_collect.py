@@ -58,7 +58,11 @@ def test_a_tag_whose_commit_lacks_the_notebook_copies_nothing(collected) -> None
 def test_deleted_repository_and_no_submission_are_rows_too(collected) -> None:
     _, rows = collected
     assert rows["dave"]["status"] == "clone-failed" and rows["dave"]["detail"]
-    assert (rows["erin"]["status"], rows["erin"]["tag"], rows["erin"]["detail"]) == ("no-submission", "", "no submit/* tag")
+    assert (rows["erin"]["status"], rows["erin"]["tag"], rows["erin"]["detail"]) == (
+        "no-submission",
+        "",
+        "no submit/* tag",
+    )
     assert len(rows) == 5
 
 

@@ -15,7 +15,6 @@ from classroom50_helpers import CLASSROOM, DEADLINE, ROOT, SLUG, make_class
 
 from autograder.assignment import load_assignment
 from autograder.config import load_config
-from autograder.integrations.classroom50.__main__ import main
 from autograder.integrations.classroom50.collect import collect_all, deadline_moment
 from autograder.integrations.classroom50.publish import publish
 from autograder.integrations.classroom50.schema import result_problems
@@ -57,7 +56,7 @@ def test_each_submission_gets_a_valid_result_with_hidden_check_points(published:
         "2026-12-01T11:00:00Z",
     )
     assert (alice["score"], alice["max-score"]) == (80, 80)  # training was skipped: left out
-    assert [t["test-name"] for t in alice["tests"]][0] == "Look-ahead 마스크"
+    assert alice["tests"][0]["test-name"] == "Look-ahead 마스크"
     bob = json.loads((published / f"{PREFIX}-bob" / "result.json").read_text(encoding="utf-8"))
     assert result_problems(bob) == [] and (bob["score"], bob["max-score"]) == (66, 80)
     assert [t["score"] for t in bob["tests"]] == [7, 11, 20, 20, 8]
@@ -82,7 +81,11 @@ def test_gradebook_has_every_roster_repository(published: Path) -> None:
     assert (rows["alice"]["score"], rows["alice"]["late"], rows["alice"]["look_ahead_mask"]) == ("80", "no", "10")
     assert (rows["bob"]["late"], rows["bob"]["grading"], rows["bob"]["score"]) == ("yes", "graded", "66")
     assert rows["bob"]["late_tags"] == "" and rows["alice"]["late_tags"].startswith("submit/20261202")
-    assert (rows["dave"]["collection"], rows["dave"]["grading"], rows["dave"]["result_file"]) == ("clone-failed", "missing", "")
+    assert (rows["dave"]["collection"], rows["dave"]["grading"], rows["dave"]["result_file"]) == (
+        "clone-failed",
+        "missing",
+        "",
+    )
     assert (rows["erin"]["collection"], rows["erin"]["result_file"]) == ("no-submission", "")
     assert not (published / f"{PREFIX}-erin").exists()
 
@@ -101,8 +104,19 @@ def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
     run(c50, "collect", "--repos", str(roster), "--deadline", DEADLINE, "--classroom", CLASSROOM, "--slug", SLUG)
     run("autograder", "grade", "submissions/notebooks", "--out", "grading-output", "--jobs", "2")
     run("autograder", "grade", "submissions/notebooks", "--out", "grading-output", "--jobs", "2")  # resumes: all reused
-    run(c50, "publish", "grading-output", "--manifest", "submissions/manifest.csv", "--out", "published",
-        "--classroom", CLASSROOM, "--slug", SLUG)
+    run(
+        c50,
+        "publish",
+        "grading-output",
+        "--manifest",
+        "submissions/manifest.csv",
+        "--out",
+        "published",
+        "--classroom",
+        CLASSROOM,
+        "--slug",
+        SLUG,
+    )
     rows = read_gradebook(tmp_path / "published" / "gradebook.csv")
     engine = json.loads((tmp_path / "grading-output" / f"{PREFIX}-alice.json").read_text(encoding="utf-8"))
     alice = json.loads((tmp_path / "published" / f"{PREFIX}-alice" / "result.json").read_text(encoding="utf-8"))

@@ -74,8 +74,15 @@ def test_the_checker_rejects_what_classroom50_rejects(change, problem: str) -> N
 
 @pytest.mark.parametrize(
     ("earned", "possible", "expected"),
-    [(10, 10, (10, 10)), (9.9999999999, 10, (10, 10)), (6.7, 20, (6, 20)), (-1, 5, (0, 5)), (12, 10, (10, 10)),
-     (float("nan"), 5, (0, 5)), (2.5, 2.5, (2, 2))],
+    [
+        (10, 10, (10, 10)),
+        (9.9999999999, 10, (10, 10)),
+        (6.7, 20, (6, 20)),
+        (-1, 5, (0, 5)),
+        (12, 10, (10, 10)),
+        (float("nan"), 5, (0, 5)),
+        (2.5, 2.5, (2, 2)),
+    ],
 )
 def test_whole_points_never_exceed_what_was_earned_or_available(earned, possible, expected) -> None:
     assert whole_points(earned, possible) == expected
