@@ -151,3 +151,16 @@ def test_missing_runner_environment_is_an_infrastructure_failure(tmp_path: Path)
     done = run_autograder(bundle, checkout, tmp_path / "output", SUBMISSION_TAG="")
     assert done.returncode == 1 and "SUBMISSION_TAG" in done.stderr
     assert not (checkout / "result.json").exists()
+
+
+def test_part_1_folder_gives_the_master_solution_full_public_marks(tmp_path: Path) -> None:
+    """Part 1 (attention_encoder, seven questions, its training task among them) on its Otter master."""
+    bundle = tmp_path / "autograder"
+    build("attention_encoder", bundle)
+    master = ROOT / "assignments" / "attention_encoder" / "attention_encoder.ipynb"
+    checkout = student_checkout(tmp_path / "checkout", master)
+    done = run_autograder(bundle, checkout, tmp_path / "output", ASSIGNMENT="attention-encoder")
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(result) == [] and result["score"] == result["max-score"] == 100
+    assert [t["test-name"] for t in result["tests"]][2] == "위치 인코딩"
