@@ -96,14 +96,16 @@ def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
     roster = make_class(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
 
-    def run(*args: str) -> None:
+    def run(*args: str) -> str:
         done = subprocess.run([sys.executable, "-m", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout + done.stderr
 
     c50 = "autograder.integrations.classroom50"
     run(c50, "collect", "--repos", str(roster), "--deadline", DEADLINE, "--classroom", CLASSROOM, "--slug", SLUG)
-    run("autograder", "grade", "submissions/notebooks", "--out", "grading-output", "--jobs", "2")
-    run("autograder", "grade", "submissions/notebooks", "--out", "grading-output", "--jobs", "2")  # resumes: all reused
+    assert "Graded 2 submission(s)" in run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")
+    again = run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")  # resumes: all reused
+    assert "Graded 0 submission(s); 2 stored result(s) still current" in again
     run(
         c50,
         "publish",
