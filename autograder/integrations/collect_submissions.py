@@ -195,28 +195,48 @@ def collect_one(
             return Collected(entry, "no-commit-before-deadline", detail=str(error))
         if not commit:
             return Collected(entry, "no-commit-before-deadline")
-        _git(["checkout", "--quiet", commit], cwd=checkout)
-        date = _git(["show", "-s", "--format=%cI", commit], cwd=checkout)
-        picked, status, detail = _pick_notebook(checkout, notebook)
-        if picked is None:
-            return Collected(entry, status, commit, date, detail=detail)
-        target = out / "notebooks" / f"{name}{Path(picked).suffix}"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        return copy_at_commit(checkout, entry, commit, out, notebook, with_checkpoint)
+
+
+def copy_at_commit(
+    checkout: Path, entry: str, commit: str, out: Path, notebook: str = "", with_checkpoint: bool = False
+) -> Collected:
+    """Check out `commit` in a clone and copy its notebook to `<out>/notebooks/<owner>__<name>.ipynb`.
+
+    Args:
+        checkout: the clone (made with --no-checkout).
+        entry: the repository's list entry (names the copy).
+        commit: the commit to take.
+        out: the output folder.
+        notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
+        with_checkpoint: also copy the checkpoint beside the notebook.
+
+    Returns:
+        The manifest row (`ok`, or why nothing was copied).
+    """
+    name = safe_name(entry)
+    _git(["checkout", "--quiet", "--force", commit], cwd=checkout)
+    date = _git(["show", "-s", "--format=%cI", commit], cwd=checkout)
+    picked, status, detail = _pick_notebook(checkout, notebook)
+    if picked is None:
+        return Collected(entry, status, commit, date, detail=detail)
+    target = out / "notebooks" / f"{name}{Path(picked).suffix}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        data = read_beneath(checkout, picked, MAX_NOTEBOOK_BYTES)
+    except UnsafeFile as error:
+        return Collected(entry, "refused", commit, date, picked, detail=str(error))
+    for old in [target, *(target.with_suffix(s) for s in (".pt", ".pth", ".safetensors"))]:
+        if os.path.lexists(old):  # an earlier collection's copies
+            os.unlink(old)
+    write_new(target, data)
+    row = Collected(entry, "ok", commit, date, picked, target.relative_to(out).as_posix(), detail=detail)
+    if with_checkpoint:
         try:
-            data = read_beneath(checkout, picked, MAX_NOTEBOOK_BYTES)
-        except UnsafeFile as error:
-            return Collected(entry, "refused", commit, date, picked, detail=str(error))
-        for old in [target, *(target.with_suffix(s) for s in (".pt", ".pth", ".safetensors"))]:
-            if os.path.lexists(old):  # an earlier collection's copies
-                os.unlink(old)
-        write_new(target, data)
-        row = Collected(entry, "ok", commit, date, picked, target.relative_to(out).as_posix(), detail=detail)
-        if with_checkpoint:
-            try:
-                row.checkpoint = _copy_checkpoint(checkout, picked, target) or ""
-            except (UnsafeFile, OSError) as error:
-                row.detail = "; ".join(filter(None, [row.detail, f"checkpoint not copied: {error}"]))
-        return row
+            row.checkpoint = _copy_checkpoint(checkout, picked, target) or ""
+        except (UnsafeFile, OSError) as error:
+            row.detail = "; ".join(filter(None, [row.detail, f"checkpoint not copied: {error}"]))
+    return row
 
 
 def write_manifest(rows: Sequence[Collected], path: Path) -> None:

@@ -1,0 +1,1 @@
+"""Classroom50: the student-side autograder (public checks) and the instructor's hidden grading of submit/* tags."""

@@ -1,0 +1,129 @@
+"""`python -m autograder.integrations.classroom50 build | collect | publish`: the Classroom50 route."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.integrations.collect_submissions import GITHUB, read_repo_list
+
+if TYPE_CHECKING:
+    from autograder.config import GraderConfig
+
+PROG = "python -m autograder.integrations.classroom50"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: three subcommands.
+
+    Returns:
+        The parser.
+    """
+    parser = argparse.ArgumentParser(prog=PROG, description="Classroom50: student-side autograder and hidden grading.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser("build", help="write the autograder folder for <classroom>/autograders/<slug>/")
+    build.add_argument("--assignment", default=None, help="assignment folder name (default: grader.yml's)")
+    build.add_argument("--out", type=Path, required=True, help="the folder to write")
+    build.add_argument("--language", choices=("ko", "en"), default=None, help="default: grader.yml feedback.language")
+
+    collect = commands.add_parser("collect", help="copy each repository's latest submit/* notebook")
+    collect.add_argument("--repos", type=Path, required=True, help="file listing the student repositories")
+    collect.add_argument("--deadline", required=True, help="ISO 8601 with a time zone")
+    collect.add_argument("--out", type=Path, default=Path("submissions"))
+    collect.add_argument("--notebook", default="", help="notebook path in each repository")
+    collect.add_argument("--classroom", default="", help="classroom short name (finds <username> in repo names)")
+    collect.add_argument("--slug", default="", help="assignment slug (finds <username> in repo names)")
+    collect.add_argument("--base-url", default=GITHUB)
+
+    publish = commands.add_parser("publish", help="per-student result.json/release-body.md and gradebook.csv")
+    publish.add_argument("grading", type=Path, help="report folder of `python -m autograder grade`")
+    publish.add_argument("--manifest", type=Path, required=True, help="the collector's manifest.csv")
+    publish.add_argument("--out", type=Path, required=True)
+    publish.add_argument("--classroom", required=True, help="classroom short name (result.json `classroom`)")
+    publish.add_argument("--slug", required=True, help="assignment slug (result.json `assignment`)")
+    publish.add_argument("--assignment", default=None, help="assignment folder name (default: grader.yml's)")
+    publish.add_argument("--config", type=Path, default=None, help="grader.yml (default: the project's)")
+    publish.add_argument("--language", choices=("ko", "en"), default=None)
+    publish.add_argument("--base-url", default=GITHUB)
+    return parser
+
+
+def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
+    from autograder.config import load_config
+
+    overrides: dict[str, object] = {}
+    if assignment:
+        overrides["assignment.name"] = assignment
+    if language:
+        overrides["feedback.language"] = language
+    return load_config(path, overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand.
+
+    Args:
+        argv: the arguments (None: sys.argv[1:]).
+
+    Returns:
+        0 on success, 2 for bad input.
+    """
+    from autograder.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except ConfigError as error:  # e.g. an unknown --assignment
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "build":
+        from autograder.assignment import default_assignment_name
+        from autograder.integrations.classroom50.build import BuildError, build
+
+        config = _config(None, args.assignment, args.language)
+        name = config.assignment.name or default_assignment_name()
+        try:
+            written = build(name, args.out, config.feedback.language)
+        except BuildError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(f"wrote {len(written)} files to {args.out} (public checks of {name} only)")
+        return 0
+    if args.command == "collect":
+        from autograder.integrations.classroom50.collect import collect_all, deadline_moment
+
+        try:
+            deadline = deadline_moment(args.deadline)
+            entries = read_repo_list(args.repos)
+        except (ValueError, OSError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        rows = collect_all(entries, deadline, args.out, args.notebook, args.base_url, args.classroom, args.slug)
+        late = sum(row.late == "yes" for row in rows)
+        ok = sum(row.status == "ok" for row in rows)
+        print(f"{ok} of {len(rows)} repositories collected ({late} late); see {args.out / 'manifest.csv'}")
+        return 0
+    from autograder.assignment import assignment_of
+    from autograder.integrations.classroom50.publish import GRADEBOOK, publish
+    from autograder.reports.i18n import use_language
+
+    config = _config(args.config, args.assignment, args.language)
+    if not args.manifest.is_file():
+        print(f"error: {args.manifest}: no such manifest", file=sys.stderr)
+        return 2
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+        gradebook = publish(args.grading, args.manifest, args.out, config, args.classroom, args.slug, args.base_url)
+    published = sum(bool(row.result_file) for row in gradebook)
+    print(f"published {published} results for {len(gradebook)} repositories; gradebook: {args.out / GRADEBOOK}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""`classroom50 publish`: hidden-grading results become result/v1 files per student and a gradebook."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from classroom50_helpers import CLASSROOM, DEADLINE, ROOT, SLUG, make_class
+
+from autograder.assignment import load_assignment
+from autograder.config import load_config
+from autograder.integrations.classroom50.collect import collect_all, deadline_moment
+from autograder.integrations.classroom50.publish import publish
+from autograder.integrations.classroom50.schema import result_problems
+from autograder.integrations.collect_submissions import read_repo_list
+from autograder.reports.i18n import use_language
+
+RESULTS = ROOT / "tests" / "fixtures" / "results"
+PREFIX = f"course__{CLASSROOM}-{SLUG}"
+
+
+def read_gradebook(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {row["owner"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Collected local repositories; stored engine results (fixtures) stand in for the grading."""
+    root = tmp_path_factory.mktemp("publish")
+    roster = make_class(root)
+    collect_all(read_repo_list(roster), deadline_moment(DEADLINE), root / "submissions", classroom=CLASSROOM, slug=SLUG)
+    grading = root / "grading"
+    grading.mkdir()
+    shutil.copyfile(RESULTS / "full_marks.json", grading / f"{PREFIX}-alice.json")
+    shutil.copyfile(RESULTS / "partial.json", grading / f"{PREFIX}-bob.json")
+    (grading / f"{PREFIX}-erin.json").write_text('{"forged": true}', encoding="utf-8")  # refused, not believed
+    config = load_config(RESULTS / "grader.yml")
+    with use_language("ko", load_assignment("transformer_mt").messages_dir):
+        publish(grading, root / "submissions" / "manifest.csv", root / "published", config, CLASSROOM, SLUG)
+    return root / "published"
+
+
+def test_each_submission_gets_a_valid_result_with_hidden_check_points(published: Path) -> None:
+    alice = json.loads((published / f"{PREFIX}-alice" / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(alice) == []
+    assert (alice["owner"], alice["submission"], alice["datetime"]) == (
+        "alice",
+        "submit/20261201T110000Z-a2",
+        "2026-12-01T11:00:00Z",
+    )
+    assert (alice["score"], alice["max-score"]) == (80, 80)  # training was skipped: left out
+    assert alice["tests"][0]["test-name"] == "Look-ahead 마스크"
+    bob = json.loads((published / f"{PREFIX}-bob" / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(bob) == [] and (bob["score"], bob["max-score"]) == (66, 80)
+    assert [t["score"] for t in bob["tests"]] == [7, 11, 20, 20, 8]
+
+
+def test_release_body_is_korean_and_says_late(published: Path) -> None:
+    alice = (published / f"{PREFIX}-alice" / "release-body.md").read_text(encoding="utf-8")
+    bob = (published / f"{PREFIX}-bob" / "release-body.md").read_text(encoding="utf-8")
+    assert alice.startswith("### 채점 결과: 80/80점") and "비공개 검사" in alice and "마감 이후" not in alice
+    assert "마감 이후 제출입니다(제출 시각 2026-12-03T00:00:00Z, 마감 2026-12-01T14:59:59Z)" in bob
+
+
+def test_a_tag_without_notebook_is_published_as_zero_with_the_reason(published: Path) -> None:
+    carol = json.loads((published / f"{PREFIX}-carol" / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(carol) == [] and carol["score"] == 0 and carol["max-score"] == 80
+    assert all("no-notebook" in t["message"] for t in carol["tests"])
+
+
+def test_gradebook_has_every_roster_repository(published: Path) -> None:
+    rows = read_gradebook(published / "gradebook.csv")
+    assert set(rows) == {"alice", "bob", "carol", "dave", "erin"}
+    assert (rows["alice"]["score"], rows["alice"]["late"], rows["alice"]["look_ahead_mask"]) == ("80", "no", "10")
+    assert (rows["bob"]["late"], rows["bob"]["grading"], rows["bob"]["score"]) == ("yes", "graded", "66")
+    assert rows["bob"]["late_tags"] == "" and rows["alice"]["late_tags"].startswith("submit/20261202")
+    assert (rows["dave"]["collection"], rows["dave"]["grading"], rows["dave"]["result_file"]) == (
+        "clone-failed",
+        "missing",
+        "",
+    )
+    assert (rows["erin"]["collection"], rows["erin"]["result_file"]) == ("no-submission", "")
+    assert not (published / f"{PREFIX}-erin").exists()
+
+
+@pytest.mark.e2e
+def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
+    """The documented chain, each step a command: collect, the engine's batch grading, publish."""
+    roster = make_class(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout + done.stderr
+
+    c50 = "autograder.integrations.classroom50"
+    run(c50, "collect", "--repos", str(roster), "--deadline", DEADLINE, "--classroom", CLASSROOM, "--slug", SLUG)
+    assert "Graded 2 submission(s)" in run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")
+    again = run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")  # resumes: all reused
+    assert "Graded 0 submission(s); 2 stored result(s) still current" in again
+    run(
+        c50,
+        "publish",
+        "grading-output",
+        "--manifest",
+        "submissions/manifest.csv",
+        "--out",
+        "published",
+        "--classroom",
+        CLASSROOM,
+        "--slug",
+        SLUG,
+    )
+    rows = read_gradebook(tmp_path / "published" / "gradebook.csv")
+    engine = json.loads((tmp_path / "grading-output" / f"{PREFIX}-alice.json").read_text(encoding="utf-8"))
+    alice = json.loads((tmp_path / "published" / f"{PREFIX}-alice" / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(alice) == [] and alice["score"] == int(engine["points"]) == 80
+    assert rows["bob"]["late"] == "yes" and rows["bob"]["score"] == "80"
+    assert rows["carol"]["collection"] == "no-notebook" and rows["carol"]["score"] == "0"
