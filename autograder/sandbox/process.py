@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
@@ -16,9 +17,12 @@ from typing import Any
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
-from .treewatch import TreeMemoryWatch, snapshot, wait_gone
+from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
 
 F_SETPIPE_SZ = 1031
+PR_SET_PDEATHSIG = 1
+EXIT_ORPHANED = 77  # the launcher found the grader gone before it started
+_LIBC = ctypes.CDLL(None, use_errno=True)
 KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
 _SIGNAL_MEANINGS: dict[int, str] = {
@@ -109,6 +113,18 @@ class _FrameReader:
             raise ExchangeError("protocol", str(exc)) from None
 
 
+def _die_with(grader_pid: int) -> Callable[[], None]:
+    """A preexec_fn: the launcher (bwrap, unshare, or the worker itself) gets SIGKILL when the
+    grader ends, however it ends (the launchers pass the same signal on to the sandbox's pid 1,
+    which ends its pid namespace). A grader that died before the prctl is caught by getppid."""
+
+    def arm() -> None:
+        if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != grader_pid:
+            os._exit(EXIT_ORPHANED)
+
+    return arm
+
+
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 
@@ -149,6 +165,7 @@ class WorkerProcess:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
+                preexec_fn=_die_with(os.getpid()),
             )
         finally:
             for fd in (*child_fds, output_w):
@@ -168,6 +185,7 @@ class WorkerProcess:
         self.output = output
         self.reader = _FrameReader(max_reply_bytes)
         self.output_open = True
+        self.first_seen: dict[int, str] = {}  # {pid: start time} of the tree at the first reply
 
     @property
     def alive(self) -> bool:
@@ -194,6 +212,8 @@ class WorkerProcess:
             found = self.reader.next_frame()
             if found is not None:
                 header = found[0]
+                if not self.first_seen:  # the jail is up: its launcher, pid 1 and worker exist
+                    self.first_seen = snapshot(self.proc.pid)
                 if "event" not in header:
                     return found
                 new_deadline = on_event(header) if on_event else None
@@ -298,11 +318,15 @@ class WorkerProcess:
     def kill(self) -> None:
         """Kill the worker's whole process group (and with it its pid namespace), reap it, and wait
         until every process it had is gone, so that none outlives the worker."""
-        members = snapshot(self.proc.pid) if self.proc.poll() is None else {}
-        if members:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        # Every process of the tree by its own pid, not only the group: the sandbox's pid 1 runs
+        # in a session of its own (bubblewrap's --new-session), and killing it from here ends
+        # its pid namespace even if something inside cleared its parent-death signal.
+        # The processes seen at the first reply are killed too: the namespace's pid 1 is among
+        # them, and it is found even when the launcher (bwrap, unshare) is already gone.
+        kill_members(self.first_seen)
+        members = {**self.first_seen, **(kill_tree(self.proc.pid) if self.proc.poll() is None else {})}
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
