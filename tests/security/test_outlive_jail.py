@@ -1,4 +1,4 @@
-"""Nothing started in the sandbox outlives the grader: the ptrace/prctl attack through the CLI, as root and non-root."""
+"""Nothing started in the sandbox outlives the grader: the ptrace/prctl attack via CLI and Ray, root and non-root."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grader_argv(user: str | None, work: Path) -> list[str]:
+def _grader_argv(user: str | None, work: Path, route: str = "cli") -> list[str]:
     argv = [
         sys.executable,
         "-m",
@@ -76,6 +76,7 @@ def _grader_argv(user: str | None, work: Path) -> list[str]:
         "--json",
         "--language",
         "en",
+        *(["--executor", "ray"] if route == "ray" else []),
     ]
     return as_user(user, argv) if user is not None else argv
 
@@ -92,11 +93,14 @@ def _env(work: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(GRADER_TIMEOUT_S + 60)
-def test_cli_grading_leaves_nothing_running(identity: tuple[str, str | None, Path]) -> None:
+@pytest.mark.parametrize("route", ["cli", "ray"])
+def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], route: str) -> None:
+    if route == "ray":
+        pytest.importorskip("ray")
     name, user, work = identity
     uid = pwd.getpwnam(user).pw_uid if user is not None else None
     done = subprocess.run(
-        _grader_argv(user, work),
+        _grader_argv(user, work, route),
         env=_env(work),
         cwd=str(ROOT),
         capture_output=True,
