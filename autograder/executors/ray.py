@@ -153,16 +153,18 @@ class RayExecutor:
     def _start_private_ray(self) -> None:
         """Start a Ray on this machine whose files nobody else can read: its session folder (the
         shipped code, with the hidden checks and the reference, is unpacked there) lies in a new
-        0700 folder, and its processes create files under umask 077; `close` removes it all."""
-        self._temp_dir = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths have a length limit
+        0700 folder; `close` removes it all."""
+        # Ray makes its own folder mode 777 and its files 644: the 0700 parent closes them all.
+        # (Not a umask: the grader's files in the Ray workers must stay readable by the root
+        # jail's sandbox user.) Short, as Ray's socket paths have a length limit.
+        self._temp_dir = tempfile.mkdtemp(prefix="ray-")
         atexit.register(self.close)
-        previous = os.umask(0o077)  # inherited by the Ray processes started now
-        try:
-            ray.init(
-                runtime_env=self._runtime_env(), log_to_driver=False, include_dashboard=False, _temp_dir=self._temp_dir
-            )
-        finally:
-            os.umask(previous)
+        ray.init(
+            runtime_env=self._runtime_env(),
+            log_to_driver=False,
+            include_dashboard=False,
+            _temp_dir=os.path.join(self._temp_dir, "r"),
+        )
 
     def close(self) -> None:
         """Stop the Ray this executor started and delete its folder (nothing for a cluster's,
