@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import ctypes
 import fcntl
 import json
 import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,9 +20,7 @@ from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, Protoco
 from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
 
 F_SETPIPE_SZ = 1031
-PR_SET_PDEATHSIG = 1
 EXIT_ORPHANED = 77  # the launcher found the grader gone before it started
-_LIBC = ctypes.CDLL(None, use_errno=True)
 KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
 _SIGNAL_MEANINGS: dict[int, str] = {
@@ -113,16 +111,21 @@ class _FrameReader:
             raise ExchangeError("protocol", str(exc)) from None
 
 
-def _die_with(grader_pid: int) -> Callable[[], None]:
-    """A preexec_fn: the launcher (bwrap, unshare, or the worker itself) gets SIGKILL when the
-    grader ends, however it ends (the launchers pass the same signal on to the sandbox's pid 1,
-    which ends its pid namespace). A grader that died before the prctl is caught by getppid."""
+# Run before the launcher (bwrap, unshare, or the worker itself), in its process: SIGKILL when the
+# grader ends, however it ends (the launchers pass the same signal on to the sandbox's pid 1, which
+# ends its pid namespace); a grader already gone is caught by getppid. A small exec'd helper, not
+# Popen's preexec_fn, which is unsafe in a process with threads (Ray's workers, the watchdogs).
+DIE_WITH_GRADER = (
+    "import ctypes, os, sys\n"
+    "if ctypes.CDLL(None).prctl(1, 9, 0, 0, 0) != 0 or os.getppid() != int(sys.argv[1]):\n"
+    f"    os._exit({EXIT_ORPHANED})\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
 
-    def arm() -> None:
-        if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != grader_pid:
-            os._exit(EXIT_ORPHANED)
 
-    return arm
+def die_with_grader(argv: Sequence[str]) -> list[str]:
+    """Args: a launcher's command line. Returns: the same, started under DIE_WITH_GRADER (same pid)."""
+    return [sys.executable, "-I", "-S", "-c", DIE_WITH_GRADER, str(os.getpid()), *argv]
 
 
 def _nonblocking(fd: int) -> None:
@@ -157,7 +160,7 @@ class WorkerProcess:
         child_fds = (request_r, reply_w, status_w)
         try:
             self.proc = subprocess.Popen(
-                build_argv(child_fds),
+                die_with_grader(build_argv(child_fds)),
                 stdin=subprocess.DEVNULL,
                 stdout=output_w,
                 stderr=output_w,
@@ -165,7 +168,6 @@ class WorkerProcess:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_die_with(os.getpid()),
             )
         finally:
             for fd in (*child_fds, output_w):
