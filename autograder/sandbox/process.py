@@ -318,8 +318,8 @@ class WorkerProcess:
         return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (and with it its pid namespace), reap it, and wait
-        until every process it had is gone, so that none outlives the worker."""
+        """Kill every process of the worker's tree (and with its pid 1 its pid namespace), reap
+        it, and wait until every process it had is gone, so that none outlives the worker."""
         # Every process of the tree by its own pid, not only the group: the sandbox's pid 1 runs
         # in a session of its own (bubblewrap's --new-session), and killing it from here ends
         # its pid namespace even if something inside cleared its parent-death signal.
