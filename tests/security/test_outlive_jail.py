@@ -19,6 +19,8 @@ from identities import IS_ROOT, as_user, processes_named, processes_of, throwawa
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTACK = ROOT / "tests" / "fixtures" / "security" / "ptrace_outlives_jail.py"
+# The same attack run while the notebook loads (a default argument): any assignment's grading runs it.
+ATTACK_AT_LOAD = ROOT / "tests" / "fixtures" / "security" / "ptrace_outlives_jail_at_load.py"
 SURVIVOR = "agsec-outlive"  # the attack's daemon names itself so
 SETTLE_S = 5.0  # the kernel tears a pid namespace down one process at a time; generous under load
 GRADER_TIMEOUT_S = 900
@@ -62,15 +64,14 @@ def identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grader_argv(user: str | None, work: Path, route: str = "cli") -> list[str]:
+def _grader_argv(user: str | None, work: Path, route: str = "cli", assignment: str = "transformer_mt") -> list[str]:
+    target = ["--assignment", "attention_encoder", str(ATTACK_AT_LOAD), "--parts", "attention"]
     argv = [
         sys.executable,
         "-m",
         "autograder",
         "grade",
-        str(ATTACK),
-        "--parts",
-        "masked_loss",
+        *(target if assignment == "attention_encoder" else [str(ATTACK), "--parts", "masked_loss"]),
         "--out",
         str(work / "out"),
         "--json",
@@ -93,14 +94,16 @@ def _env(work: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(GRADER_TIMEOUT_S + 60)
-@pytest.mark.parametrize("route", ["cli", "ray"])
-def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], route: str) -> None:
+@pytest.mark.parametrize(
+    ("route", "assignment"), [("cli", "transformer_mt"), ("ray", "transformer_mt"), ("cli", "attention_encoder")]
+)
+def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], route: str, assignment: str) -> None:
     if route == "ray":
         pytest.importorskip("ray")
     name, user, work = identity
     uid = pwd.getpwnam(user).pw_uid if user is not None else None
     done = subprocess.run(
-        _grader_argv(user, work, route),
+        _grader_argv(user, work, route, assignment),
         env=_env(work),
         cwd=str(ROOT),
         capture_output=True,
