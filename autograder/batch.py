@@ -330,26 +330,57 @@ def grade_batch(
     Returns:
         The results and what was graded or reused.
     """
+    from autograder.results_store import sidecar_files
+    from autograder.submission_snapshot import SnapshotFolder
+
+    with SnapshotFolder() as snapshots:
+        # Each file is read once: the digest that decides reuse is of the bytes that are graded.
+        taken = [snapshots.take(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
+        copies = [Submission(t.path, s.label, s.stem) for t, s in zip(taken, submissions, strict=True)]
+        digests = [t.sha256 for t in taken]
+        return _grade_resumably(
+            submissions,
+            copies,
+            digests,
+            config,
+            parts,
+            out_dir,
+            executor,
+            grade_function,
+            regrade,
+            progress,
+            html,
+            reporter,
+        )
+
+
+def _grade_resumably(
+    submissions: Sequence[Submission],
+    copies: Sequence[Submission],
+    digests: Sequence[str],
+    config: GraderConfig,
+    parts: list[str] | None,
+    out_dir: Path,
+    executor: Executor | None,
+    grade_function: GradeFunction | None,
+    regrade: bool,
+    progress: bool,
+    html: bool,
+    reporter: bool,
+) -> BatchRun:
+    """`grade_batch` once the snapshots are taken: `copies` are graded, `submissions` name them."""
     from autograder.assignment import assignment_of
     from autograder.late import apply_late_policy
     from autograder.reports.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
-    from autograder.results_store import (
-        ResultsStore,
-        StoredResult,
-        inputs_digest,
-        publish_reports,
-        remove_scratch,
-        sidecar_files,
-        submission_digest,
-    )
+    from autograder.results_store import ResultsStore, StoredResult, inputs_digest, publish_reports, remove_scratch
     from autograder.submission_times import submission_times
 
     times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
     store = ResultsStore(out_dir)
     remove_scratch(out_dir)  # left by a batch killed while it wrote a report
     inputs = inputs_digest(config, parts)
-    digests = [submission_digest(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
+    executor_kind = getattr(executor, "name", type(executor).__name__) if executor is not None else "local"
     store.start_batch(
         config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions]
     )
@@ -360,7 +391,7 @@ def grade_batch(
         if record is None:
             continue
         stored[index] = record
-        if not regrade and record.is_current(digests[index], inputs):
+        if not regrade and record.is_current(digests[index], inputs, executor_kind):
             record.result.submission = submission.label
             # The late policy is not part of the inputs digest: a changed deadline re-assesses
             # lateness here, without grading again.
@@ -379,14 +410,22 @@ def grade_batch(
         submission = submissions[index]
         apply_late_policy(result, times[submission.stem], config.late)
         store.save(
-            StoredResult(submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result)
+            StoredResult(
+                submission.stem,
+                submission.label,
+                submission.path.as_posix(),
+                digests[index],
+                inputs,
+                result,
+                executor_kind,
+            )
         )
         publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
         results[index] = result
 
     if todo:
         grade_all(
-            [submissions[index] for index in todo],
+            [copies[index] for index in todo],
             config,
             parts,
             jobs=config.grading.jobs,

@@ -290,6 +290,10 @@ def _command_grade(args: argparse.Namespace) -> int:
     except (ClusterTooSmall, TimesError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    finally:  # e.g. the Ray started for this batch, and its folder
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
     results = run.results
     if args.json:
         sys.stdout.write(dumps_stable([result.to_json() for result in results]))

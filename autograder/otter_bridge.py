@@ -517,6 +517,13 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
     def after_grading(self, results: GradingResults) -> None:
         """Grade the submission file with the engine and put its per-part results into Otter's."""
         self.kernel_start.__exit__()
+        try:
+            self._grade_into(results)
+        finally:  # the private copy of the upload is not kept, whatever happened
+            if self.upload is not None:
+                self.upload.remove()
+
+    def _grade_into(self, results: GradingResults) -> None:
         started = time.monotonic()
         try:
             upload = self._take_upload()

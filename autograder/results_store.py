@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import assignment_of
+from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
+from autograder.submission_snapshot import read_submission
 
 STORE_DIR = ".grading"  # inside the report folder
 PREVIOUS_DIR = "previous"  # in the store: each record as it was before a regrade replaced it
@@ -93,9 +95,9 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
 
 
 def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None) -> list[Path]:
-    """Files beside the submission that its grading reads: those the assignment's training part
-    reads when it is graded (`Assignment.sidecar_names`; Part 2: the checkpoint candidates of
-    checkpoint mode).
+    """Files beside the submission that its grading reads: the one the assignment's training part
+    reads when it is graded (`Assignment.sidecar_names` gives the candidates; Part 2: checkpoint
+    mode's checkpoint), links included (the engine refuses them).
 
     Args:
         path: the submission file.
@@ -109,12 +111,16 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
     hook = assignment_of(config).sidecar_names
     if part is None or hook is None or part in config.disabled_parts() or (parts is not None and part not in parts):
         return []
-    names = hook(config, path.stem)
-    return [path.parent / name for name in dict.fromkeys(names) if (path.parent / name).is_file()]
+    # The engine's own choice (checkpoint_file.locate_checkpoint): the first candidate that exists,
+    # a name without `{stem}` only when no other submission shares the folder. Every executor
+    # ships and hashes exactly this, so a shared `checkpoint.pt` belongs to nobody on any of them.
+    found = locate_checkpoint(path, hook(config, "{stem}"))
+    return [found[0]] if found is not None else []
 
 
 def submission_digest(path: Path, sidecars: Sequence[Path] = ()) -> str:
-    """SHA-256 of the submission's bytes and those of its side files (by name).
+    """SHA-256 of the submission's bytes and those of its side files (by name; a link or a hard
+    link by what it is, unread), as `submission_snapshot.take` records it.
 
     Args:
         path: the submission file.
@@ -123,10 +129,7 @@ def submission_digest(path: Path, sidecars: Sequence[Path] = ()) -> str:
     Returns:
         The hex digest.
     """
-    digest = hashlib.sha256(path.read_bytes())
-    for sidecar in sidecars:
-        digest.update(b"\0" + sidecar.name.encode() + b"\0" + sidecar.read_bytes())
-    return digest.hexdigest()
+    return read_submission(path, sidecars)[2]
 
 
 @dataclass
@@ -139,13 +142,17 @@ class StoredResult:
     submission_sha256: str
     inputs_sha256: str
     result: SubmissionResult
+    executor: str = "local"  # the executor kind that graded it ("local", "ray")
 
-    def is_current(self, submission_sha256: str, inputs_sha256: str) -> bool:
-        """True when the record answers for this content under these inputs; a grader error
-        never does (it is graded again)."""
+    def is_current(self, submission_sha256: str, inputs_sha256: str, executor: str = "local") -> bool:
+        """True when the record answers for this content under these inputs on this kind of
+        executor; a grader error never does (it is graded again). A grade from another executor
+        is graded again: its nodes may run another copy of the code and data than this machine
+        (docs/BATCH.md, Resuming)."""
         return (
             self.submission_sha256 == submission_sha256
             and self.inputs_sha256 == inputs_sha256
+            and self.executor == executor
             and self.result.status != STATUS_ERROR
         )
 
@@ -213,6 +220,7 @@ class ResultsStore:
                 data["submission_sha256"],
                 data["inputs_sha256"],
                 SubmissionResult.from_json(data["result"]),
+                str(data.get("executor", "")),  # a record from before executors were recorded: regraded
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -253,6 +261,7 @@ class ResultsStore:
             "source": record.source,
             "submission_sha256": record.submission_sha256,
             "inputs_sha256": record.inputs_sha256,
+            "executor": record.executor,
             "stored_at": time.time(),
             "result": record.result.to_json(),
         }

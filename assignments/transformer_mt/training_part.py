@@ -31,7 +31,7 @@ from assignments.transformer_mt.training_eval import (
     memorisation_gap,
     probe_batch,
 )
-from assignments.transformer_mt.training_modes import training_mode
+from assignments.transformer_mt.training_modes import TrainingBudgetSpent, training_mode
 from autograder.assignment import TrainingOutcome
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
@@ -185,5 +185,10 @@ def run_training_part(
             evaluation = mode.evaluate(worker, session, hparams, data, budget, details)
         except (StudentError, WorkerFailure) as error:
             return TrainingOutcome(False, t(mode.failure_key, reason=_reason(error)), details)
+        except TrainingBudgetSpent as spent:  # the trusted side's own limit: the worker cannot extend it
+            details["wall_s"] = round(time.monotonic() - started, 1)
+            return TrainingOutcome(
+                False, t("training.over_budget", seconds=spent.seconds, evaluations=spent.evaluations), details
+            )
     details["wall_s"] = round(time.monotonic() - started, 1)
     return _verdict(evaluation, config, details)

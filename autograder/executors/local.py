@@ -17,6 +17,8 @@ from autograder.results import SubmissionResult
 class LocalExecutor:
     """`jobs` gradings at a time on this machine (one job: in this very process)."""
 
+    name = "local"  # recorded with each stored grade
+
     def __init__(self, jobs: int = 1) -> None:
         """Args: jobs, the number of parallel worker processes."""
         self.jobs = max(1, int(jobs))

@@ -8,8 +8,10 @@ and hands to the same resumable writer. Ray retries a task whose node or worker 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +26,7 @@ from autograder.executors import ClusterTooSmall, ResultCallback
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files
+from autograder.submission_snapshot import read_submission, write_copy
 
 TASK_RETRIES = 3  # a task whose node or worker process died runs again elsewhere
 # Shipped to every node as the job's working directory (the code and grader.yml; no data, no env).
@@ -46,7 +49,8 @@ CODE_EXCLUDES = [
 def _grade_remote(
     grade_function: GradeFunction,
     name: str,
-    files: dict[str, bytes],
+    data: bytes,
+    sides: list[tuple[str, bytes | str]],
     label: str,
     stem: str,
     config: GraderConfig,
@@ -55,9 +59,8 @@ def _grade_remote(
     """Body of a Ray task: write the submission (and its side files) into a private folder of
     this node, grade it there, return the result as JSON text."""
     with tempfile.TemporaryDirectory(prefix="grading-") as folder:
-        for file_name, data in files.items():
-            Path(folder, file_name).write_bytes(data)
-        result = grade_one(grade_function, Submission(Path(folder, name), label, stem), config, parts)
+        copy = write_copy(Path(folder, "submission"), name, data, sides)
+        result = grade_one(grade_function, Submission(copy, label, stem), config, parts)
     return dumps_stable(result.to_json())
 
 
@@ -126,6 +129,8 @@ def check_feasible(options: dict[str, Any]) -> None:
 class RayExecutor:
     """Grades on a Ray cluster (`address` "auto", "ray://host:10001", or None for a local Ray)."""
 
+    name = "ray"  # recorded with each stored grade
+
     def __init__(self, address: str | None = None, gpu_resource: str = "GPU", ship_code: bool = True) -> None:
         """Args:
         address: the cluster; None starts (or reuses) a Ray on this machine.
@@ -135,22 +140,50 @@ class RayExecutor:
         """
         self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
         self.data_env: str | None = None  # the graded assignment's data variable (set by `prepare`)
+        self._temp_dir: str | None = None  # the private folder of a Ray started here
 
     def _connect(self) -> None:
         if ray.is_initialized():  # e.g. a cluster the caller connected to
             return
+        if self.address is None:
+            self._start_private_ray()
+            return
+        ray.init(address=self.address, runtime_env=self._runtime_env(), log_to_driver=False)
+
+    def _start_private_ray(self) -> None:
+        """Start a Ray on this machine whose files nobody else can read: its session folder (the
+        shipped code, with the hidden checks and the reference, is unpacked there) lies in a new
+        0700 folder; `close` removes it all."""
+        # Ray makes its own folder mode 777 and its files 644: the 0700 parent closes them all.
+        # (Not a umask: the grader's files in the Ray workers must stay readable by the root
+        # jail's sandbox user.) Short, as Ray's socket paths have a length limit.
+        self._temp_dir = tempfile.mkdtemp(prefix="ray-")
+        atexit.register(self.close)
+        ray.init(
+            runtime_env=self._runtime_env(),
+            log_to_driver=False,
+            include_dashboard=False,
+            _temp_dir=os.path.join(self._temp_dir, "r"),
+        )
+
+    def close(self) -> None:
+        """Stop the Ray this executor started and delete its folder (nothing for a cluster's,
+        see docs/RAY.md for the nodes' own)."""
+        if self._temp_dir is None:
+            return
+        if ray.is_initialized():
+            ray.shutdown()
+        shutil.rmtree(self._temp_dir, ignore_errors=True)
+        self._temp_dir = None
+
+    def _runtime_env(self) -> dict[str, Any]:
         runtime_env: dict[str, Any] = {"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}}
         if self.ship_code:
             runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=CODE_EXCLUDES)
         data = self.data_env
         if data and os.environ.get(data) and self.address is None:  # a local Ray shares the assignment's data
             runtime_env["env_vars"][data] = os.environ[data]
-        ray.init(
-            address=self.address,
-            runtime_env=runtime_env,
-            log_to_driver=False,
-            include_dashboard=False if self.address is None else None,
-        )
+        return runtime_env
 
     def prepare(self, config: GraderConfig) -> GraderConfig:
         """Connect, and resolve the training section's machine-dependent choices for the cluster
@@ -194,12 +227,10 @@ class RayExecutor:
         shared = (ray.put(config), ray.put(grade_function))
         pending = {}
         for index, submission in enumerate(submissions):
-            files = {
-                path.name: path.read_bytes()
-                for path in [submission.path, *sidecar_files(submission.path, config, parts)]
-            }
+            # the same files, read the same way, as the local executor grades (a link stays one)
+            data, sides, _ = read_submission(submission.path, sidecar_files(submission.path, config, parts))
             ref = remote.options(**options).remote(
-                shared[1], submission.path.name, files, submission.label, submission.stem, shared[0], parts
+                shared[1], submission.path.name, data, sides, submission.label, submission.stem, shared[0], parts
             )
             pending[ref] = index
         while pending:

@@ -14,13 +14,16 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
 
 UPLOAD_DIR = "upload"  # <autograder>/upload, made by run_otter.py before Otter starts
 MANIFEST = "quarantine.json"  # in that folder: the graded file's name and the refused entries
+TEMP_PREFIX = "otter-upload-"  # + the owner's pid + "-": `otter run`'s temporary quarantine folders
 BLANK_NOTE = "Graded by the course's engine; Otter does not execute this notebook."
 
 
@@ -31,6 +34,14 @@ class Quarantine:
     folder: Path
     submission: Path | None
     refused: dict[str, str] = field(default_factory=dict)
+    # Set when the copy lies in a temporary folder of its own (`otter run`): removes that folder,
+    # at the latest when the process exits (also after an uncaught exception).
+    cleanup: weakref.finalize[Any, Any] | None = None
+
+    def remove(self) -> None:
+        """Delete the temporary folder holding the copy (nothing for run_otter.py's folder)."""
+        if self.cleanup is not None:
+            self.cleanup()
 
     def notes(self) -> list[str]:
         """One line per refused entry, for the student's report."""
@@ -140,10 +151,39 @@ def quarantine_for_plugin(submission_path: Path, autograder_dir: Path | None) ->
     prepared = load_prepared(autograder_dir) if autograder_dir else None
     if prepared is not None:
         return prepared
-    private = Path(tempfile.mkdtemp(prefix="otter-upload-"))
-    made = quarantine(submission_path.parent, private / UPLOAD_DIR, submission_path.name, keep=("tests",))
-    write_new(submission_path.parent / "__init__.py", b"")  # Otter made one; the student may have filled it
+    remove_orphaned_copies()
+    private = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
+    try:
+        made = quarantine(submission_path.parent, private / UPLOAD_DIR, submission_path.name, keep=("tests",))
+        write_new(submission_path.parent / "__init__.py", b"")  # Otter made one; the student may have filled it
+    except BaseException:
+        shutil.rmtree(private, ignore_errors=True)
+        raise
+    # runs on remove(), when the quarantine is collected, or at interpreter exit
+    made.cleanup = weakref.finalize(made, shutil.rmtree, str(private), True)
     return made
+
+
+def remove_orphaned_copies() -> list[Path]:
+    """Delete the temporary quarantine folders of this user's processes that ended without
+    removing theirs (killed): their names carry the process id.
+
+    Returns:
+        The folders removed.
+    """
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
+        owner_pid = folder.name[len(TEMP_PREFIX) :].split("-", 1)[0]
+        try:
+            if not owner_pid.isdigit() or folder.is_symlink() or folder.stat().st_uid != os.geteuid():
+                continue
+            os.kill(int(owner_pid), 0)  # alive: its owner removes it
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except OSError:
+            continue  # alive under another user, or gone meanwhile
+    return removed
 
 
 def prepare_autograder(autograder_dir: Path) -> Quarantine:

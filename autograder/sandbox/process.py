@@ -10,15 +10,17 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
-from .treewatch import TreeMemoryWatch, snapshot, wait_gone
+from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
 
 F_SETPIPE_SZ = 1031
+EXIT_ORPHANED = 77  # the launcher found the grader gone before it started
 KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
 _SIGNAL_MEANINGS: dict[int, str] = {
@@ -109,6 +111,23 @@ class _FrameReader:
             raise ExchangeError("protocol", str(exc)) from None
 
 
+# Run before the launcher (bwrap, unshare, or the worker itself), in its process: SIGKILL when the
+# grader ends, however it ends (the launchers pass the same signal on to the sandbox's pid 1, which
+# ends its pid namespace); a grader already gone is caught by getppid. A small exec'd helper, not
+# Popen's preexec_fn, which is unsafe in a process with threads (Ray's workers, the watchdogs).
+DIE_WITH_GRADER = (
+    "import ctypes, os, sys\n"
+    "if ctypes.CDLL(None).prctl(1, 9, 0, 0, 0) != 0 or os.getppid() != int(sys.argv[1]):\n"
+    f"    os._exit({EXIT_ORPHANED})\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def die_with_grader(argv: Sequence[str]) -> list[str]:
+    """Args: a launcher's command line. Returns: the same, started under DIE_WITH_GRADER (same pid)."""
+    return [sys.executable, "-I", "-S", "-c", DIE_WITH_GRADER, str(os.getpid()), *argv]
+
+
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 
@@ -141,7 +160,7 @@ class WorkerProcess:
         child_fds = (request_r, reply_w, status_w)
         try:
             self.proc = subprocess.Popen(
-                build_argv(child_fds),
+                die_with_grader(build_argv(child_fds)),
                 stdin=subprocess.DEVNULL,
                 stdout=output_w,
                 stderr=output_w,
@@ -168,6 +187,7 @@ class WorkerProcess:
         self.output = output
         self.reader = _FrameReader(max_reply_bytes)
         self.output_open = True
+        self.first_seen: dict[int, str] = {}  # {pid: start time} of the tree at the first reply
 
     @property
     def alive(self) -> bool:
@@ -194,6 +214,8 @@ class WorkerProcess:
             found = self.reader.next_frame()
             if found is not None:
                 header = found[0]
+                if not self.first_seen:  # the jail is up: its launcher, pid 1 and worker exist
+                    self.first_seen = snapshot(self.proc.pid)
                 if "event" not in header:
                     return found
                 new_deadline = on_event(header) if on_event else None
@@ -296,13 +318,17 @@ class WorkerProcess:
         return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (and with it its pid namespace), reap it, and wait
-        until every process it had is gone, so that none outlives the worker."""
-        members = snapshot(self.proc.pid) if self.proc.poll() is None else {}
-        if members:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        """Kill every process of the worker's tree (and with its pid 1 its pid namespace), reap
+        it, and wait until every process it had is gone, so that none outlives the worker."""
+        # Every process of the tree by its own pid, not only the group: the sandbox's pid 1 runs
+        # in a session of its own (bubblewrap's --new-session), and killing it from here ends
+        # its pid namespace even if something inside cleared its parent-death signal.
+        # The processes seen at the first reply are killed too: the namespace's pid 1 is among
+        # them, and it is found even when the launcher (bwrap, unshare) is already gone.
+        kill_members(self.first_seen)
+        members = {**self.first_seen, **(kill_tree(self.proc.pid) if self.proc.poll() is None else {})}
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)

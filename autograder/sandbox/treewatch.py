@@ -59,6 +59,50 @@ def snapshot(root: int) -> dict[int, str]:
     return {pid: started for pid, started in found.items() if started is not None}
 
 
+def kill_members(members: dict[int, str]) -> None:
+    """SIGKILL every process of a snapshot that is still the same process (checked through a pidfd,
+    so a recycled pid is never hit). Killing the pid 1 of a worker's pid namespace ends every
+    process in it, including ones forked after the snapshot and ones that cleared their
+    parent-death signal.
+
+    Args:
+        members: from snapshot().
+    """
+    for pid, started in members.items():
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            continue  # gone
+        try:
+            if _start_time(pid) == started:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except OSError:
+            pass  # ended meanwhile, or not ours to signal
+        finally:
+            os.close(pidfd)
+
+
+def kill_tree(root: int, rounds: int = 3) -> dict[int, str]:
+    """Kill `root`, its process group and all its descendants, again while new ones appear
+    (a fork race outside a pid namespace).
+
+    Args:
+        root: the worker's pid (also its process group id); rounds: snapshots at most.
+    Returns:
+        every process that was found (for wait_gone).
+    """
+    seen: dict[int, str] = {}
+    for _ in range(rounds):
+        members = {pid: started for pid, started in snapshot(root).items() if seen.get(pid) != started}
+        if not members:
+            break
+        seen.update(members)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(root, signal.SIGKILL)
+        kill_members(members)
+    return seen
+
+
 def wait_gone(members: dict[int, str], timeout_s: float) -> list[int]:
     """Wait until every process of a snapshot has ended (the kernel tears a pid namespace down
     one process at a time; on a loaded machine that takes seconds).
@@ -118,9 +162,7 @@ class TreeMemoryWatch:
             self.peak_mb = max(self.peak_mb, used >> 20)
             if used > limit:
                 self.tripped = True
-                # the group leader is unshare/bwrap: killing it ends the pid namespace too
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.root, signal.SIGKILL)
+                kill_tree(self.root)  # the namespace's pid 1 among them: that ends the rest
                 return
 
     def stop(self) -> None:

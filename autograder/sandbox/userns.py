@@ -20,6 +20,10 @@ NAMESPACE_FLAGS = (
     "--unshare-user",
     "--disable-userns",
     "--die-with-parent",
+    # No bubblewrap init: the bootstrap is pid 1 and makes itself undumpable (jail.reap_as_init),
+    # which bubblewrap's init does not, so a student process could ptrace it and clear its
+    # parent-death signal to outlive the grader.
+    "--as-pid-1",
     "--new-session",
     "--hostname",
     "sandbox",

@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-from . import guards, jail
+from . import guards, jail, seccomp
 
 # What the grader runs with `python -I -B -u -c BOOT_CODE lib_dir config request_fd reply_fd status_fd`.
 BOOT_CODE = "import sys; sys.path.insert(0, sys.argv[1]); from worker_runtime.bootstrap import main; main(sys.argv[1:])"
@@ -45,6 +45,14 @@ def main(argv: list[str]) -> None:
         jail.apply_rlimits(
             config["limits"], limit_processes=config["uid"] is not None or config["isolation"] == "userns"
         )
+        stage = "seccomp"
+        # before the fork: the reaper (the namespace's pid 1) and everything the student starts
+        # can neither ptrace nor read or write another process's memory
+        try:
+            seccomp.install()
+        except seccomp.SeccompError:
+            if in_namespace:
+                raise  # weak isolation: best effort, like the rest of that mode
     except Exception as exc:
         sys.stderr.write(f"worker setup failed ({stage}): {exc}\n")
         code = (

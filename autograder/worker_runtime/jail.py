@@ -11,6 +11,7 @@ from typing import Any
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 JAIL_LIB = "/sandbox/lib"
 JAIL_HOME = "/tmp"
 EXIT_JAIL_FAILED = 75  # the grader falls back to plain isolation when it sees this code
@@ -127,6 +128,11 @@ def reap_as_init(worker_pid: int, status_fd: int) -> None:
         worker_pid: the worker child's pid.
         status_fd: pipe to the grader for the worker's exit status.
     """
+    # Not dumpable: a process of the same uid without capabilities (the student's, in the jail
+    # without root) can then neither ptrace this one nor open its /proc/1/mem, so it cannot undo
+    # the parent-death signal that ends the namespace with the grader. (In the root jail the uid
+    # switch already cleared the flag.)
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     while True:
         try:
             pid, status = os.wait()

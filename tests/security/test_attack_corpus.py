@@ -6,13 +6,13 @@ import json
 import os
 import secrets
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from identities import as_user as _as_user
 
 from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
@@ -25,6 +25,7 @@ ATTACKS = [
     "read_hidden_checks",
     "network_loopback",
     "daemon_outlives_worker",
+    "ptrace_outlives_jail",
     "kill_everything",
     "memory_hogs",
     "fork_bomb",
@@ -32,50 +33,6 @@ ATTACKS = [
     "write_outside",
 ]
 IS_ROOT = os.geteuid() == 0
-
-
-def _blocked_ancestor(path: str) -> tuple[str, str] | None:
-    """The first directory on the way to `path` that other users cannot traverse, and its child on
-    that way (e.g. ("/root", "/root/.pyenv") for a pyenv Python); None when nothing blocks."""
-    real = Path(os.path.realpath(path))
-    for parent in reversed(real.parents):
-        if not os.stat(parent).st_mode & stat.S_IXOTH:
-            return str(parent), str(parent / real.relative_to(parent).parts[0])
-    return None
-
-
-def _as_user(user: str, argv: list[str]) -> list[str]:
-    """argv run as `user`. When Python lives under a directory others cannot traverse (pyenv under
-    /root, mode 700), the command runs in a private mount namespace where that directory is an
-    empty tmpfs holding only the needed child (bind-mounted back): the host's /root is not
-    changed and nothing else in it becomes reachable."""
-    drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
-    blocked = _blocked_ancestor(sys.base_prefix)
-    if blocked is None:
-        return drop + argv
-    parent, child = blocked
-    below = Path(os.path.realpath(sys.base_prefix))
-    if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
-        pytest.skip(f"more than one directory on the way to {sys.base_prefix} is closed to other users")
-    script = (
-        'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
-        'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
-    )
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        child,
-        parent,
-        *drop,
-        *argv,
-    ]
 
 
 @pytest.fixture(scope="module", params=["root", "non-root"])

@@ -1,0 +1,120 @@
+"""A seccomp filter that refuses the system calls reaching into another process (ptrace, process_vm_*, pidfd_getfd)."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+import struct
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+# Classic BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
+BPF_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+BPF_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+BPF_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+BPF_RET_K = 0x06  # BPF_RET | BPF_K
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+# Offsets in struct seccomp_data: int nr; __u32 arch; ...
+OFFSET_NR, OFFSET_ARCH = 0, 4
+X32_SYSCALL_BIT = 0x40000000  # x32 calls arrive with the x86-64 arch and this bit set in nr
+
+# Per architecture: its AUDIT_ARCH value and the numbers of the refused calls. Refused: ptrace
+# (attach to, read or write another process, e.g. the sandbox's pid 1), process_vm_readv/writev
+# (its memory), kcmp (compare its resources), pidfd_getfd (steal its descriptors),
+# process_madvise (act on its memory).
+ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
+    "x86_64": (
+        0xC000003E,
+        {
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "kcmp": 312,
+            "pidfd_getfd": 438,
+            "process_madvise": 440,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "kcmp": 272,
+            "pidfd_getfd": 438,
+            "process_madvise": 440,
+        },
+    ),
+}
+
+
+class SeccompError(Exception):
+    """The filter could not be installed (unknown architecture, or the kernel refused it)."""
+
+
+def _instruction(code: int, jump_true: int, jump_false: int, k: int) -> bytes:
+    # struct sock_filter { __u16 code; __u8 jt; __u8 jf; __u32 k; } in native byte order
+    return struct.pack("=HBBI", code, jump_true, jump_false, k)
+
+
+def build_program(machine: str | None = None) -> bytes:
+    """The filter as a classic BPF program.
+
+    Calls of another architecture (e.g. 32-bit `int 0x80` calls on x86-64, whose numbers differ)
+    and x32 calls are refused as a whole; the listed calls fail with EPERM; the rest are allowed.
+
+    Args:
+        machine: platform.machine() value; default: this host's.
+    Returns:
+        the program's bytes (8 per instruction).
+    Raises:
+        SeccompError: an architecture this module has no numbers for.
+    """
+    machine = machine or platform.machine()
+    if machine not in ARCHITECTURES:
+        raise SeccompError(f"no seccomp syscall table for the {machine} architecture")
+    arch, calls = ARCHITECTURES[machine]
+    numbers = sorted(calls.values())
+    deny = SECCOMP_RET_ERRNO | errno.EPERM
+    # Layout: [0] load arch, [1] arch check, [2] load nr, [3] x32 check, [4..] one test per
+    # call, then allow, then deny. Jumps count the instructions skipped.
+    body = [_instruction(BPF_LD_W_ABS, 0, 0, OFFSET_ARCH)]
+    tests = len(numbers)
+
+    def to_deny_from(index: int) -> int:  # instruction `index` jumps to the deny at tests + 5
+        return tests + 4 - index
+
+    body.append(_instruction(BPF_JEQ_K, 0, to_deny_from(1), arch))
+    body.append(_instruction(BPF_LD_W_ABS, 0, 0, OFFSET_NR))
+    body.append(_instruction(BPF_JGE_K, to_deny_from(3), 0, X32_SYSCALL_BIT if machine == "x86_64" else 0xFFFFFFFF))
+    for offset, number in enumerate(numbers):
+        body.append(_instruction(BPF_JEQ_K, to_deny_from(4 + offset), 0, number))
+    body.append(_instruction(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    body.append(_instruction(BPF_RET_K, 0, 0, deny))
+    return b"".join(body)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install() -> None:
+    """Install the filter on this process; every thread created and process forked later
+    inherits it, and no process can remove it. Sets no_new_privs first (the kernel's condition
+    for an unprivileged filter).
+
+    Raises:
+        SeccompError: the architecture is unknown or the kernel refused.
+    """
+    program = build_program()
+    libc = ctypes.CDLL(None, use_errno=True)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise SeccompError(f"no_new_privs: {errno.errorcode.get(ctypes.get_errno(), '?')}")
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise SeccompError(f"seccomp filter refused: {errno.errorcode.get(ctypes.get_errno(), '?')}")

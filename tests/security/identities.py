@@ -1,0 +1,120 @@
+"""Running a command as root or as a throwaway non-root user (created with useradd, removed after)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+IS_ROOT = os.geteuid() == 0
+
+
+def _blocked_ancestor(path: str) -> tuple[str, str] | None:
+    """The first directory on the way to `path` that other users cannot traverse, and its child on
+    that way (e.g. ("/root", "/root/.pyenv") for a pyenv Python); None when nothing blocks."""
+    real = Path(os.path.realpath(path))
+    for parent in reversed(real.parents):
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return str(parent), str(parent / real.relative_to(parent).parts[0])
+    return None
+
+
+def as_user(user: str, argv: list[str]) -> list[str]:
+    """argv run as `user`. When Python lives under a directory others cannot traverse (pyenv under
+    /root, mode 700), the command runs in a private mount namespace where that directory is an
+    empty tmpfs holding only the needed child (bind-mounted back): the host's /root is not
+    changed and nothing else in it becomes reachable.
+
+    Args:
+        user: the account; argv: the command.
+    Returns:
+        the command line that runs argv as that user.
+    """
+    drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
+    blocked = _blocked_ancestor(sys.base_prefix)
+    if blocked is None:
+        return drop + argv
+    parent, child = blocked
+    below = Path(os.path.realpath(sys.base_prefix))
+    if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
+        pytest.skip(f"more than one directory on the way to {sys.base_prefix} is closed to other users")
+    script = (
+        'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
+        'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
+    )
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        child,
+        parent,
+        *drop,
+        *argv,
+    ]
+
+
+@contextlib.contextmanager
+def throwaway_user() -> Iterator[str]:
+    """A new system account without home or shell, deleted afterwards (needs root).
+
+    Returns:
+        its name.
+    """
+    if not IS_ROOT:
+        pytest.skip("creating a throwaway user needs root")
+    if shutil.which("useradd") is None or shutil.which("setpriv") is None:
+        pytest.skip("needs useradd and setpriv to create and become a throwaway user")
+    user = f"agsec{secrets.token_hex(3)}"
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield user
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
+
+
+def processes_of(uid: int) -> list[int]:
+    """Args: a uid. Returns: the pids of the live (not zombie) processes it owns."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid and _state(int(name)) not in ("Z", "X"):
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def processes_named(comm: str) -> list[int]:
+    """Args: a process name (what prctl(PR_SET_NAME) sets). Returns: the live processes so named."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if Path(f"/proc/{name}/comm").read_text().strip() == comm and _state(int(name)) not in ("Z", "X"):
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
