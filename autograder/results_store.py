@@ -28,7 +28,7 @@ RECORD_FORMAT = 1
 ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
 # Keys that say how a batch runs, not how a submission is graded.
 # grader.yml keys that do not change a grade (left out of the inputs digest).
-RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs"}}
+RUN_ONLY_KEYS: dict[str, set[str]] = {"grading": {"out_dir", "jobs", "progress"}}
 
 
 def atomic_write_text(path: Path, text: str) -> None:
