@@ -111,25 +111,22 @@ def training_progress_shown(label: str, budget_s: float, enabled: bool, stream: 
         _training.reset(token)
 
 
-def training_progress(step: int, bleu: float, estimate: bool = False) -> None:
+def training_progress(step: int, measure: str) -> None:
     """Say that the training part evaluated its weights (nothing outside `training_progress_shown`).
 
     Args:
         step: the optimizer step the weights are at.
-        bleu: the BLEU just measured (0-1).
-        estimate: True when only the validation subset was scored (far below the bar).
+        measure: what the evaluation found, in the assignment's words (student-facing).
     """
     reporter = _training.get()
     if reporter is None:
         return
     elapsed = time.monotonic() - reporter.started
-    kind = t("progress.estimate") if estimate else t("progress.whole_split")
     line = t(
         "progress.training_eval",
         label=reporter.label,
         step=step,
-        bleu=bleu,
-        kind=kind,
+        measure=measure,
         elapsed=_clock(elapsed),
         left=_clock(reporter.budget_s - elapsed),
     )

@@ -395,7 +395,10 @@ def train_and_evaluate(
         if measured.get("estimate"):
             point["estimate_of"] = measured["n_sentences"]
         curve.append(point)
-        training_progress(event["step"], float(measured["bleu"]), estimate=bool(measured.get("estimate")))
+        shown = {"bleu": float(measured["bleu"]), "n": measured["n_sentences"]}
+        training_progress(
+            event["step"], t(f"training.progress.{'estimate' if 'estimate_of' in point else 'whole_split'}", **shown)
+        )
         if measured["evaluated_by"] == NOT_FITTED:
             return measured, curve, None
         worker.run(session, "report_bleu", [float(measured["bleu"])], mode="train")

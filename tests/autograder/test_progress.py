@@ -37,22 +37,19 @@ def test_disabled_progress_writes_nothing():
     with BatchProgress(2, enabled=False, stream=stream) as bar:
         bar.finished("a.ipynb", 1.0)
     with training_progress_shown("a.ipynb", 900, enabled=False, stream=stream):
-        training_progress(200, 0.1)
+        training_progress(200, "loss 0.1")
     assert stream.getvalue() == ""
 
 
 def test_training_lines_give_step_bleu_and_budget_left_only_inside_the_block():
     stream = io.StringIO()
-    training_progress(10, 0.5)  # outside any block: nothing, nowhere
+    training_progress(10, "score 0.5")  # outside any block: nothing, nowhere
     with training_progress_shown("hw.ipynb", 900, enabled=True, stream=stream):
-        training_progress(200, 0.1712)
-        training_progress(210, 0.0123, estimate=True)
-    training_progress(220, 0.2)
+        training_progress(200, "score 0.1712")
+        training_progress(210, "score 0.0123, estimated")
+    training_progress(220, "score 0.2")
     lines = stream.getvalue().splitlines()
     assert lines[0] == "hw.ipynb: training part started (time budget 15:00)"
-    assert re.fullmatch(
-        r"hw\.ipynb: step 200, BLEU 0\.1712 \(whole validation split\), 0:0\d elapsed, 1[45]:\d\d of the budget left",
-        lines[1],
-    )
-    assert "step 210, BLEU 0.0123 (estimate on part of the validation split)" in lines[2]
+    assert re.fullmatch(r"hw\.ipynb: step 200, score 0\.1712, 0:0\d elapsed, 1[45]:\d\d of the budget left", lines[1])
+    assert "step 210, score 0.0123, estimated, " in lines[2]
     assert len(lines) == 3
