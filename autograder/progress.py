@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -13,6 +14,14 @@ from typing import TextIO
 from tqdm import tqdm
 
 from autograder.reports.i18n import t, use_language
+
+
+def _columns(stream: TextIO) -> int:
+    """The terminal's width in columns (0: unknown)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def _clock(seconds: float) -> str:
@@ -25,7 +34,7 @@ def _clock(seconds: float) -> str:
 class BatchProgress:
     """Submissions done out of the batch's total, with the time left at the pace so far.
 
-    On a terminal: a tqdm bar (done/total, rate, ETA). Elsewhere (a log file, CI): one line per
+    On a sized terminal: a tqdm bar (done/total, rate, ETA). Elsewhere (a log file, CI): one line per
     finished submission, so that a log shows progress without carriage returns.
     """
 
@@ -36,7 +45,8 @@ class BatchProgress:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled and total > 0
         self.started = time.monotonic()
-        is_tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        # A terminal that reports no size (a pseudo-terminal nobody sized) gets lines: tqdm draws nothing there.
+        is_tty = bool(getattr(self.stream, "isatty", lambda: False)()) and _columns(self.stream) > 0
         self.bar: tqdm[None] | None = None
         if self.enabled and is_tty:
             with use_language(language):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+from autograder import progress
 from autograder.progress import BatchProgress, training_progress, training_progress_shown
 
 
@@ -24,12 +25,20 @@ def test_batch_progress_writes_one_line_per_submission_when_not_on_a_terminal():
     assert re.fullmatch(r"\[3/3\] c\.ipynb graded in 1\.2 s; about 0:00 left", lines[2])
 
 
-def test_batch_progress_draws_a_bar_on_a_terminal_in_the_configured_language():
+def test_batch_progress_draws_a_bar_on_a_terminal_in_the_configured_language(monkeypatch):
+    monkeypatch.setattr(progress, "_columns", lambda stream: 80)  # a terminal 80 columns wide
     stream = _Terminal()
     with BatchProgress(4, enabled=True, language="ko", stream=stream) as bar:
         bar.finished("a.ipynb", 2.0)
     shown = stream.getvalue()
     assert "채점 중" in shown and "1/4" in shown and "\r" in shown  # tqdm redraws one line
+
+
+def test_a_terminal_without_a_size_gets_lines():
+    stream = _Terminal()  # reports no size, like a pseudo-terminal nobody sized: tqdm would draw nothing
+    with BatchProgress(2, enabled=True, language="en", stream=stream) as bar:
+        bar.finished("a.ipynb", 1.0)
+    assert stream.getvalue().startswith("[1/2] a.ipynb graded in 1.0 s; about ")
 
 
 def test_disabled_progress_writes_nothing():
