@@ -16,12 +16,9 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock setup.py autograder/
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, from its exact pin, so nothing else can pull another build of it.
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"
-	# Then every pin as written, without dependency resolution (pip's resolver costs about a CPU
-	# minute here): the lock files list every dependency, which `pip check` confirms.
-	$(PY) -m pip install --quiet --no-deps -r requirements.lock
+	$(PY) -m pip install --quiet -r requirements.lock
 	# The development tools (ruff, mypy, pre-commit, pytest-xdist): `make lint`, parallel tests.
-	$(PY) -m pip install --quiet --no-deps -r requirements-dev.lock
-	$(PY) -m pip check
+	$(PY) -m pip install --quiet -r requirements-dev.lock
 	# The project itself, editable (no copies: the sandbox hides the checkout from student code), so
 	# that `autograder` is importable from any folder, e.g. by the bare `otter run` command's plugin;
 	# it also installs the start-up hook that lets `otter run` read notebooks Otter's reader rejects.
