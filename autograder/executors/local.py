@@ -62,7 +62,10 @@ def stop_pool(pool: ProcessPoolExecutor, grace_s: float = STOP_GRACE_S) -> None:
         pool: the pool (its queued work is cancelled).
         grace_s: how long each process may take to unwind before it is killed.
     """
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    try:  # a second Ctrl-C must not cut this short (signals can only be set from the main thread)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        previous = None
     try:
         processes = list((getattr(pool, "_processes", None) or {}).values())
         for process in processes:
@@ -76,7 +79,8 @@ def stop_pool(pool: ProcessPoolExecutor, grace_s: float = STOP_GRACE_S) -> None:
                 process.join(5)
         pool.shutdown(wait=False, cancel_futures=True)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 class LocalExecutor:
