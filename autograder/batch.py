@@ -360,8 +360,8 @@ def grade_batch(
         store.save(
             StoredResult(submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result)
         )
+        results[index] = result  # stored: counted as kept even if Ctrl-C cuts the reports short
         publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
-        results[index] = result
 
     if todo:
         try:
