@@ -360,8 +360,8 @@ def grade_batch(
         store.save(
             StoredResult(submission.stem, submission.label, submission.path.as_posix(), digests[index], inputs, result)
         )
-        results[index] = result  # stored: counted as kept even if Ctrl-C cuts the reports short
         publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
+        results[index] = result
 
     if todo:
         try:
@@ -376,7 +376,10 @@ def grade_batch(
                 on_result=store_result,
             )
         except KeyboardInterrupt:  # every finished result is already stored; the rerun grades the rest
-            raise BatchInterrupted(len(results)) from None
+            # Counted in the store: Ctrl-C may come between a result's storing and its reports.
+            kept = [store.load(s.stem) for s in submissions]
+            current = sum(1 for i, r in enumerate(kept) if r is not None and r.is_current(digests[i], inputs))
+            raise BatchInterrupted(current) from None
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
     return BatchRun(
