@@ -17,7 +17,7 @@ $(VENV)/.installed: requirements.lock requirements-dev.lock setup.py autograder/
 	# torch first, from its exact pin, so nothing else can pull another build of it.
 	$(PY) -m pip install --quiet "$(TORCH_PIN)"
 	$(PY) -m pip install --quiet -r requirements.lock
-	# The development tools (ruff, mypy, pre-commit): `make lint`.
+	# The development tools (ruff, mypy, pre-commit, pytest-xdist): `make lint`, parallel tests.
 	$(PY) -m pip install --quiet -r requirements-dev.lock
 	# The project itself, editable (no copies: the sandbox hides the checkout from student code), so
 	# that `autograder` is importable from any folder, e.g. by the bare `otter run` command's plugin;

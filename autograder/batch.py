@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import sys
 import time
 import traceback
 from collections import Counter
@@ -13,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
 from autograder.config import GraderConfig
+from autograder.progress import BatchProgress
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
 
@@ -29,6 +27,15 @@ GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionRes
 
 class SubmissionPathError(ValueError):
     """A PATH argument names no file or folder, or a folder holds no submission."""
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a batch: the results finished before it are stored; nothing runs any more."""
+
+    def __init__(self, stored: int) -> None:
+        """Args: stored, the batch's submissions with a current stored result (earlier runs' included)."""
+        super().__init__(stored)
+        self.stored = stored
 
 
 @dataclass(frozen=True)
@@ -250,7 +257,7 @@ def grade_all(
             grades in this process).
         grade_function: `grade_submission(path, config, parts)`; None loads the engine's. With
             jobs > 1 or another executor it must be picklable (a module-level function).
-        progress: show a tqdm progress bar on stderr.
+        progress: show the batch's progress on stderr (autograder.progress.BatchProgress).
         executor: where to grade (see `autograder.executors`); None: `LocalExecutor(jobs)`.
         on_result: called in this process as each submission finishes, `(index, result)`, e.g.
             to store it at once.
@@ -264,20 +271,13 @@ def grade_all(
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
-    with tqdm(
-        total=len(submissions),
-        file=sys.stderr,
-        disable=not progress,
-        unit="submission",
-        desc="Grading",
-        dynamic_ncols=True,
-    ) as bar:
+    with BatchProgress(len(submissions), progress, config.feedback.language) as bar:
 
         def finished(index: int, result: SubmissionResult) -> None:
             results[index] = result
             if on_result is not None:
                 on_result(index, result)
-            bar.update()
+            bar.finished(submissions[index].label, result.grading_seconds)
 
         executor.run(list(submissions), config, parts, grade_function, finished)
     missing = [s.label for i, s in enumerate(submissions) if i not in results]
@@ -329,6 +329,10 @@ def grade_batch(
 
     Returns:
         The results and what was graded or reused.
+
+    Raises:
+        BatchInterrupted: Ctrl-C (KeyboardInterrupt) during the grading; the results stored so
+            far stay stored, the executor has stopped its processes.
     """
     from autograder.results_store import sidecar_files
     from autograder.submission_snapshot import SnapshotFolder
@@ -424,16 +428,24 @@ def _grade_resumably(
         results[index] = result
 
     if todo:
-        grade_all(
-            [copies[index] for index in todo],
-            config,
-            parts,
-            jobs=config.grading.jobs,
-            grade_function=grade_function,
-            progress=progress,
-            executor=executor,
-            on_result=store_result,
-        )
+        try:
+            grade_all(
+                [copies[index] for index in todo],
+                config,
+                parts,
+                jobs=config.grading.jobs,
+                grade_function=grade_function,
+                progress=progress,
+                executor=executor,
+                on_result=store_result,
+            )
+        except KeyboardInterrupt:  # every finished result is already stored; the rerun grades the rest
+            # Counted in the store: Ctrl-C may come between a result's storing and its reports.
+            kept = [store.load(s.stem) for s in submissions]
+            current = sum(
+                1 for i, r in enumerate(kept) if r is not None and r.is_current(digests[i], inputs, executor_kind)
+            )
+            raise BatchInterrupted(current) from None
     ordered = [results[index] for index in range(len(submissions))]
     publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
     changes = []

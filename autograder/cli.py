@@ -14,6 +14,7 @@ from autograder import config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
+from autograder.reports.i18n import t, use_language
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
@@ -22,6 +23,7 @@ from autograder.submission_times import TimesError
 EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results
 EXIT_USAGE = 2  # bad arguments or configuration
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process stopped by SIGINT
 
 # CLI flag (argparse dest) -> grader.yml key it overrides. training.profile and training.mode are
 # keys of the assignments whose training section has them; grading another one with the flag is a
@@ -186,7 +188,12 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}.
     """
-    return {key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items() if getattr(args, flag) is not None}
+    overrides = {
+        key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items() if getattr(args, flag) is not None
+    }
+    if getattr(args, "quiet", False):
+        overrides["grading.progress"] = False
+    return overrides
 
 
 def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
@@ -255,7 +262,10 @@ def _command_grade(args: argparse.Namespace) -> int:
     except IsolationUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    show_progress = not args.quiet and (len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths))
+    # The batch bar: for more than one submission (a single one shows its training part's lines).
+    show_progress = config.grading.progress and (
+        len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
+    )
     try:
         executor = make_executor(
             args.executor,
@@ -290,6 +300,10 @@ def _command_grade(args: argparse.Namespace) -> int:
     except (ClusterTooSmall, TimesError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except batch.BatchInterrupted as interrupted:
+        with use_language(config.feedback.language):
+            print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:  # e.g. the Ray started for this batch, and its folder
         close = getattr(executor, "close", None)
         if close is not None:
@@ -367,6 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "export":
             return command_export(args)
         return _command_grade(args)
+    except KeyboardInterrupt:  # before or after the batch (during it: _command_grade says what was stored)
+        print(t("progress.interrupted_plain"), file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()
         return EXIT_CRASH

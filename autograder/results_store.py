@@ -29,10 +29,11 @@ RECORD_FORMAT = 1
 # The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
 # solutions in reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
 ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
-# grader.yml keys that do not change how a submission is graded (left out of the inputs digest).
-# The late section is applied to every result of a batch, stored or new (autograder.late), so a
-# changed deadline re-assesses lateness without grading anything again.
-RUN_ONLY_KEYS: dict[str, Any] = {"grading": {"out_dir", "jobs"}, "late": True}
+# grader.yml keys that do not change how a submission is graded (left out of the inputs digest):
+# how a batch runs (its folder, jobs, progress display), and the late section, which is applied to
+# every result of a batch, stored or new (autograder.late), so a changed deadline re-assesses
+# lateness without grading anything again.
+RUN_ONLY_KEYS: dict[str, Any] = {"grading": {"out_dir", "jobs", "progress"}, "late": True}
 
 
 def atomic_write_text(path: Path, text: str) -> None:

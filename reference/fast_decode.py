@@ -20,6 +20,20 @@ from reference.model import DecoderLayer, LayerNormalization, Transformer
 # near-ties), computed incrementally: the encoder runs once per batch, each decoder layer's
 # cross-attention keys/values are projected once, and self-attention keeps a key/value cache so
 # that each step only computes the newest position. Finished rows are dropped in chunks.
+# With a `LengthCap`, a row also stops at its source's cap: the tokens are then the same up to that
+# cap, and a model that never emits <eos> costs at most the cap per sentence, not max_new_tokens.
+
+
+@dataclass(frozen=True)
+class LengthCap:
+    """Most tokens generated for a source of n ids (<sos>/<eos> included): ceil(ratio * n) + slack."""
+
+    ratio: float
+    slack: int
+
+    def tokens(self, source_len: int, max_new_tokens: int) -> int:
+        """Args: source_len, the source's ids; max_new_tokens, the overall limit. Returns: the row's limit."""
+        return max(1, min(max_new_tokens, math.ceil(self.ratio * source_len) + self.slack))
 
 
 @dataclass
@@ -83,6 +97,7 @@ def fast_greedy_translate(
     sos_idx: int = SOS_IDX,
     eos_idx: int = EOS_IDX,
     pad_idx: int = PAD_IDX,
+    length_cap: LengthCap | None = None,
 ) -> list[list[int]]:
     """Greedy-translate with a `reference.model.Transformer` (or any module with its exact layout).
 
@@ -95,9 +110,11 @@ def fast_greedy_translate(
         sos_idx: id of `<sos>`.
         eos_idx: id of `<eos>`.
         pad_idx: id of `<pad>`.
+        length_cap: also stop each sentence at its source's cap (None: only max_new_tokens).
 
     Returns:
-        One id list per source, in input order, without `<sos>`, cut before the first `<eos>`.
+        One id list per source, in input order, without `<sos>`, cut before the first `<eos>`
+        (and at the sentence's cap).
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
@@ -108,7 +125,9 @@ def fast_greedy_translate(
         model,
         src_seqs,
         batch_size,
-        lambda batch: _decode_batch(model, layers, batch, max_new_tokens, device, sos_idx, eos_idx, pad_idx),
+        lambda batch: _decode_batch(
+            model, layers, batch, max_new_tokens, device, (sos_idx, eos_idx, pad_idx), length_cap
+        ),
     )
 
 
@@ -118,11 +137,15 @@ def _decode_batch(
     srcs: list[Sequence[int]],
     max_new_tokens: int,
     device: torch.device,
-    sos_idx: int,
-    eos_idx: int,
-    pad_idx: int,
+    specials: tuple[int, int, int],
+    length_cap: LengthCap | None,
 ) -> list[list[int]]:
+    sos_idx, eos_idx, pad_idx = specials
     n = len(srcs)
+    # Each row's own limit (n,); the batch runs as many steps as its largest.
+    caps = [length_cap.tokens(len(s), max_new_tokens) if length_cap else max_new_tokens for s in srcs]
+    row_cap = torch.tensor(caps, device=device)
+    steps = max(caps)
     src_len = max(1, max(len(s) for s in srcs))
     src = torch.full((n, src_len), pad_idx, dtype=torch.long)
     for row, seq in enumerate(srcs):
@@ -150,15 +173,15 @@ def _decode_batch(
     cross_ok = (src != pad_idx)[:, None, None, :]  # (n, 1, 1, S)
     # Self-attention caches (n, h, T, dk); self_ok[:, j] = generated token j is not <pad>
     # (the look-ahead mask hides pad keys, and a model may emit <pad>).
-    self_k = [torch.empty(n, h, max_new_tokens, dk, device=device) for _ in layers]
-    self_v = [torch.empty(n, h, max_new_tokens, dk, device=device) for _ in layers]
-    self_ok = torch.empty(n, max_new_tokens, dtype=torch.bool, device=device)
+    self_k = [torch.empty(n, h, steps, dk, device=device) for _ in layers]
+    self_v = [torch.empty(n, h, steps, dk, device=device) for _ in layers]
+    self_ok = torch.empty(n, steps, dtype=torch.bool, device=device)
 
-    gen = torch.full((n, max_new_tokens), pad_idx, dtype=torch.long, device=device)
+    gen = torch.full((n, steps), pad_idx, dtype=torch.long, device=device)
     rows = torch.arange(n, device=device)  # original row of each active row
     done = torch.zeros(n, dtype=torch.bool, device=device)  # per active row: has emitted <eos>
     y = torch.full((n,), sos_idx, dtype=torch.long, device=device)  # decoder input at this step
-    for t in range(max_new_tokens):
+    for t in range(steps):
         b = rows.numel()
         x = F.embedding(y, tok_w) + pe[t]  # (b, d)
         self_ok[:, t] = y != pad_idx
@@ -176,7 +199,7 @@ def _decode_batch(
             x = _norm(w.norms[2], f + x)
         y = F.linear(x, dense.weight, dense.bias).argmax(dim=-1)  # (b,)
         gen[rows, t] = y
-        done |= y == eos_idx
+        done |= (y == eos_idx) | (row_cap[rows] <= t + 1)
         n_done = int(done.sum())
         if n_done == b:
             break
@@ -190,7 +213,8 @@ def _decode_batch(
             self_k = [_compact(c, keep, t + 1, dim=2) for c in self_k]
             self_v = [_compact(c, keep, t + 1, dim=2) for c in self_v]
     out = []
-    for row in gen.tolist():
+    for row, cap in zip(gen.tolist(), caps, strict=True):
+        row = row[:cap]
         out.append(row[: row.index(eos_idx)] if eos_idx in row else row)
     return out
 

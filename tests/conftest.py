@@ -11,6 +11,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
+from xdist_groups import xdist_group_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the repository checkout (in development and in CI alike).
@@ -121,3 +122,11 @@ def installed_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return target
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put each test in its xdist group (only when pytest-xdist is loaded)."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))))

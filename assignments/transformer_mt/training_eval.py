@@ -39,6 +39,11 @@ BY_REFERENCE = "reference architecture with the submission's weights"
 NOT_FITTED = "not scored: the weights do not fit the reference architecture"
 TEST_SPLIT = "test"  # mtkit's name for test_2016_flickr (1,000 pairs)
 MAX_NAMED = 3  # parameters named in a "does not fit" message
+# A pause of the training run first scores the first ESTIMATE_SENTENCES validation sentences; below
+# ESTIMATE_GATE x the bar that estimate stands for the pause (the whole split is not decoded). A
+# correct run's estimate near the bar is far above it; a broken run pays ~1/8 of an evaluation.
+ESTIMATE_SENTENCES = 128
+ESTIMATE_GATE = 0.5
 
 
 @dataclass
@@ -204,7 +209,13 @@ def memorisation_gap(validation_bleu: float, test_bleu: float, threshold: float)
 
 
 def evaluate_weights(
-    worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData, *, with_test: bool = False
+    worker: Worker,
+    session: int,
+    hparams: dict[str, Any],
+    data: PreparedData,
+    *,
+    with_test: bool = False,
+    gate_bar: float | None = None,
 ) -> dict[str, Any]:
     """BLEU of the session's current weights, decoded by the trusted side only.
 
@@ -216,6 +227,9 @@ def evaluate_weights(
         hparams: the model sizes.
         data: prepared data.
         with_test: also score the test split (result key "test": bleu, sacrebleu, n_sentences).
+        gate_bar: the pass bar, for a pause of training: score the first ESTIMATE_SENTENCES
+            sentences first, and return that estimate ("estimate": True) when it is below
+            ESTIMATE_GATE x gate_bar. None: the whole split.
 
     Returns:
         `evaluate_model`'s result plus "evaluated_by"; when the weights do not fit, BLEU 0 with
@@ -233,6 +247,10 @@ def evaluate_weights(
             "not_fitted": fit.problem,
             "not_fitted_detail": fit.detail or {},
         }
+    if gate_bar is not None:
+        estimate = evaluate_model(fit.model, data, n_examples=0, limit=ESTIMATE_SENTENCES)
+        if estimate["bleu"] < ESTIMATE_GATE * gate_bar:
+            return {**estimate, "estimate": True, "evaluated_by": BY_REFERENCE}
     result = evaluate_model(fit.model, data, teacher_forced=True)
     result["evaluated_by"] = BY_REFERENCE
     if with_test:

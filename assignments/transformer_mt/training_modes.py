@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from autograder.progress import training_progress
 from autograder.reports.i18n import t
 
 if TYPE_CHECKING:
@@ -231,7 +232,13 @@ class RecipeMode(TrainingMode):
         details: dict[str, Any],
     ) -> dict[str, Any]:
         evaluation, curve, summary = train_and_evaluate(
-            worker, session, hparams, data, timeout_s=budget_s * 1.25 + 60, budget_s=budget_s
+            worker,
+            session,
+            hparams,
+            data,
+            timeout_s=budget_s * 1.25 + 60,
+            budget_s=budget_s,
+            bar_bleu=details.get("threshold_bleu"),
         )
         details["bleu_curve"] = curve
         if summary is not None:
@@ -411,14 +418,24 @@ def evaluation_allowance(hparams: dict[str, Any], train_lengths: list[int]) -> i
 
 
 def train_and_evaluate(
-    worker: Worker, session: int, hparams: dict[str, Any], data: PreparedData, timeout_s: float, budget_s: float
+    worker: Worker,
+    session: int,
+    hparams: dict[str, Any],
+    data: PreparedData,
+    timeout_s: float,
+    budget_s: float,
+    bar_bleu: float | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
     """Drive the worker's training: at every pause measure BLEU and report it back.
 
     Training stops at the first pause whose weights do not fit the reference architecture (no
     later step can earn points, see assignments.transformer_mt.training_eval). The trusted side
     bounds the whole loop itself (`part_deadline_s`, `evaluation_allowance`): a worker that
-    pauses at once, again and again, cannot make it evaluate without end.
+    pauses at once, again and again, cannot make it evaluate without end. With `bar_bleu`, a
+    pause first scores a fixed subset of the validation split and scores the whole split only
+    when that estimate is not far below the bar (training_eval.ESTIMATE_GATE): a run far from the
+    bar pays a fraction of an evaluation per pause. Only whole-split BLEU decides: the final
+    weights are always scored on the whole split, and an estimate (below half the bar) cannot stop a run at the bar.
 
     Args:
         worker: the training worker.
@@ -427,9 +444,11 @@ def train_and_evaluate(
         data: the prepared corpus.
         timeout_s: limit of one training request.
         budget_s: the profile's time_budget_s.
+        bar_bleu: the pass bar (None: every pause scores the whole split).
 
     Returns:
-        (evaluation of the final weights with the test split, BLEU curve [{step, epochs, bleu}],
+        (evaluation of the final weights with the test split, BLEU curve [{step, epochs, bleu}, with
+        "estimate_of" (sentences scored) on the pauses that only scored the subset],
         training summary, or None when training was stopped because the weights do not fit).
 
     Raises:
@@ -458,8 +477,15 @@ def train_and_evaluate(
         if len(curve) >= allowed:
             raise TrainingBudgetSpent(limit_s, allowed)
         remaining_s()
-        measured = evaluate_weights(worker, session, hparams, data)
-        curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]})
+        measured = evaluate_weights(worker, session, hparams, data, gate_bar=bar_bleu)
+        point = {"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]}
+        if measured.get("estimate"):
+            point["estimate_of"] = measured["n_sentences"]
+        curve.append(point)
+        shown = {"bleu": float(measured["bleu"]), "n": measured["n_sentences"]}
+        training_progress(
+            event["step"], t(f"training.progress.{'estimate' if 'estimate_of' in point else 'whole_split'}", **shown)
+        )
         if measured["evaluated_by"] == NOT_FITTED:
             return measured, curve, None
         worker.run(
@@ -467,6 +493,8 @@ def train_and_evaluate(
         )
     remaining_s()
     final = evaluate_weights(worker, session, hparams, data, with_test=True)
+    if curve and curve[-1]["step"] == event["step"] and "estimate_of" in curve[-1]:
+        curve.pop()  # the whole split has now scored these weights
     if not (curve and curve[-1]["step"] == event["step"]):  # else the last pause measured these weights
         curve.append({"step": event["step"], "epochs": event["epochs"], "bleu": final["bleu"]})
     return final, curve, event

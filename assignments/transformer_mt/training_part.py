@@ -35,6 +35,7 @@ from assignments.transformer_mt.training_modes import TrainingBudgetSpent, train
 from autograder.assignment import TrainingOutcome
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
+from autograder.progress import training_progress_shown
 from autograder.reports.i18n import t
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 
@@ -182,7 +183,9 @@ def run_training_part(
                 details["evaluated_by"] = NOT_FITTED
                 details["not_fitted_detail"] = fit.detail or {}
                 return TrainingOutcome(False, t("training.not_fitted", reason=fit.problem), details)
-            evaluation = mode.evaluate(worker, session, hparams, data, budget, details)
+            label = Path(submission).name if submission is not None else mode.name
+            with training_progress_shown(label, budget, config.grading.progress):
+                evaluation = mode.evaluate(worker, session, hparams, data, budget, details)
         except (StudentError, WorkerFailure) as error:
             return TrainingOutcome(False, t(mode.failure_key, reason=_reason(error)), details)
         except TrainingBudgetSpent as spent:  # the trusted side's own limit: the worker cannot extend it

@@ -56,6 +56,13 @@ class GradingConfig(Section):
     seed: int = Field(default=0, description="Seed of every generated test case.")
     jobs: int = Field(default=1, ge=1, description="Submissions graded in parallel.")
     out_dir: str = Field(default="grading-output", description="Where reports are written.")
+    progress: bool = Field(
+        default=True,
+        description=(
+            "Show progress on stderr: a bar per batch (one line per submission when stderr is not a "
+            "terminal) and one line per evaluation of the training part. The CLI's --quiet turns it off."
+        ),
+    )
     submission_budget_s: float = Field(
         default=300,
         ge=0,

@@ -3,15 +3,84 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from types import FrameType
 
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import GraderConfig
 from autograder.executors import ResultCallback
 from autograder.results import SubmissionResult
+
+# On Ctrl-C the grader asks its pool processes to stop (SIGTERM); one that is grading unwinds (so
+# that its sandbox workers are closed), and is killed if it has not exited after this many seconds.
+STOP_GRACE_S = 30.0
+
+
+class GradingStopped(BaseException):
+    """Raised in a pool process by SIGTERM: a BaseException, so no grading code treats it as a result."""
+
+
+_grading_now = False  # in a pool process: a submission is being graded (else SIGTERM just exits)
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    if not _grading_now:
+        os._exit(0)  # idle: nothing to close
+    raise GradingStopped
+
+
+def _pool_process_setup() -> None:
+    """Runs first in each pool process: Ctrl-C is the grader's to handle, SIGTERM stops the grading."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+
+
+def _grade_in_pool(
+    grade_function: GradeFunction, submission: Submission, config: GraderConfig, parts: list[str] | None
+) -> SubmissionResult:
+    """`grade_one` in a pool process; stopped, the process exits once the grading has unwound."""
+    global _grading_now
+    _grading_now = True
+    try:
+        return grade_one(grade_function, submission, config, parts)
+    except GradingStopped:
+        os._exit(0)  # the `with Worker(...)` blocks have closed their sandboxes on the way here
+    finally:
+        _grading_now = False
+
+
+def stop_pool(pool: ProcessPoolExecutor, grace_s: float = STOP_GRACE_S) -> None:
+    """Stop a pool's processes now (gradings in flight are abandoned, their sandboxes closed).
+
+    Args:
+        pool: the pool (its queued work is cancelled).
+        grace_s: how long each process may take to unwind before it is killed.
+    """
+    try:  # a second Ctrl-C must not cut this short (signals can only be set from the main thread)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        previous = None
+    try:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        deadline = time.monotonic() + grace_s
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+        pool.shutdown(wait=False, cancel_futures=True)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 class LocalExecutor:
@@ -82,7 +151,7 @@ class _ParallelGrader:
 
     def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future[SubmissionResult]:
         grade_function, config, parts = self.task
-        return pool.submit(grade_one, grade_function, self.submissions[index], config, parts)
+        return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
 
     def _drain(self, in_flight: dict[Future[SubmissionResult], int], suspects: list[int]) -> None:
         """After the pool broke: keep what finished; what was still running died with it."""
@@ -90,33 +159,47 @@ class _ParallelGrader:
             if not self._record(index, future):
                 suspects.append(index)
 
+    def _pool(self, jobs: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=_pool_process_setup)
+
     def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
-        with ProcessPoolExecutor(self.jobs, mp_context=self.context) as pool:
-            in_flight: dict[Future[SubmissionResult], int] = {}
-            while pending or in_flight:
-                while pending and len(in_flight) < self.jobs:
-                    try:
-                        in_flight[self._submit(pool, pending[0])] = pending[0]
-                    except BrokenProcessPool:  # a worker died since the last wait
-                        self._drain(in_flight, suspects)
-                        return
-                    pending.popleft()
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                pool_broken = False
-                for future in done:
-                    index = in_flight.pop(future)
-                    if not self._record(index, future):
-                        suspects.append(index)
-                        pool_broken = True
-                if pool_broken:
+        with self._pool(self.jobs) as pool:
+            try:
+                self._fill_and_wait(pool, pending, suspects)
+            except KeyboardInterrupt:
+                stop_pool(pool)
+                raise
+
+    def _fill_and_wait(self, pool: ProcessPoolExecutor, pending: deque[int], suspects: list[int]) -> None:
+        """Keep `jobs` gradings in flight until none is pending, or until the pool breaks."""
+        in_flight: dict[Future[SubmissionResult], int] = {}
+        while pending or in_flight:
+            while pending and len(in_flight) < self.jobs:
+                try:
+                    in_flight[self._submit(pool, pending[0])] = pending[0]
+                except BrokenProcessPool:  # a worker died since the last wait
                     self._drain(in_flight, suspects)
                     return
+                pending.popleft()
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            pool_broken = False
+            for future in done:
+                index = in_flight.pop(future)
+                if not self._record(index, future):
+                    suspects.append(index)
+                    pool_broken = True
+            if pool_broken:
+                self._drain(in_flight, suspects)
+                return
 
     def _grade_alone(self, index: int) -> SubmissionResult:
-        with ProcessPoolExecutor(1, mp_context=self.context) as pool:
+        with self._pool(1) as pool:
             future = self._submit(pool, index)
             try:
                 return future.result()
+            except KeyboardInterrupt:
+                stop_pool(pool)
+                raise
             except BrokenProcessPool:
                 reason = "the grading process died (crash or out of memory)"
             except Exception as error:

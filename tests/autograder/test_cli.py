@@ -94,6 +94,7 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
         "out_dir": str(tmp_path / "o"),
         "submission_budget_s": 300,
         "max_notebook_mb": 20,
+        "progress": True,
     }
     assert config.feedback.language == "en"
     assert config.training.enabled is True and training_settings(config).profile == "cpu"
@@ -110,11 +111,19 @@ def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, n
     out = tmp_path / "out"
     assert grade(str(notebook.parent), "--out", str(out)) == cli.EXIT_OK
     captured = capsys.readouterr()
-    assert "Grading" in captured.err and "2/2" in captured.err
+    # stderr is not a terminal here: one line per finished submission
+    assert "[1/2] alice.py" in captured.err and "[2/2] bob.ipynb" in captured.err
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["points-per-question", "alice.py", "bob.ipynb"]
     assert ",grader-error," in rows[2]
     assert "FAIL" not in captured.out  # a batch shows only the summary table
+
+
+def test_quiet_turns_the_progress_display_off(engine, notebook, tmp_path, capsys):
+    assert grade(str(notebook.parent), "--out", str(tmp_path / "out"), "--quiet") == cli.EXIT_OK
+    (call,) = engine
+    assert call["config"].grading.progress is False
+    assert capsys.readouterr().err == ""
 
 
 def test_grading_twice_gives_identical_json_except_the_timing(engine, notebook, tmp_path):

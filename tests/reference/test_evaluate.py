@@ -52,7 +52,8 @@ def test_bleu_on_hand_computed_case(monkeypatch):
     # The decoder got the source sequences only: never a target.
     ((src_seqs, kwargs),) = seen
     assert src_seqs == data.splits["validation"].src
-    assert set(kwargs) == {"max_new_tokens", "batch_size"} and kwargs["max_new_tokens"] == 20
+    assert set(kwargs) == {"max_new_tokens", "batch_size", "length_cap"} and kwargs["max_new_tokens"] == 20
+    assert kwargs["length_cap"] == evaluate_module.TRUSTED_LENGTH_CAP  # the graded decoder's cost is bounded
 
 
 def test_perfect_and_empty_translations(monkeypatch):

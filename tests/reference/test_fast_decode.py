@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from mtkit.decoding import greedy_translate
-from reference.fast_decode import fast_greedy_translate
+from reference.fast_decode import LengthCap, fast_greedy_translate
 from reference.loss import calculate_loss
 from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 from reference.model import MultiHeadAttention, Transformer
@@ -155,6 +155,39 @@ def test_order_and_batch_size_independence(trained):
 def test_max_new_tokens_beyond_positional_table_is_rejected(trained):
     with pytest.raises(ValueError, match="positional table"):
         fast_greedy_translate(trained, _sources(2, seed=7), max_new_tokens=17)
+
+
+def _never_stops() -> Transformer:
+    """A model that never emits <eos> (the buggy example's failure): every row runs to its limit."""
+    torch.manual_seed(9)
+    model = Transformer({"de": V_SRC, "en": V_TGT}, 16, 32, 64, 4, 2, 0.0).eval()
+    with torch.no_grad():
+        model.decoder.dense_layer.bias[EOS] = -1e4
+    return model
+
+
+def test_length_cap_stops_a_model_that_never_emits_eos():
+    model, srcs, cap = _never_stops(), _sources(40, seed=10), LengthCap(ratio=1.0, slack=2)
+    uncapped = fast_greedy_translate(model, srcs, max_new_tokens=MAX_NEW, batch_size=16)
+    capped = fast_greedy_translate(model, srcs, max_new_tokens=MAX_NEW, batch_size=16, length_cap=cap)
+    assert all(len(o) == MAX_NEW for o in uncapped)  # without a cap: the whole limit, every sentence
+    for src, short, full in zip(srcs, capped, uncapped, strict=True):
+        assert len(short) == min(MAX_NEW, len(src) + 2)  # ceil(1.0 * len) + 2, within max_new_tokens
+        assert short == full[: len(short)]  # the same tokens, up to the cap
+    assert sum(map(len, capped)) < 0.8 * sum(map(len, uncapped))
+
+
+def test_length_cap_leaves_sentences_that_stop_in_time_unchanged(trained):
+    srcs = _sources(60, seed=3)
+    # The copy model's outputs are as long as their sources: a cap of 1.5 x length + 2 never cuts them.
+    capped = fast_greedy_translate(trained, srcs, max_new_tokens=MAX_NEW, length_cap=LengthCap(1.5, 2))
+    assert capped == fast_greedy_translate(trained, srcs, max_new_tokens=MAX_NEW)
+
+
+def test_length_cap_tokens():
+    assert LengthCap(1.5, 5).tokens(10, 50) == 20
+    assert LengthCap(1.5, 5).tokens(40, 50) == 50  # never beyond max_new_tokens
+    assert LengthCap(0.0, 0).tokens(3, 50) == 1  # at least one token
 
 
 def _original_quirk_forward(self, query, key, value, mask=None):

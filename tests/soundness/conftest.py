@@ -1,4 +1,8 @@
-"""The soundness corpus graded once per test session, shared by every test that judges it."""
+"""The soundness corpus graded once per test session, shared by every test that judges it.
+
+A new test reads the grading by taking `corpus_run` as an argument (docs/SOUNDNESS.md); under
+pytest-xdist every such test runs on one worker (tests/xdist_groups.py), so the corpus is graded once.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,98 @@
+"""Ctrl-C mid-batch: one line on stderr, every finished result stored intact, no process left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import counting_engine
+import psutil
+import pytest
+from resume_helpers import kill_group, run_grader, scores, start_grader, stored, wait_until
+from test_batch_resume import fake_batch, real_batch
+
+from autograder.batch import expand_paths, grade_batch
+from autograder.config import load_config
+
+# Generous bounds: the shared CI machine may be several times slower than a quiet one.
+STORED_WAIT_S = 300
+EXIT_WAIT_S = 120
+EXIT_INTERRUPTED = 130
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _alive(processes: list[psutil.Process]) -> list[str]:
+    """The processes that still run (a pid reused by another process does not count)."""
+    left = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{process.pid} {' '.join(process.cmdline())[:120]}")
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+def interrupt_mid_batch(
+    subs: Path, tmp_path: Path, engine: str, args: list[str], stored_before: int, reference_out: Path | None = None
+) -> str:
+    """Grade, press Ctrl-C once results are stored, check the aftermath; returns the grader's stderr.
+
+    reference_out: an uninterrupted grading of the same batch (None: graded here by the CLI).
+    """
+    out = tmp_path / "out"
+    if reference_out is None:
+        reference_out = tmp_path / "reference"
+        run_grader([str(subs), "--out", str(reference_out), *args], tmp_path / "ref.log", engine, timeout=1200)
+    process = start_grader([str(subs), "--out", str(out), *args], tmp_path / "run.log", engine)
+    try:
+        wait_until(lambda: len(stored(out)) >= stored_before, STORED_WAIT_S, "results to be stored")
+        children = _descendants(process.pid)  # pool processes and, with the real engine, sandboxes
+        assert children or args[args.index("--jobs") + 1] == "1", "a parallel batch runs no process to stop"
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+        _, stderr = process.communicate(timeout=EXIT_WAIT_S)
+    finally:
+        kill_group(process)
+    deadline = time.monotonic() + 30
+    while _alive(children) and time.monotonic() < deadline:  # exit status is in; reaping may lag
+        time.sleep(0.1)
+    assert _alive(children) == []
+    assert process.returncode == EXIT_INTERRUPTED, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines() == [stderr.strip()]  # one line
+    kept = stored(out)
+    assert stored_before <= len(kept) < len(list(subs.iterdir()))
+    assert f"Interrupted: {len(kept)} result(s) stored in {out}" in stderr
+    # What was stored is intact: the same reports an uninterrupted run writes for those submissions.
+    expected = scores(reference_out)
+    found = scores(out)
+    assert set(found) <= set(expected) and found == {name: expected[name] for name in found}
+    return stderr
+
+
+@pytest.mark.parametrize("jobs", ["2", "1"])  # a pool of grading processes, or grading in the grader itself
+def test_ctrl_c_stops_a_batch_cleanly_fake_engine(jobs, tmp_path, monkeypatch):
+    subs = fake_batch(tmp_path / "subs", 10)
+    # The uninterrupted grading, in this process (the fake engine's results depend on content only).
+    monkeypatch.setenv("GRADING_COUNT_FILE", str(tmp_path / "ref.log"))
+    monkeypatch.setenv("GRADING_FAKE_SECONDS", "0")
+    reference_out = tmp_path / "reference"
+    config = load_config(overrides={"feedback.language": "en", "grading.progress": False})
+    grade_batch(expand_paths([subs]), config, None, reference_out, grade_function=counting_engine.grade_submission)
+    monkeypatch.setenv("GRADING_FAKE_SECONDS", "1")
+    interrupt_mid_batch(subs, tmp_path, "fake", ["--jobs", jobs, "--language", "en"], 2, reference_out)
+
+
+@pytest.mark.e2e
+def test_ctrl_c_stops_a_parallel_batch_cleanly_real_notebooks(tmp_path):
+    """Real notebooks: the pool processes hold sandboxed workers, which must be gone too."""
+    subs = real_batch(tmp_path / "subs")
+    interrupt_mid_batch(subs, tmp_path, "real", ["--jobs", "2", "--language", "en"], stored_before=1)
