@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -16,9 +17,11 @@ from assignments.transformer_mt.training_modes import (
     train_and_evaluate,
 )
 from autograder.engine import grade_submission
+from autograder.reports.i18n import use_language
 
 PAIRS = SimpleNamespace(src=[[1, 5, 2]] * 100, tgt=[[1, 6, 7, 2]] * 100)
 DATA: Any = SimpleNamespace(splits={"train": PAIRS})  # the one field the loop reads of PreparedData
+PART2_MESSAGES = Path(training_modes.__file__).parent / "messages"
 
 
 class PausingWorker:
@@ -48,11 +51,12 @@ def test_the_evaluation_count_stops_a_worker_that_pauses_at_once(monkeypatch: py
 
     def counted_evaluation(*args: Any, **kwargs: Any) -> dict[str, Any]:
         evaluations.append(1)
-        return {"bleu": 0.0, "evaluated_by": "x"}
+        return {"bleu": 0.0, "evaluated_by": "x", "n_sentences": 1}
 
     monkeypatch.setattr(training_eval, "evaluate_weights", counted_evaluation)
     worker: Any = PausingWorker()
-    with pytest.raises(TrainingBudgetSpent) as spent:
+    # The progress lines come from the assignment's catalogue, as inside the engine.
+    with use_language("ko", PART2_MESSAGES), pytest.raises(TrainingBudgetSpent) as spent:
         train_and_evaluate(worker, 1, {"max_epochs": 3, "eval_every_steps": 0}, DATA, timeout_s=60, budget_s=30)
     assert spent.value.evaluations == 4 and len(evaluations) == 4 and worker.forwards == 5
 
@@ -60,13 +64,13 @@ def test_the_evaluation_count_stops_a_worker_that_pauses_at_once(monkeypatch: py
 def test_the_wall_clock_stops_it_too(monkeypatch: pytest.MonkeyPatch) -> None:
     def slow_evaluation(*args: Any, **kwargs: Any) -> dict[str, Any]:
         time.sleep(0.05)
-        return {"bleu": 0.0, "evaluated_by": "x"}
+        return {"bleu": 0.0, "evaluated_by": "x", "n_sentences": 1}
 
     monkeypatch.setattr(training_eval, "evaluate_weights", slow_evaluation)
     monkeypatch.setattr(training_modes, "part_deadline_s", lambda budget_s: 0.3)
     hparams = {"max_epochs": 1000, "eval_every_steps": 0}  # an allowance the clock runs out first
     began = time.monotonic()
-    with pytest.raises(TrainingBudgetSpent) as spent:
+    with use_language("ko", PART2_MESSAGES), pytest.raises(TrainingBudgetSpent) as spent:
         train_and_evaluate(cast(Any, PausingWorker()), 1, hparams, DATA, timeout_s=60, budget_s=30)
     assert spent.value.seconds == 0.3
     assert time.monotonic() - began < 0.3 + 5  # one evaluation past the limit at most (generous under load)
