@@ -377,21 +377,20 @@ def grade_batch(
     )
 
 
-def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
-    """Rebuild the reports of the last batch graded into out_dir from its stored results.
+def stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResult], list[str], list[str]]:
+    """The last batch graded into out_dir, from its stored results.
 
     Args:
         out_dir: a report folder written by `grade_batch`.
-        html: also write the HTML feedback.
-        reporter: also write the reporter payloads.
 
     Returns:
-        (number of submissions reported, labels of the batch without a current stored result).
+        (its configuration, the results with a current stored record, their stems, labels of the
+        batch's submissions without one).
 
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import ResultsStore, publish_reports
+    from autograder.results_store import ResultsStore
 
     store = ResultsStore(out_dir)
     if not (store.folder / "batch.json").is_file():
@@ -407,5 +406,25 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
         record.result.submission = entry["label"]
         results.append(record.result)
         stems.append(entry["stem"])
-    publish_reports(results, stems, config, out_dir, html, reporter)
+    return config, results, stems, missing
+
+
+def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
+    """Rebuild the reports of the last batch graded into out_dir from its stored results.
+
+    Args:
+        out_dir: a report folder written by `grade_batch`.
+        html: also write the HTML feedback.
+        reporter: also write the reporter payloads.
+
+    Returns:
+        (number of submissions reported, labels of the batch without a current stored result).
+
+    Raises:
+        FileNotFoundError: out_dir holds no stored batch.
+    """
+    from autograder.results_store import publish_reports
+
+    config, results, stems, missing = stored_batch(out_dir)
+    publish_reports(results, stems, config, out_dir, html, reporter, missing=missing)
     return len(results), missing

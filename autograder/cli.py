@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
     report.add_argument("--html", action="store_true", help="also write the HTML feedback")
     report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
+    report.add_argument(
+        "--class",
+        dest="class_view",
+        action="store_true",
+        help="write only the class view (class.html, class.json, class_*.csv) from the stored results",
+    )
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
     )
@@ -282,7 +288,22 @@ def _command_grade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _command_class_view(out_dir: Path) -> int:
+    from autograder.reports.class_view import CLASS_HTML, write_class_view
+
+    try:
+        config, results, _, missing = batch.stored_batch(out_dir)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    write_class_view(results, config, out_dir, missing)
+    print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
+    return EXIT_OK
+
+
 def _command_report(args: argparse.Namespace) -> int:
+    if args.class_view:
+        return _command_class_view(args.out_dir)
     try:
         reported, missing = batch.rebuild_reports(args.out_dir, html=args.html, reporter=args.reporter_payload)
     except FileNotFoundError as error:
