@@ -147,6 +147,30 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write only the class view (class.html, class.json, class_*.csv) from the stored results",
     )
+    similarity = commands.add_parser(
+        "similarity",
+        help="rank pairs of submissions by how much of what the students wrote they share",
+        description="Compare what each student wrote (the template's given code removed) by winnowed "
+        "fingerprints; write pairs.csv and pairs.html into --out.",
+    )
+    similarity.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
+    similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
+    similarity.add_argument(
+        "--assignment", metavar="NAME", default=None, help="whose template is given code (default: grader.yml's)"
+    )
+    similarity.add_argument(
+        "--template",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the notebook students started from (default: the assignment's)",
+    )
+    similarity.add_argument(
+        "--threshold", type=float, default=None, metavar="X", help="report pairs at least this similar (0-1)"
+    )
+    similarity.add_argument(
+        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
+    )
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
     )
@@ -358,6 +382,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command_validate(args.file)
         if args.command == "report":
             return _command_report(args)
+        if args.command == "similarity":
+            from autograder.similarity.command import run_similarity
+
+            return run_similarity(args)
         return _command_grade(args)
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()
