@@ -276,6 +276,7 @@ class SyntheticClass:
 
     files: list[Path]
     planted: set[frozenset[str]]  # pairs of file names
+    kinds: dict[frozenset[str], str] = field(default_factory=dict)  # planted pair -> how it was copied
 
 
 def write_class(folder: Path, independent: int, planted_per_kind: int, seed: int = 0) -> SyntheticClass:
@@ -293,14 +294,14 @@ def write_class(folder: Path, independent: int, planted_per_kind: int, seed: int
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     recipes = [random_recipe(rng) for _ in range(independent)]
-    planted: list[tuple[int, Recipe]] = []
-    for kind in PLANTED.values():
+    planted: list[tuple[int, Recipe, str]] = []
+    for name, kind in PLANTED.items():
         planted.extend(
-            (source, kind(recipes[source], rng)) for source in rng.sample(range(independent), planted_per_kind)
+            (source, kind(recipes[source], rng), name) for source in rng.sample(range(independent), planted_per_kind)
         )
     for source in rng.sample(range(independent), planted_per_kind):  # one part copied into own work
-        planted.append((source, renamed(part_copied(random_recipe(rng), recipes[source]), rng)))
-    everyone = recipes + [copy_ for _, copy_ in planted]
+        planted.append((source, renamed(part_copied(random_recipe(rng), recipes[source]), rng), "decoder_layer_copied"))
+    everyone = recipes + [copy_ for _, copy_, _ in planted]
     order = list(range(len(everyone)))
     rng.shuffle(order)  # file names say nothing about who copied whom
     names = {index: f"student_{position:03d}.ipynb" for position, index in enumerate(order)}
@@ -309,5 +310,5 @@ def write_class(folder: Path, independent: int, planted_per_kind: int, seed: int
         path = folder / names[index]
         path.write_text(json.dumps(render(recipe), ensure_ascii=False, indent=1), encoding="utf-8")
         files.append(path)
-    pairs = {frozenset({names[source], names[independent + k]}) for k, (source, _) in enumerate(planted)}
-    return SyntheticClass(sorted(files), pairs)
+    kinds = {frozenset({names[source], names[independent + k]}): name for k, (source, _, name) in enumerate(planted)}
+    return SyntheticClass(sorted(files), set(kinds), kinds)
