@@ -294,12 +294,13 @@ def write_class(folder: Path, independent: int, planted_per_kind: int, seed: int
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     recipes = [random_recipe(rng) for _ in range(independent)]
+    # Each planted copy has its own source: two copies of one student would be a copied pair too.
+    sources = iter(rng.sample(range(independent), planted_per_kind * (len(PLANTED) + 1)))
     planted: list[tuple[int, Recipe, str]] = []
     for name, kind in PLANTED.items():
-        planted.extend(
-            (source, kind(recipes[source], rng), name) for source in rng.sample(range(independent), planted_per_kind)
-        )
-    for source in rng.sample(range(independent), planted_per_kind):  # one part copied into own work
+        for source in (next(sources) for _ in range(planted_per_kind)):
+            planted.append((source, kind(recipes[source], rng), name))
+    for source in (next(sources) for _ in range(planted_per_kind)):  # one part copied into own work
         planted.append((source, renamed(part_copied(random_recipe(rng), recipes[source]), rng), "decoder_layer_copied"))
     everyone = recipes + [copy_ for _, copy_, _ in planted]
     order = list(range(len(everyone)))
