@@ -111,9 +111,10 @@ def _plot(title: str, series: dict[str, Any]) -> str:
 
 
 def _scores_section(data: dict[str, Any]) -> str:
-    plots = [
+    plots = [  # a part nobody was graded on in this batch (e.g. training disabled) has no picture
         _plot(t("class.total") if s["part"] == "total" else part_title(s["part"], s["title"]), s)
         for s in data["scores"]
+        if s["count"] or s["part"] == "total"
     ]
     return f'<section><h2>{t("class.scores")}</h2><div class="grid">{"".join(plots)}</div></section>'
 

@@ -159,6 +159,9 @@ def test_files_are_written_in_korean_by_default_and_english_on_request(tmp_path:
     assert sorted(path.name for path in written) == sorted(CLASS_FILES)
     page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
     assert "반 전체 한눈에 보기" in page and page.count("<svg") == len(CONFIG.parts) + 1 + 2
+    without_training = [r for r in a_class() if r.submission != "t.ipynb"][2:]  # nobody trained
+    write_class_view(without_training, CONFIG, tmp_path / "untrained")
+    assert (tmp_path / "untrained" / CLASS_HTML).read_text(encoding="utf-8").count("<svg") == len(CONFIG.parts)
     english = CONFIG.model_copy(update={"feedback": CONFIG.feedback.model_copy(update={"language": "en"})})
     write_class_view(a_class(), english, tmp_path / "en")
     assert "the class at a glance" in (tmp_path / "en" / CLASS_HTML).read_text(encoding="utf-8")
