@@ -16,7 +16,8 @@ from autograder.similarity.compare import Pair, Submission, compare_pair
 
 PAIRS_CSV = "pairs.csv"
 PAIRS_HTML = "pairs.html"
-CSV_HEADER = ["rank", "first", "second", "similarity", "first_share", "second_share", "matched_chars"]
+# part: the template cell (its first code line) whose code gave the figure, "*" the whole notebooks.
+CSV_HEADER = ["rank", "first", "second", "similarity", "part", "first_share", "second_share", "matched_chars"]
 # No request may leave the page: styles inline, no scripts, no pictures.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 STYLE = """
@@ -49,6 +50,7 @@ def pairs_csv(pairs: Sequence[Pair]) -> str:
                 csv_cell(pair.first),
                 csv_cell(pair.second),
                 f"{pair.similarity:.4f}",
+                csv_cell(pair.part),
                 f"{pair.first_share:.4f}",
                 f"{pair.second_share:.4f}",
                 pair.matched_chars,
@@ -102,7 +104,8 @@ def pairs_html(pairs: Sequence[Pair], submissions: Sequence[Submission], limit: 
         first, second = by_label[pair.first], by_label[pair.second]
         _, (first_slices, second_slices) = compare_pair(first, second)
         views.append(
-            f'<section id="pair-{rank}"><h2>#{rank} · {pair.similarity:.0%}</h2><div class="sides">'
+            f'<section id="pair-{rank}"><h2>#{rank} · {pair.similarity:.0%} · <code>{html.escape(pair.part)}</code>'
+            '</h2><div class="sides">'
             f'<div class="side"><h2>{html.escape(first.label)} ({pair.first_share:.0%})</h2>'
             f"<pre>{marked_code(first.code, first_slices)}</pre></div>"
             f'<div class="side"><h2>{html.escape(second.label)} ({pair.second_share:.0%})</h2>'
