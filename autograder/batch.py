@@ -512,5 +512,5 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
     from autograder.results_store import publish_reports
 
     config, results, stems, missing = load_stored_batch(out_dir)
-    publish_reports(results, stems, config, out_dir, html, reporter)
+    publish_reports(results, stems, config, out_dir, html, reporter, missing=missing)
     return len(results), missing

@@ -161,6 +161,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OLD_OUT",
         help="instead: write OUT_DIR/regrade.csv, the points that changed since the grading stored in OLD_OUT",
     )
+    report.add_argument(
+        "--class",
+        dest="class_view",
+        action="store_true",
+        help="write only the class view (class.html, class.json, class_*.csv) from the stored results",
+    )
+    similarity = commands.add_parser(
+        "similarity",
+        help="rank pairs of submissions by how much of what the students wrote they share",
+        description="Compare what each student wrote (the template's given code removed) by winnowed "
+        "fingerprints; write pairs.csv and pairs.html into --out.",
+    )
+    similarity.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
+    similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
+    similarity.add_argument(
+        "--assignment", metavar="NAME", default=None, help="whose template is given code (default: grader.yml's)"
+    )
+    similarity.add_argument(
+        "--template",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the notebook students started from (default: the assignment's)",
+    )
+    similarity.add_argument(
+        "--threshold", type=float, default=None, metavar="X", help="report pairs at least this similar (0-1)"
+    )
+    similarity.add_argument(
+        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
+    )
     add_export_parser(commands)
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
@@ -321,9 +351,24 @@ def _command_grade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _command_class_view(out_dir: Path) -> int:
+    from autograder.reports.class_view import CLASS_HTML, write_class_view
+
+    try:
+        config, results, _, missing = batch.load_stored_batch(out_dir)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    write_class_view(results, config, out_dir, missing)
+    print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
+    return EXIT_OK
+
+
 def _command_report(args: argparse.Namespace) -> int:
     if args.compare is not None:
         return command_compare(args.out_dir, args.compare)
+    if args.class_view:
+        return _command_class_view(args.out_dir)
     try:
         reported, missing = batch.rebuild_reports(args.out_dir, html=args.html, reporter=args.reporter_payload)
     except FileNotFoundError as error:
@@ -380,6 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command_report(args)
         if args.command == "export":
             return command_export(args)
+        if args.command == "similarity":
+            from autograder.similarity.command import run_similarity
+
+            return run_similarity(args)
         return _command_grade(args)
     except KeyboardInterrupt:  # before or after the batch (during it: _command_grade says what was stored)
         print(t("progress.interrupted_plain"), file=sys.stderr)

@@ -212,6 +212,26 @@ def load_submission(
     return _assemble(path, "ipynb", [without_surrogates(cell) for cell in cells_or_error], provided_names)
 
 
+def cell_sources(path: str | Path) -> list[str]:
+    """The code cells of a notebook or script as text, neither parsed nor run (e.g. to compare them).
+
+    Args:
+        path: a .ipynb notebook or .py export (other suffixes are sniffed as `load_submission` does).
+
+    Returns:
+        The code cells' sources in notebook order; [] for a file that cannot be read as either.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if path.suffix == ".py" or not (path.suffix == ".ipynb" or text.lstrip().startswith("{")):
+        return _cells_from_script(text)
+    cells = _cells_from_notebook(text)
+    return [] if isinstance(cells, str) else [without_surrogates(cell) for cell in cells]
+
+
 def without_surrogates(text: str) -> str:
     """Text with every lone surrogate replaced by "?" (so it can be encoded as UTF-8).
 

@@ -17,6 +17,7 @@ from typing import Any
 from autograder.assignment import assignment_of
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
+from autograder.reports.class_view import write_class_view
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable
@@ -298,6 +299,7 @@ def publish_reports(
     html: bool = False,
     reporter: bool = False,
     batch_files: bool = True,
+    missing: Sequence[str] = (),
 ) -> None:
     """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:
     rendered in a scratch folder inside out_dir, then moved into place with os.replace.
@@ -309,7 +311,9 @@ def publish_reports(
         out_dir: the report folder.
         html: also the HTML feedback pages.
         reporter: also the reporter payloads.
-        batch_files: also gradebook.csv and summary.md (False: the per-submission files only).
+        batch_files: also gradebook.csv, summary.md and the class view (False: the per-submission
+            files only).
+        missing: labels of the batch's submissions without a current result (the class view counts them).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
@@ -317,6 +321,8 @@ def publish_reports(
         write_reports(results, stems, config, scratch)
         if html or reporter:
             write_feedback(results, stems, config, scratch, html=html, reporter=reporter)
+        if batch_files:
+            write_class_view(results, config, scratch, missing)
         for path in sorted(scratch.iterdir()):
             if batch_files or path.name not in (GRADEBOOK_NAME, SUMMARY_NAME):
                 os.replace(path, out_dir / path.name)

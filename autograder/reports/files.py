@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 GRADEBOOK_NAME = "gradebook.csv"
 SUMMARY_NAME = "summary.md"
 # Batch-level files are `<name>.<ext>`: no submission's stem may be one of their names.
-RESERVED_STEMS = frozenset({"summary", "gradebook", "manifest"})
+RESERVED_STEMS = frozenset({"summary", "gradebook", "manifest", "class"})  # class: class.html, class.json
 
 
 # Every per-submission file is `<stem><kind>` (here and in reports.feedback.write_feedback).

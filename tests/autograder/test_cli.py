@@ -57,6 +57,11 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
         "bob.json",
         "bob.md",
         "bob.results.json",
+        "class.html",
+        "class.json",
+        "class_checks.csv",
+        "class_distributions.csv",
+        "class_statuses.csv",
         "gradebook.csv",
         "summary.md",
     ]

@@ -1,0 +1,250 @@
+"""The class at a glance as plain data: score distributions, statuses, failed checks, training figures."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autograder.reports.common import ConfigParts, find_part, is_skipped, part_columns, part_possible
+from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, SubmissionResult
+
+# The statuses the page counts, in the order shown. "missing": in the batch, no current stored
+# result; "late": a result whose extras say it was submitted after the deadline (counted apart,
+# a late submission is also graded/unreadable).
+STATUS_MISSING = "missing"
+STATUS_LATE = "late"
+CLASS_STATUSES = (STATUS_GRADED, STATUS_UNREADABLE, STATUS_ERROR, STATUS_MISSING, STATUS_LATE)
+# Training stop reasons that end a run before its schedule does (mtkit.training.TrainResult.stop_reason).
+EARLY_STOP_REASONS = frozenset({"target", "hopeless"})
+HISTOGRAM_BINS = 10
+
+
+def is_late(result: SubmissionResult) -> bool:
+    """Whether the late policy found the submission after its deadline (and grace).
+
+    Args:
+        result: one result; its `late` record (autograder.late.LateRecord, stored by the batch)
+            is read, nothing else is guessed: no record, or an unknown time, is on time.
+
+    Returns:
+        True for a late submission.
+    """
+    late = result.late
+    return isinstance(late, Mapping) and float(late.get("late_seconds") or 0) > 0
+
+
+def histogram(
+    values: Sequence[float], high: float, low: float = 0.0, bins: int = HISTOGRAM_BINS
+) -> list[dict[str, float]]:
+    """Counts of values in equal-width bins over [low, high] (the last bin includes `high`).
+
+    Args:
+        values: the numbers; those outside [low, high] go to the nearest end bin.
+        high: the upper end (e.g. a part's points); when not above low, one bin holds everything.
+        low: the lower end.
+        bins: number of bins.
+
+    Returns:
+        [{"low", "high", "count"}] per bin, in order.
+    """
+    if not high > low:
+        return [{"low": low, "high": high, "count": len(values)}]
+    width = (high - low) / bins
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, max(0, math.floor((value - low) / width)))] += 1
+    return [
+        {"low": round(low + i * width, 6), "high": round(low + (i + 1) * width, 6), "count": count}
+        for i, count in enumerate(counts)
+    ]
+
+
+def describe(values: Sequence[float], high: float) -> dict[str, Any]:
+    """Summary figures and histogram of one series.
+
+    Args:
+        values: the numbers (one per student).
+        high: the series' maximum (points possible, or the metric's top).
+
+    Returns:
+        {"count", "mean", "median", "min", "max", "possible", "values", "histogram"}.
+    """
+    return {
+        "count": len(values),
+        "mean": round(statistics.fmean(values), 4) if values else None,
+        "median": round(statistics.median(values), 4) if values else None,
+        "min": min(values) if values else None,
+        "max": max(values) if values else None,
+        "possible": high,
+        "values": sorted(values),
+        "histogram": histogram(values, high),
+    }
+
+
+def _score_series(results: Sequence[SubmissionResult], config_parts: ConfigParts) -> list[dict[str, Any]]:
+    """One series per part and one for the total; a part not graded for a student is left out of it."""
+    # Grader errors hold no verdict on the student's work: they are counted, not scored.
+    scored = [r for r in results if r.status != STATUS_ERROR]
+    series = []
+    for column in part_columns(config_parts, scored):
+        parts = [p for r in scored if (p := find_part(r, column.name)) is not None and not is_skipped(p)]
+        high = max((part_possible(p) for p in parts), default=column.points or 0.0)
+        series.append({"part": column.name, "title": column.title, **describe([p.points for p in parts], high)})
+    totals = [r.points for r in scored]
+    series.append({"part": "total", "title": "", **describe(totals, max((r.max_points for r in scored), default=0.0))})
+    return series
+
+
+def failed_checks(results: Sequence[SubmissionResult]) -> list[dict[str, Any]]:
+    """Per check, how many graded submissions failed it and the message they were given most often.
+
+    Args:
+        results: the batch's results; only status `graded` counts (an unreadable notebook fails
+            every check for one reason, which says nothing about a check).
+
+    Returns:
+        [{"part", "check_id", "failed", "graded", "share", "message"}], most failed first (ties:
+        part, then check, in first-seen order); checks nobody failed are included with 0.
+    """
+    failed: Counter[tuple[str, str]] = Counter()
+    graded: Counter[tuple[str, str]] = Counter()
+    messages: dict[tuple[str, str], Counter[str]] = {}
+    order: dict[tuple[str, str], int] = {}
+    for result in results:
+        if result.status != STATUS_GRADED:
+            continue
+        for part in result.parts:
+            for check in part.checks:
+                if check.skipped:
+                    continue
+                key = (part.part, check.check_id)
+                order.setdefault(key, len(order))
+                graded[key] += 1
+                if not check.passed:
+                    failed[key] += 1
+                    messages.setdefault(key, Counter())[check.message] += 1
+    rows = []
+    for key in sorted(order, key=lambda k: (-failed[k], order[k])):
+        common = messages.get(key, Counter()).most_common(1)
+        rows.append(
+            {
+                "part": key[0],
+                "check_id": key[1],
+                "failed": failed[key],
+                "graded": graded[key],
+                "share": round(failed[key] / graded[key], 4),
+                "message": common[0][0] if common else "",
+            }
+        )
+    return rows
+
+
+def _steps_to_bar(training: Mapping[str, Any], threshold: float | None, passed: bool) -> float | None:
+    """The first step whose evaluation reached the bar (a BLEU curve), else the run's step count
+    when it passed (an assignment that reports only its steps), else None."""
+    curve = training.get("bleu_curve")
+    history = training.get("history")
+    if not isinstance(curve, list) and isinstance(history, Mapping):
+        curve = history.get("evals")
+    if threshold is not None and isinstance(curve, list):
+        for point in curve:
+            if isinstance(point, Mapping) and float(point.get("bleu", -1.0)) >= threshold:
+                return float(point["step"])
+        return None
+    steps = training.get("steps")
+    return float(steps) if passed and isinstance(steps, int | float) else None
+
+
+def training_summary(results: Sequence[SubmissionResult], part: str | None) -> dict[str, Any] | None:
+    """The training part across the class: its metric, steps to the bar, how runs stopped.
+
+    Args:
+        results: the batch's results.
+        part: the assignment's training part (`GraderConfig.training_part()`), or None.
+
+    Returns:
+        {"part", "metric", "threshold", "metric_series", "steps_series", "reached", "trained",
+        "stop_reasons": {reason: n}, "early_stops"}, or None when no result graded the part.
+    """
+    if part is None:
+        return None
+    metric_name, threshold, values, steps = "", None, [], []
+    stops: Counter[str] = Counter()
+    trained = 0
+    for result in results:
+        graded_part = find_part(result, part)
+        training = result.extras.get("training")
+        if graded_part is None or is_skipped(graded_part) or not isinstance(training, Mapping):
+            continue
+        trained += 1
+        evaluation = training.get("evaluation")
+        if isinstance(evaluation, Mapping) and "bleu" in evaluation:
+            metric_name, value = "BLEU", evaluation["bleu"]
+        elif "accuracy" in training:
+            metric_name, value = "accuracy", training["accuracy"]
+        else:
+            value = training.get("bleu")
+            metric_name = metric_name or "BLEU"
+        bar = training.get("threshold_bleu", training.get("threshold"))
+        threshold = float(bar) if isinstance(bar, int | float) else threshold
+        if isinstance(value, int | float):
+            values.append(float(value))
+        passed = graded_part.points >= part_possible(graded_part) > 0
+        step = _steps_to_bar(training, threshold, passed)
+        if step is not None:
+            steps.append(step)
+        run = training.get("training")
+        if isinstance(run, Mapping) and run.get("stop_reason"):
+            stops[str(run["stop_reason"])] += 1
+    if not trained:
+        return None
+    return {
+        "part": part,
+        "metric": metric_name,
+        "threshold": threshold,
+        # 0 to the bar's or the best value's next tenth (BLEU and accuracy are 0-1 figures)
+        "metric_series": describe(values, math.ceil(10 * max([*values, threshold or 0.0, 0.1])) / 10),
+        "steps_series": describe(steps, max(steps, default=0.0)),
+        "reached": len(steps),
+        "trained": trained,
+        "stop_reasons": dict(stops.most_common()),
+        "early_stops": sum(n for reason, n in stops.items() if reason in EARLY_STOP_REASONS),
+    }
+
+
+def class_data(
+    results: Sequence[SubmissionResult],
+    config_parts: ConfigParts,
+    training_part: str | None,
+    assignment: str,
+    missing: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Everything the class page shows, as JSON-ready data.
+
+    Args:
+        results: the batch's results (those with a current stored result).
+        config_parts: `config.parts`.
+        training_part: `config.training_part()`.
+        assignment: the assignment's title.
+        missing: labels of the batch's submissions without a current stored result.
+
+    Returns:
+        {"assignment", "submissions", "statuses", "scores", "checks", "training"}.
+    """
+    statuses = Counter(result.status for result in results)
+    counted = {status: statuses.get(status, 0) for status in CLASS_STATUSES}
+    counted[STATUS_MISSING] = len(missing)
+    counted[STATUS_LATE] = sum(is_late(result) for result in results)
+    counted.update({status: n for status, n in statuses.items() if status not in counted})  # a newer status
+    return {
+        "assignment": assignment,
+        "submissions": len(results) + len(missing),
+        "statuses": counted,
+        "missing": list(missing),
+        "scores": _score_series(results, config_parts),
+        "checks": failed_checks(results),
+        "training": training_summary(results, training_part),
+    }

@@ -1,0 +1,1 @@
+"""Similarity between submissions: what students wrote, compared by winnowed fingerprints."""

@@ -1,0 +1,54 @@
+"""`python -m autograder similarity PATHS --out DIR`: rank pairs of submissions, write the report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from autograder import batch
+from autograder import config as grader_config
+from autograder.assignment import assignment_of
+from autograder.cli import EXIT_OK, EXIT_USAGE
+from autograder.config import ConfigError
+from autograder.reports.i18n import use_language
+from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
+from autograder.similarity.extract import template_notebook
+from autograder.similarity.report import write_similarity_report
+
+
+def run_similarity(args: argparse.Namespace) -> int:
+    """Run the `similarity` command.
+
+    Args:
+        args: parsed arguments (paths, out, assignment, template, threshold, recursive).
+
+    Returns:
+        The exit code: 0 when the report was written, 2 for bad paths or configuration.
+    """
+    overrides = {} if args.assignment is None else {"assignment.name": args.assignment}
+    try:
+        config = grader_config.load_config(None, overrides)
+        submissions = batch.expand_paths(args.paths, recursive=args.recursive)
+    except (ConfigError, batch.SubmissionPathError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    assignment = assignment_of(config)
+    template: Path | None = args.template if args.template is not None else template_notebook(assignment)
+    if template is not None and not template.is_file():
+        print(f"error: --template {template}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    settings = Settings() if args.threshold is None else Settings(threshold=args.threshold)
+    started = time.perf_counter()
+    compared = fingerprint_all([s.path for s in submissions], [s.label for s in submissions], template, settings)
+    pairs = [pair for pair in rank_pairs(compared, settings) if pair.similarity >= settings.threshold]
+    with use_language(config.feedback.language, assignment.messages_dir):
+        written = write_similarity_report(pairs, compared, args.out)
+    seconds = time.perf_counter() - started
+    print(
+        f"{len(compared)} submission(s), {len(pairs)} pair(s) at or above {settings.threshold:g} "
+        f"({seconds:.1f} s): {', '.join(map(str, written))}",
+        file=sys.stderr,
+    )
+    return EXIT_OK
