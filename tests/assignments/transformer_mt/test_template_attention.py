@@ -109,8 +109,7 @@ def test_notebooks_with_either_version_are_graded_alike(tmp_path: Path) -> None:
         path.write_text(json.dumps(_with_version(solution, version)), encoding="utf-8")
         result = grade_submission(path, config)
         results[version] = [
-            (part.part, part.points, [(c.check_id, c.passed, c.message) for c in part.checks])
-            for part in result.parts
+            (part.part, part.points, [(c.check_id, c.passed, c.message) for c in part.checks]) for part in result.parts
         ]
     assert results["current"] == results["original"]
     unit_points = {name: points for name, points, _ in results["current"] if name != "training"}
