@@ -9,6 +9,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,16 +22,21 @@ VARIANTS: dict[str, dict[str, str]] = {
     "default_malloc": {"MTKIT_MALLOC_DEFAULT": "1"},
     "heap": {},
     "heap_1thread": {"OMP_NUM_THREADS": "1"},
+    # As the training worker runs: the steps in a thread other than the main one.
+    "default_malloc_in_thread": {"MTKIT_MALLOC_DEFAULT": "1"},
+    "heap_in_thread": {},
 }
+IN_THREAD = {"default_malloc_in_thread", "heap_in_thread"}
 
 
-def child(profile: str, steps: int, warmup: int) -> dict[str, Any]:
+def child(profile: str, steps: int, warmup: int, in_thread: bool = False) -> dict[str, Any]:
     """Run warm-up + timed steps of the profile's recipe on bucketed batches in this process.
 
     Args:
         profile: training profile in grader.yml.
         steps: timed steps.
         warmup: untimed steps first.
+        in_thread: run the steps in a new thread (started after the allocator call).
 
     Returns:
         s/step and the CPU (user, sys) and minor page faults of the timed steps.
@@ -59,14 +65,24 @@ def child(profile: str, steps: int, warmup: int) -> dict[str, Any]:
     src_mask_fn, tgt_mask_fn, loss_fn = reference_recipe_fns(float(hparams["label_smoothing"]))
     before: resource.struct_rusage | None = None
     start = 0.0
-    for step in range(warmup + steps):
-        if step == warmup:
-            before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-        rows = batches[step]
-        src, tgt = pad_pair_batch([split.src[i] for i in rows], [split.tgt[i] for i in rows], PAD_IDX)
-        train_step(
-            model, optimizer, scaler, src, tgt, src_mask_fn, tgt_mask_fn, loss_fn, None, torch.device("cpu"), 1.0
-        )
+
+    def run_steps() -> None:
+        nonlocal before, start
+        for step in range(warmup + steps):
+            if step == warmup:
+                before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            rows = batches[step]
+            src, tgt = pad_pair_batch([split.src[i] for i in rows], [split.tgt[i] for i in rows], PAD_IDX)
+            train_step(
+                model, optimizer, scaler, src, tgt, src_mask_fn, tgt_mask_fn, loss_fn, None, torch.device("cpu"), 1.0
+            )
+
+    if in_thread:
+        thread = threading.Thread(target=run_steps)
+        thread.start()
+        thread.join()
+    else:
+        run_steps()
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
     assert before is not None
@@ -95,9 +111,10 @@ def main() -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated names of VARIANTS")
     parser.add_argument("--json", default=None, help="also write every run's figures here")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--in-thread", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.profile, args.steps, args.warmup)))
+        print(json.dumps(child(args.profile, args.steps, args.warmup, args.in_thread)))
         return 0
     names = args.variants.split(",")
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
@@ -106,6 +123,7 @@ def main() -> int:
             env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", **VARIANTS[name]}
             command = [sys.executable, __file__, "--child", "--profile", args.profile]
             command += ["--steps", str(args.steps), "--warmup", str(args.warmup)]
+            command += ["--in-thread"] if name in IN_THREAD else []
             load = os.getloadavg()[0]
             out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
             result = {**json.loads(out.strip().splitlines()[-1]), "load_before": load}
