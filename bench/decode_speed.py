@@ -4,6 +4,9 @@ Times `mtkit.decoding.greedy_translate` as it is now and as it was at a baseline
 version before the last speed-up, loaded from git), alternated in one process on the same model,
 and prints the ratio of each pair: a busy machine slows both alike, so the ratio holds where the
 absolute times do not. The reference KV-cache decoder (`reference.fast_decode`) can be timed too.
+With --own-lengths the current decoder is also timed with `own_lengths=True` (the template's
+MultiHeadAttention, which the reference model's shares: the decoder runs over the generated
+positions only) and compared with the equal-length path.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ def main() -> None:
         help="git revision whose mtkit/decoding.py is the baseline ('' = no baseline)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="alternated baseline/current pairs per batch size")
+    parser.add_argument(
+        "--own-lengths", action="store_true", help="also time greedy_translate(own_lengths=True) against the current"
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()
     data = prepare_data()
@@ -133,12 +139,27 @@ def main() -> None:
             )
             for version, module in versions.items()
         }
+        own_name = f"current own_lengths, batch {batch_size}"
+        if args.own_lengths:
+            runs[own_name] = functools.partial(
+                decoding.greedy_translate,
+                model,
+                split.src,
+                src_mask_fn=create_padding_mask_for_attention,
+                tgt_mask_fn=create_look_ahead_mask_for_attention,
+                max_new_tokens=data.max_length,
+                batch_size=batch_size,
+                pad_idx=PAD_IDX,
+                own_lengths=True,
+            )
         for _ in range(max(1, args.repeat)):
             for name, decode in runs.items():  # alternated: current, baseline, current, ...
                 timed(name, decode)
+        current_name = f"current mtkit.decoding, batch {batch_size}"
         if baseline:
-            current_name, baseline_name = runs
-            pairs.append((current_name, baseline_name))
+            pairs.append((current_name, f"baseline mtkit.decoding, batch {batch_size}"))
+        if args.own_lengths:
+            pairs.append((own_name, current_name))
     load_after = os.getloadavg()
     print(
         f"{len(split)} validation sentences, {label}, {torch.get_num_threads()} threads, "
@@ -160,7 +181,7 @@ def main() -> None:
         wall = [c / b for c, b in zip(timings[current], timings[base], strict=True)]
         cpu = [c / b for c, b in zip(cpu_times[current], cpu_times[base], strict=True)]
         print(
-            f"  ratio current/baseline ({current.split(', ')[-1]}, {args.baseline_rev[:10]}): wall median "
+            f"  ratio {current} / {base}: wall median "
             f"{statistics.median(wall):.3f} (pairs: {', '.join(f'{r:.3f}' for r in wall)}), CPU median "
             f"{statistics.median(cpu):.3f}"
         )

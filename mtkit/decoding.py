@@ -46,6 +46,7 @@ def greedy_translate(
     sos_idx: int = SOS_IDX,
     eos_idx: int = EOS_IDX,
     pad_idx: int = PAD_IDX,
+    own_lengths: bool = False,
 ) -> list[list[int]]:
     """Translate source id sequences by batched greedy decoding.
 
@@ -65,6 +66,11 @@ def greedy_translate(
     Once per call the decoder also runs on the first row of the first step alone, to find its
     output layer (`_LastPositionProjection`); that call's logits are not used.
 
+    With `own_lengths` (a model whose MultiHeadAttention reshapes key and value with their own
+    length, as the current template's does) the source stays at its own length S and step t runs
+    the decoder over its t + 1 positions only; the encoder-decoder attention then gets the
+    key-padding row of the caller's source mask, (b, 1, 1, S) expanded to (b, 1, t + 1, S).
+
     Args:
         model: the encoder-decoder model; put in eval mode for the call (its mode is restored).
         src_seqs: source id sequences as the model saw them in training (with `<sos>`/`<eos>`).
@@ -79,6 +85,7 @@ def greedy_translate(
         sos_idx: id of `<sos>`.
         eos_idx: id of `<eos>`.
         pad_idx: id of `<pad>`.
+        own_lengths: the model attends between sequences of different lengths (see above).
 
     Returns:
         One id list per source sentence, in input order, without `<sos>` and cut before the
@@ -93,7 +100,15 @@ def greedy_translate(
         src_seqs,
         batch_size,
         lambda batch: _translate_batch(
-            model, batch, src_mask_fn, tgt_mask_fn, max_new_tokens, device, sos_idx, eos_idx, pad_idx, projection
+            model,
+            batch,
+            src_mask_fn,
+            tgt_mask_fn,
+            max_new_tokens,
+            device,
+            (sos_idx, eos_idx, pad_idx),
+            projection,
+            own_lengths,
         ),
     )
 
@@ -140,14 +155,15 @@ def _translate_batch(
     tgt_mask_fn: MaskFn,
     max_new_tokens: int,
     device: torch.device,
-    sos_idx: int,
-    eos_idx: int,
-    pad_idx: int,
+    special_ids: tuple[int, int, int],
     projection: _LastPositionProjection,
+    own_lengths: bool,
 ) -> list[list[int]]:
+    sos_idx, eos_idx, pad_idx = special_ids
     n = len(srcs)
     src_len = max(1, max(len(s) for s in srcs))
-    full_len = max(src_len, max_new_tokens)
+    # Own lengths: the source never grows past S, so it is padded (and encoded) only to S.
+    full_len = src_len if own_lengths else max(src_len, max_new_tokens)
     src = _pad(srcs, full_len, pad_idx).to(device)  # (n, L_max)
     # Encoded at the batch's own source length S (padding to L_max would be most of the encoder's
     # work); the rows still decoding once the decoder input outgrows S are encoded again at L_max.
@@ -179,6 +195,7 @@ def _translate_batch(
             projection,
             projections,
             owner,
+            own_lengths,
         )
 
 
@@ -198,13 +215,15 @@ def _decode_steps(
     projection: _LastPositionProjection,
     projections: _EncodingProjections,
     owner: nn.Module,
+    own_lengths: bool = False,
 ) -> list[list[int]]:
     """The greedy steps of one batch (see `_translate_batch`); returns its id lists."""
     enc_view, view_of, view_length = act_enc, None, 0
     projections.new_base(act_enc)
     for step in range(max_new_tokens):
         cur = step + 1  # decoder input length: <sos> + `step` generated tokens
-        length = max(src_len, cur)  # common length L for source, encoding and decoder input
+        # Common length L for source, encoding and decoder input; own lengths: the source keeps S.
+        length = src_len if own_lengths else max(src_len, cur)
         if length > act_enc.size(1):  # past S: the remaining rows' encoding at L_max, once
             act_enc = cast("Callable[..., Tensor]", model.encoder)(act_src, src_mask_fn(act_src, pad_idx).to(device))
             projections.new_base(act_enc)
@@ -214,10 +233,13 @@ def _decode_steps(
             enc_view, view_of, view_length = act_enc[:, :length], act_enc, length
             projections.set_view(enc_view)
         s = act_src[:, :length]
-        dec = torch.full((rows.numel(), length), pad_idx, dtype=torch.long, device=device)
+        dec_len = cur if own_lengths else length
+        dec = torch.full((rows.numel(), dec_len), pad_idx, dtype=torch.long, device=device)
         dec[:, :cur] = gen[rows, :cur]
         src_mask = src_mask_fn(s, pad_idx).to(device)  # (b, 1, L, L)
-        tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, L, L), over generated ids only
+        if own_lengths:  # the key-padding row for every query position: (b, 1, cur, S)
+            src_mask = src_mask[:, :, :1, :].expand(-1, -1, cur, -1)
+        tgt_mask = tgt_mask_fn(dec, pad_idx).to(device)  # (b, 1, dec_len, dec_len), over generated ids only
 
         decoder = cast("Callable[..., Tensor]", model.decoder)
 

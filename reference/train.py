@@ -23,6 +23,7 @@ from torch import Tensor, nn  # noqa: E402
 
 from assignments.transformer_mt.settings import data_settings, training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
+from mtkit.allocator import keep_heap_mapped  # noqa: E402
 from mtkit.bleu import teacher_forced_bleu  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
@@ -136,6 +137,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     Returns:
         The metrics dict that is also written to metrics.json.
     """
+    keep_heap_mapped()  # large tensors stay mapped between steps (mtkit/allocator.py)
     base = load_config(args.config)
     name = training_settings(base).profile_name(args.profile)
     config = load_config(args.config, _parse_overrides(args.set, name)) if args.set else base

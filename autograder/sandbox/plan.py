@@ -31,6 +31,8 @@ GRADER_PACKAGES = ("autograder", "assignments", "reference")  # hidden checks li
 SYSTEM_NAMES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private")
 FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
+# = mtkit.allocator.GLIBC_TUNABLES_VALUE (the sandbox does not import the assignment's toolkit).
+MALLOC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647:glibc.malloc.arena_max=1"
 PASSED_THROUGH_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "GLIBC_TUNABLES")
 
 
@@ -399,6 +401,10 @@ def build_env(limits: Limits, isolation: str, sandbox: SandboxDir) -> dict[str, 
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+        # Large blocks from one never-trimmed heap, from process start on: freed tensors stay mapped
+        # instead of being page-faulted in afresh each training step (mtkit/allocator.py; a grader's
+        # own GLIBC_TUNABLES, passed through below, replaces this).
+        "GLIBC_TUNABLES": MALLOC_TUNABLES,
     }
     env.update({key: os.environ[key] for key in PASSED_THROUGH_ENV if key in os.environ})
     return env

@@ -218,6 +218,18 @@ def test_worker_environment_leaks_nothing_from_the_grader(monkeypatch, tmp_path)
     assert env["OMP_WAIT_POLICY"] == "PASSIVE" and env["HOME"] == str(tmp_path)
 
 
+def test_workers_start_with_the_training_allocator_settings(monkeypatch, tmp_path):
+    from mtkit.allocator import GLIBC_TUNABLES_VALUE
+
+    class FakeSandbox:
+        work = tmp_path
+
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert build_env(Limits(), "plain", FakeSandbox())["GLIBC_TUNABLES"] == GLIBC_TUNABLES_VALUE  # type: ignore[arg-type]
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")  # the grader's own wins
+    assert build_env(Limits(), "plain", FakeSandbox())["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2"  # type: ignore[arg-type]
+
+
 def test_the_project_is_hidden_but_the_interpreter_is_visible(monkeypatch):
     monkeypatch.setattr(sys, "path", [tempfile.gettempdir(), str(PROJECT_ROOT), *sys.path])
     hidden = hidden_paths()
