@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
+from autograder.reports.i18n import t
 
 UPLOAD_DIR = "upload"  # <autograder>/upload, made by run_otter.py before Otter starts
 MANIFEST = "quarantine.json"  # in that folder: the graded file's name and the refused entries
@@ -34,10 +35,7 @@ class Quarantine:
 
     def notes(self) -> list[str]:
         """One line per refused entry, for the student's report."""
-        return [
-            f"`{name}` was not read: it is {reason}." if reason[0].islower() else f"`{name}` was not read: {reason}."
-            for name, reason in self.refused.items()
-        ]
+        return [t("upload.not_read", name=name, reason=reason) for name, reason in self.refused.items()]
 
 
 def blank_notebook_bytes() -> bytes:

@@ -113,7 +113,8 @@ def test_unit_parts_run_together_and_training_is_skipped() -> None:
     assert merged["points"] == merged["max_points"] == sum(PARTS[p].points for p in UNIT)
     training = merged["parts"][-1]
     assert (
-        all(c["skipped"] for c in training["checks"]) and bridge.TRAINING_OFF_REASON in training["checks"][0]["message"]
+        all(c["skipped"] for c in training["checks"])
+        and bridge.t("otter.training_off") in training["checks"][0]["message"]
     )
     assert merged["load_problems"] == ["cell 3, line 1: invalid syntax"]
 
