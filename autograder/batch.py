@@ -8,7 +8,7 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from autograder.results import STATUS_ERROR, CheckResult, PartResult, Submission
 
 if TYPE_CHECKING:
     from autograder.executors import Executor, ResultCallback
+    from autograder.results_store import ResultsStore
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
@@ -371,10 +372,41 @@ def grade_batch(
             on_result=store_result,
         )
     ordered = [results[index] for index in range(len(submissions))]
-    publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
+    everything, stems = with_rest_of_store(store, ordered, [s.stem for s in submissions])
+    publish_reports(everything, stems, config, out_dir, html, reporter)
     return BatchRun(
         ordered, [submissions[i].label for i in todo], [s.label for i, s in enumerate(submissions) if i not in todo]
     )
+
+
+def with_rest_of_store(
+    store: ResultsStore, results: list[SubmissionResult], stems: list[str], skip: Collection[str] = ()
+) -> tuple[list[SubmissionResult], list[str]]:
+    """A batch's results followed by every other result stored in the same folder.
+
+    The gradebook and summary cover the whole report folder: grading one late notebook into the
+    same `--out` adds its row and keeps the earlier ones (their reports and records are there).
+
+    Args:
+        store: the report folder's store.
+        results: the batch's results, in batch order.
+        stems: their stems.
+        skip: stems to leave out as well.
+
+    Returns:
+        (results, stems): the batch's first, then the other stored ones sorted by stem.
+    """
+    everything, all_stems = list(results), list(stems)
+    for stem in store.stems():
+        if stem in stems or stem in skip:
+            continue
+        record = store.load(stem)
+        if record is None:  # unreadable: it would be graded again, so it has no row
+            continue
+        record.result.submission = record.label
+        everything.append(record.result)
+        all_stems.append(stem)
+    return everything, all_stems
 
 
 def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
@@ -407,5 +439,8 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
         record.result.submission = entry["label"]
         results.append(record.result)
         stems.append(entry["stem"])
-    publish_reports(results, stems, config, out_dir, html, reporter)
+    # The batch's submissions without a current record stay out (listed as missing).
+    batch_stems = {entry["stem"] for entry in batch["submissions"]}
+    everything, all_stems = with_rest_of_store(store, results, stems, skip=batch_stems)
+    publish_reports(everything, all_stems, config, out_dir, html, reporter)
     return len(results), missing

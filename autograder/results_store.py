@@ -211,6 +211,10 @@ class ResultsStore:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def stems(self) -> list[str]:
+        """Every stem with a stored record, sorted."""
+        return sorted(path.stem for path in self.results.glob("*.json")) if self.results.is_dir() else []
+
     def save(self, record: StoredResult) -> None:
         """Store a record atomically and log the event (`events.log`, one line per stored grading).
 
