@@ -9,12 +9,15 @@ from autograder.results import SubmissionResult
 # Hangul syllables and compatibility jamo.
 _HANGUL = re.compile("[\u3131-\u318e\uac00-\ud7a3]")
 # Quoted code: `name` spans and fenced blocks; code identifiers and Python's own exception text
-# may stay as they are inside them.
-_QUOTED_CODE = re.compile(r"```.*?```|`[^`]*`", re.DOTALL)
+# may stay as they are inside them. HTML tags are markup, not text.
+_QUOTED_CODE = re.compile(r"```.*?```|`[^`]*`|<[^>\n]*>", re.DOTALL)
+# A word of a Latin-script language (two letters or more): text with none (numbers, punctuation,
+# quoted code only) is in no language.
+_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def lacks_korean(text: str) -> bool:
-    """True when `text` has no Hangul outside quoted code (and is not blank).
+    """True when `text` has words outside quoted code and none of its text is Korean.
 
     Args:
         text: a student-facing text.
@@ -23,7 +26,20 @@ def lacks_korean(text: str) -> bool:
         Whether a Korean student would read it in another language.
     """
     rest = _QUOTED_CODE.sub("", text)
-    return bool(rest.strip()) and not _HANGUL.search(rest)
+    return bool(_WORD.search(rest)) and not _HANGUL.search(rest)
+
+
+def lines_lacking_korean(document: str) -> list[str]:
+    """The lines of a rendered document (Markdown, a summary) without Korean, quoted code removed
+    first (fenced blocks may span lines).
+
+    Args:
+        document: the whole text.
+
+    Returns:
+        The offending lines, stripped.
+    """
+    return [line.strip() for line in _QUOTED_CODE.sub("", document).splitlines() if lacks_korean(line)]
 
 
 def student_texts(result: SubmissionResult) -> list[str]:
