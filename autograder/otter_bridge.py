@@ -38,7 +38,7 @@ from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.reports.i18n import FALLBACK, part_title, t, use_language
+from autograder.reports.i18n import FALLBACK, assignment_title, part_title, t, use_language
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 # Result statuses with a catalogue word (report.status.<status>).
@@ -547,7 +547,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = engine_config(engine_root).assignment.title
+            assignment = assignment_title(engine_config(engine_root).assignment.title)
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()

@@ -22,7 +22,7 @@ from soundness_grading import CORPUS_LANGUAGE, CorpusRun, grade_corpus
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
 from autograder.reports.feedback import write_feedback
-from autograder.reports.i18n import use_language
+from autograder.reports.i18n import assignment_title, use_language
 from autograder.results import SubmissionResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,7 @@ def _otter_texts(result: SubmissionResult, config: GraderConfig) -> list[str]:
 
     merged = {**result.to_json()}
     with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        texts = lines_lacking_korean(summary_text(merged, config.assignment.title))
+        texts = lines_lacking_korean(summary_text(merged, assignment_title(config.assignment.title)))
         for part in merged["parts"]:
             test_file = part_test_file(part, part["part"])
             for outcome in test_file.test_case_results:

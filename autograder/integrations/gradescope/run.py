@@ -15,7 +15,7 @@ from autograder import config as grader_config
 from autograder.assignment import assignment_of
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import use_language
+from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.table import render_report
 from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
@@ -153,7 +153,7 @@ def grade_upload(
             result.notes[:0] = [n for n in [note, *refused] if n]
     results_path.parent.mkdir(parents=True, exist_ok=True)
     with use_language(config.feedback.language, assignment_of(config).messages_dir):  # its part titles
-        write_gradescope_results(result, results_path, config.parts, config.assignment.title)
+        write_gradescope_results(result, results_path, config.parts, assignment_title(config.assignment.title))
     return result
 
 
