@@ -61,8 +61,8 @@ template: setup
 	$(PY) -m assignments.build --assignment attention_encoder
 
 # Gradescope autograder zip (setup.sh + run_autograder at its root), with Multi30k when available.
-gradescope-zip:
-	$(PYTHON) -m autograder.integrations.gradescope.build_zip --out dist/gradescope-autograder.zip \
+gradescope-zip: setup
+	$(PY) -m autograder.integrations.gradescope.build_zip --out dist/gradescope-autograder.zip \
 		$(if $(wildcard $(MULTI30K_DIR)/train.de*),--data $(MULTI30K_DIR))
 
 # Refresh the public-check runner copied into student_template/.github/autograding/.

@@ -26,6 +26,7 @@ if str(REPO) not in sys.path:  # run as a script (python assignments/transformer
     sys.path.insert(0, str(REPO))
 
 from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, grader_yml_naming, read_bundled_data, read_manifest  # noqa: E402
+from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
 DEFAULT_ASSIGNMENT = "transformer_mt"
 ZIP_NAME = "autograder.zip"
@@ -236,11 +237,14 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     return names
 
 
-def normalized_notebook(path: Path) -> dict:
+def normalized_notebook(path: Path, assignment: str | None = None) -> dict:
     """A notebook's JSON with position-based cell ids (Otter gives its check cells random ids).
 
     Args:
         path: an .ipynb file.
+        assignment: stamp this assignment's name into the notebook's metadata
+            (`autograder.notebook.ASSIGNMENT_METADATA`), so that grading it as another assignment is
+            refused with a message naming the right one; None leaves the metadata as it is.
 
     Returns:
         The parsed notebook, cell ids replaced by "cell-000", "cell-001", ...
@@ -249,12 +253,16 @@ def normalized_notebook(path: Path) -> dict:
     for index, cell in enumerate(notebook["cells"]):
         if "id" in cell:
             cell["id"] = f"cell-{index:03d}"
+    if assignment is not None:
+        notebook.setdefault("metadata", {})[ASSIGNMENT_METADATA] = {"assignment": assignment}
     return notebook
 
 
-def write_notebook(source: Path, target: Path) -> None:
-    """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing)."""
-    target.write_text(json.dumps(normalized_notebook(source), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+def write_notebook(source: Path, target: Path, assignment: str | None = None) -> None:
+    """Copy a generated notebook with stable cell ids (so that rebuilding changes nothing), stamped
+    with `assignment`'s name when given (see `normalized_notebook`)."""
+    notebook = normalized_notebook(source, assignment)
+    target.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target = PART) -> None:
@@ -275,7 +283,7 @@ def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target
         if source.is_dir():
             shutil.copytree(source, target, ignore=IGNORED)
         elif source.suffix == ".ipynb":
-            write_notebook(source, target)
+            write_notebook(source, target, part.name)
         else:
             shutil.copyfile(source, target)
 
@@ -310,7 +318,7 @@ def stale_files(generated: Path, committed: Path | None = None, part: Target = P
     problems += [f"not generated any more: {name}" for name in sorted(set(old) - set(new))]
     for name in sorted(set(new) & set(old)):
         if name.endswith(".ipynb"):
-            same = normalized_notebook(new[name]) == normalized_notebook(old[name])
+            same = normalized_notebook(new[name], part.name) == normalized_notebook(old[name])
         else:
             same = new[name].read_bytes() == old[name].read_bytes()
         if not same:
@@ -343,7 +351,7 @@ def build(
         package_zip(otter_zips[0], zip_path, data_dir, part)
         dist_dir.mkdir(parents=True, exist_ok=True)
         solution = dist_dir / part.solution_name
-        write_notebook(out / "autograder" / part.master.name, solution)
+        write_notebook(out / "autograder" / part.master.name, solution, part.name)
         write_student(out / "student", student_dir, part)
     return {"zip": zip_path, "solution": solution, "student": student_dir}
 

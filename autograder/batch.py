@@ -7,7 +7,7 @@ import re
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from autograder.results import STATUS_ERROR, CheckResult, PartResult, Submission
 if TYPE_CHECKING:
     from autograder.executors import Executor, ResultCallback
     from autograder.reports.regrade import PointsChange
+    from autograder.results_store import ResultsStore
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
@@ -447,7 +448,8 @@ def _grade_resumably(
             )
             raise BatchInterrupted(current) from None
     ordered = [results[index] for index in range(len(submissions))]
-    publish_reports(ordered, [s.stem for s in submissions], config, out_dir, html, reporter)
+    everything, stems = with_rest_of_store(store, ordered, [s.stem for s in submissions])
+    publish_reports(everything, stems, config, out_dir, html, reporter)
     changes = []
     if regraded:
         old = {submissions[i].label: stored[i].result for i in regraded}
@@ -495,6 +497,36 @@ def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResul
     return config, results, stems, missing
 
 
+def with_rest_of_store(
+    store: ResultsStore, results: list[SubmissionResult], stems: list[str], skip: Collection[str] = ()
+) -> tuple[list[SubmissionResult], list[str]]:
+    """A batch's results followed by every other result stored in the same folder.
+
+    The gradebook and summary cover the whole report folder: grading one late notebook into the
+    same `--out` adds its row and keeps the earlier ones (their reports and records are there).
+
+    Args:
+        store: the report folder's store.
+        results: the batch's results, in batch order.
+        stems: their stems.
+        skip: stems to leave out as well.
+
+    Returns:
+        (results, stems): the batch's first, then the other stored ones sorted by stem.
+    """
+    everything, all_stems = list(results), list(stems)
+    for stem in store.stems():
+        if stem in stems or stem in skip:
+            continue
+        record = store.load(stem)
+        if record is None:  # unreadable: it would be graded again, so it has no row
+            continue
+        record.result.submission = record.label
+        everything.append(record.result)
+        all_stems.append(stem)
+    return everything, all_stems
+
+
 def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
     """Rebuild the reports of the last batch graded into out_dir from its stored results.
 
@@ -509,8 +541,12 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import publish_reports
+    from autograder.results_store import ResultsStore, publish_reports
 
     config, results, stems, missing = load_stored_batch(out_dir)
-    publish_reports(results, stems, config, out_dir, html, reporter, missing=missing)
+    store = ResultsStore(out_dir)
+    # The batch's submissions without a current record stay out (listed as missing).
+    batch_stems = {entry["stem"] for entry in store.batch()["submissions"]}
+    everything, all_stems = with_rest_of_store(store, results, stems, skip=batch_stems)
+    publish_reports(everything, all_stems, config, out_dir, html, reporter, missing=missing)
     return len(results), missing

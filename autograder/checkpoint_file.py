@@ -23,10 +23,6 @@ DEFAULT_NAMES = (
     "checkpoint.pth",
     "checkpoint.safetensors",
 )
-SAVE_HINT = (
-    "Save the trained model with torch.save(model.state_dict(), 'checkpoint.pt') and submit "
-    "that file together with the notebook."
-)
 
 
 class CheckpointRefused(Exception):
@@ -102,13 +98,15 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
         data = _read_regular_file(found[0], found[0].name, max_mb)
         return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
     looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
-    raise CheckpointRefused(
-        f"No checkpoint was found next to `{submission.name}` (looked for {looked_for}). " + SAVE_HINT
-    )
+    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+
+    raise CheckpointRefused(t("checkpoint.not_found", submission=submission.name, looked_for=looked_for))
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    not_a_file = CheckpointRefused(f"`{name}` is a link or not a regular file; submit the checkpoint file itself.")
+    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+
+    not_a_file = CheckpointRefused(t("checkpoint.not_a_file", name=name))
     try:
         # O_NOFOLLOW: the name itself must not be a link (checked on the open file, no race).
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
@@ -120,17 +118,11 @@ def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
         raise not_a_file
     if status.st_nlink > 1:  # a hard link made in the student's folder to a file the grader can read
         os.close(fd)
-        raise CheckpointRefused(
-            f"`{name}` is a hard link to another file; submit a copy of the checkpoint file itself."
-        )
+        raise CheckpointRefused(t("checkpoint.hard_link", name=name))
     with os.fdopen(fd, "rb") as handle:  # closes fd on every path below
         if status.st_size > max_mb * 1e6:
-            raise CheckpointRefused(
-                f"`{name}` is {status.st_size / 1e6:.1f} MB, more than the {max_mb:g} MB "
-                "this course accepts. Save only the model's state_dict (no optimizer "
-                "state)."
-            )
+            raise CheckpointRefused(t("checkpoint.too_large", name=name, size_mb=status.st_size / 1e6, max_mb=max_mb))
         data = handle.read(int(max_mb * 1e6) + 1)
     if len(data) > max_mb * 1e6:  # it grew after fstat
-        raise CheckpointRefused(f"`{name}` is more than the {max_mb:g} MB this course accepts.")
+        raise CheckpointRefused(t("checkpoint.grew", name=name, max_mb=max_mb))
     return data

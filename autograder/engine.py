@@ -16,8 +16,9 @@ from autograder.runner import Verdict
 
 
 def _describe_problem(problem: Any) -> str:
-    where = f"cell {problem.cell}, line {problem.line}: " if problem.cell is not None else ""
-    return f"{where}{problem.message}"
+    if problem.cell is None:
+        return str(problem.message)
+    return t("notebook.where", cell=problem.cell, line=problem.line, message=problem.message)
 
 
 def _selected_parts(config: GraderConfig, parts: list[str] | None) -> list[str]:
@@ -85,7 +86,12 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     path = Path(path)
     selected = _selected_parts(config, parts)
     assignment = assignment_of(config)
-    loaded = load_submission(path, provided_names=assignment.provided_names, max_mb=config.grading.max_notebook_mb)
+    loaded = load_submission(
+        path,
+        provided_names=assignment.provided_names,
+        max_mb=config.grading.max_notebook_mb,
+        assignment=assignment.name,
+    )
     problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
     skipped = config.disabled_parts()
     if not loaded.statements:

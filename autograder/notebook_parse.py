@@ -9,6 +9,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from autograder.notebook_rules import bound_names, drop_reason
+from autograder.reports.i18n import t
 
 # Cell magics whose body IPython runs as Python; any other `%%magic` cell (bash, writefile, html,
 # ...) is not Python at all and is skipped whole.
@@ -118,8 +119,13 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
         assert first_error is not None
         names = tuple(dict.fromkeys(_guess_defined_names(lines[start:stop])))
         line = start + (first_error.line or 1)
-        span = f"line {start + 1} was" if stop - start == 1 else f"lines {start + 1}-{stop} were"
-        message = f"{first_error.message} at `{_snippet(lines, line)}`; {span} not loaded"
+        snippet = _snippet(lines, line)
+        if stop - start == 1:
+            message = t("notebook.parse.line_not_loaded", error=first_error.message, code=snippet, line=start + 1)
+        else:
+            message = t(
+                "notebook.parse.lines_not_loaded", error=first_error.message, code=snippet, first=start + 1, last=stop
+            )
         result.failures.append(ParseFailure(line, message, names))
         index += 1
     return result
@@ -212,10 +218,10 @@ def _parse(lines: list[str]) -> _Parsed:
             repairs.append(
                 ParseFailure(
                     origin[header - 1],
-                    f"{failure.message} `{_snippet(lines, header)}`; the empty block was loaded as `pass`",
+                    t("notebook.parse.empty_block", error=failure.message, code=_snippet(lines, header)),
                 )
             )
-    return _Parsed(None, lines, origin, repairs, ParseFailure(None, "too many empty blocks"))
+    return _Parsed(None, lines, origin, repairs, ParseFailure(None, t("notebook.parse.too_many_empty_blocks")))
 
 
 def _at_end_of_text(error: SyntaxError, lines: list[str]) -> bool:
@@ -234,7 +240,8 @@ def _describe(error: BaseException, origin: list[int]) -> ParseFailure:
     message = getattr(error, "msg", None) or str(error) or "could not be parsed"
     # Python's own line references are relative to the parsed chunk; `line` carries the real one.
     message = _LINE_REFERENCE.sub("", message)
-    return ParseFailure(line, f"{type(error).__name__}: {message}")
+    # Python's own text, quoted as code: the catalogue's messages wrap it.
+    return ParseFailure(line, f"`{type(error).__name__}: {message}`")
 
 
 def _looks_incomplete(error: ParseFailure, line_count: int) -> bool:
@@ -297,7 +304,8 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
         defines = tuple(dict.fromkeys(bound_names(node)))
         reason = drop_reason(node, known)
         if reason is None and provided.intersection(defines):
-            reason = "the grader defines " + ", ".join(sorted(provided.intersection(defines))) + " itself"
+            names = ", ".join(f"`{name}`" for name in sorted(provided.intersection(defines)))
+            reason = t("notebook.drop.provided", names=names)
         compile_error = _compile_error(node) if reason is None else None
         if compile_error is not None:  # e.g. `break` outside a loop: ast.parse accepts it, Python does not
             error_row = min(max(compile_error.lineno or start_line, 1), len(parsed.origin))
@@ -305,9 +313,12 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
             result.failures.append(
                 ParseFailure(
                     error_line,
-                    f"SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)} at "
-                    f"`{_snippet(parsed.lines, error_row)}`; the statement at line {line} "
-                    "was not loaded",
+                    t(
+                        "notebook.parse.statement_not_loaded",
+                        error=f"`SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)}`",
+                        code=_snippet(parsed.lines, error_row),
+                        line=line,
+                    ),
                     defines,
                 )
             )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import builtins
 
+from autograder.reports.i18n import t
+
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _NEW_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -45,15 +47,15 @@ def drop_reason(node: ast.stmt, known: set[str]) -> str | None:
     if isinstance(node, (ast.Pass, ast.Global, ast.Nonlocal)):
         return ""
     if isinstance(node, ast.Expr):
-        return "" if isinstance(node.value, ast.Constant) else "top-level expression or call"
+        return "" if isinstance(node.value, ast.Constant) else t("notebook.drop.expression")
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if node.value is None:
             return ""  # a bare annotation binds nothing
         if not all(_is_name_target(target) for target in targets):
-            return "assignment to an attribute or item"
+            return t("notebook.drop.attribute")
         if not _is_static(node.value, known):
-            return "computed value (calls or names that are not loaded)"
+            return t("notebook.drop.computed")
         return None
     if isinstance(node, ast.Try):
         # try/except around imports (or constants) is a definition pattern; keep it whole.
@@ -61,12 +63,12 @@ def drop_reason(node: ast.stmt, known: set[str]) -> str | None:
         for part in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
             for child in part:
                 if drop_reason(child, scratch) not in (None, ""):
-                    return "try block that does more than import or define"
+                    return t("notebook.drop.try_block")
                 scratch.update(bound_names(child))
         if all(h.type is None or _is_static(h.type, scratch) for h in node.handlers):
             return None
-        return "try block with a computed exception type"
-    return f"top-level {type(node).__name__.lower()} statement"
+        return t("notebook.drop.try_type")
+    return t("notebook.drop.statement", kind=f"`{type(node).__name__.lower()}`")
 
 
 def _is_name_target(target: ast.expr) -> bool:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -37,13 +38,15 @@ from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
+from autograder.reports.i18n import FALLBACK, assignment_title, part_title, t, use_language
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
+# Result statuses with a catalogue word (report.status.<status>).
+_STATUSES = frozenset({"graded", "unreadable", "grader-error"})
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
 OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
-TRAINING_OFF_REASON = "The training run is not graded by this autograder (its Otter plugin option `train` is off)."
 
 
 @dataclass(frozen=True)
@@ -239,16 +242,9 @@ def run_engine(
         seconds, tail = (time.monotonic() - started, log_path.read_text(encoding="utf-8", errors="replace")[-4000:])
         result_path = out / "submission.json"
         if code is None:
-            failure = (
-                f"Grading took longer than {timeout_s:g} s and was stopped, so this part scores 0. "
-                "Look for code that never finishes or is extremely slow (an endless loop, or "
-                "work at import time)."
-            )
+            failure = t("otter.timed_out", timeout_s=timeout_s)
         elif code != 0 or not result_path.is_file():
-            failure = (
-                f"The grader failed on this part (exit code {code}) and could not grade it; "
-                "the course staff can see the details in the autograder log."
-            )
+            failure = t("otter.engine_failed", code=code)
         else:
             return EngineRun(list(parts), json.loads(result_path.read_text(encoding="utf-8")), "", seconds, tail)
     return EngineRun(list(parts), None, failure, seconds, tail)
@@ -309,7 +305,7 @@ def grade_parts(
         by_name = {p["part"]: p for p in (run.result or {}).get("parts", [])}
         for name in run.parts:
             graded[name] = by_name.get(name) or _failed_part(
-                name, config_parts[name], run.failure or "The grader returned no result for this part."
+                name, config_parts[name], run.failure or t("otter.no_result")
             )
 
     def run_alone(name: str) -> None:
@@ -346,7 +342,7 @@ def grade_parts(
         if train:
             run_alone(training_part)
         else:
-            graded[training_part] = _skipped_part(training_part, config_parts[training_part], TRAINING_OFF_REASON)
+            graded[training_part] = _skipped_part(training_part, config_parts[training_part], t("otter.training_off"))
     return _merge(submission.name, config_parts, graded, runs), runs
 
 
@@ -375,13 +371,13 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
             "check_id": part["part"],
             "max_points": part["max_points"],
             "passed": False,
-            "message": "This part was not graded; see the notes above.",
+            "message": t("gradescope.part_not_graded"),
         }
     ]
     cases, outcomes = [], []
     for check in checks:
         case = TestCase(
-            name=f"{part['title']}: {check['check_id']}",
+            name=f"{part_title(part['part'], part['title'])}: {check['check_id']}",
             body="",
             hidden=False,
             points=check["max_points"],
@@ -389,7 +385,7 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
             failure_message=None,
         )
         cases.append(case)
-        message = "passed" if check["passed"] else (check.get("message") or "This check failed.")
+        message = t("otter.passed") if check["passed"] else (check.get("message") or t("gradescope.check_failed"))
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=bool(check["passed"])))
     test_file = OKTestFile(question, f"grader.yml:parts.{part['part']}", cases, all_or_nothing=False)
     test_file.test_case_results = outcomes
@@ -401,15 +397,22 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
 def summary_text(merged: Mapping[str, Any], assignment: str = "") -> str:
     """The top-level output shown to the student (score, skipped parts, loading problems, notes)."""
     lines = [assignment] if assignment else []
+    status = merged["status"]
     lines.append(
-        f"Score: {merged['points']:g}/{merged['max_points']:g} (graded by the course's grading "
-        "engine; status: " + merged["status"] + ")"
+        t(
+            "otter.score",
+            points=merged["points"],
+            max_points=merged["max_points"],
+            status=t(f"report.status.{status}") if status in _STATUSES else status,
+        )
     )
-    skipped = [f"{p['title']}: {p['checks'][0]['message']}" for p in merged["parts"] if _is_skipped(p)]
+    skipped = [
+        f"{part_title(p['part'], p['title'])}: {p['checks'][0]['message']}" for p in merged["parts"] if _is_skipped(p)
+    ]
     for heading, entries in (
-        ("Not graded in this run (not counted in the score):", skipped),
-        ("Problems loading your submission:", merged["load_problems"]),
-        ("Notes:", merged["notes"]),
+        (t("gradescope.not_graded_heading"), skipped),
+        (t("gradescope.load_problems_heading"), merged["load_problems"]),
+        (t("gradescope.notes_heading"), merged["notes"]),
     ):
         if entries:
             lines += ["", heading, *(f"  - {entry}" for entry in entries)]
@@ -442,10 +445,7 @@ def blank_submission(submission: Any) -> Any:
 def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any]:
     """The merged result for an upload without a readable notebook: every part 0, with why."""
     config_parts = load_parts(engine_root)
-    message = (
-        "No notebook (.ipynb) or script could be read from the upload; submit the assignment's "
-        "notebook file itself (not a link)."
-    )
+    message = t("otter.no_notebook")
     graded = {name: _failed_part(name, part, message) for name, part in config_parts.items()}
     merged = _merge("(no notebook)", config_parts, graded, [])
     merged.update(status="unreadable", load_problems=[message, *reasons])
@@ -494,6 +494,20 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         self.autograder_dir: Path | None = None
         self.upload: Quarantine | None = None
         self.kernel_start = _PatientKernelStart()
+        # What the student reads comes in the engine's feedback language (known once Otter names its
+        # autograder folder); English until then.
+        self.language: tuple[str, Path | None] = (FALLBACK, None)
+
+    def _speaking(self) -> contextlib.AbstractContextManager[None]:
+        """The student's language (grader.yml feedback.language) and the assignment's catalogue."""
+        return use_language(*self.language)
+
+    def _find_language(self) -> None:
+        try:
+            config = engine_config(find_engine_root(self.autograder_dir))
+            self.language = (config.feedback.language, assignment_of(config).messages_dir)
+        except Exception:  # no readable engine yet: after_grading reports that; speak English meanwhile
+            self.language = (FALLBACK, None)
 
     def _take_upload(self) -> Quarantine:
         if self.upload is None:
@@ -508,7 +522,9 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         folder = getattr(config, "autograder_dir", None)
         self.autograder_dir = Path(os.path.abspath(folder)) if folder else None
         self.kernel_start.__enter__()
-        self._take_upload()
+        self._find_language()
+        with self._speaking():
+            self._take_upload()
 
     def before_execution(self, submission: Any) -> Any:
         """Keep student code out of Otter's kernel: execute an empty notebook instead."""
@@ -517,11 +533,12 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
     def after_grading(self, results: GradingResults) -> None:
         """Grade the submission file with the engine and put its per-part results into Otter's."""
         self.kernel_start.__exit__()
-        try:
-            self._grade_into(results)
-        finally:  # the private copy of the upload is not kept, whatever happened
-            if self.upload is not None:
-                self.upload.remove()
+        with self._speaking():
+            try:
+                self._grade_into(results)
+            finally:  # the private copy of the upload is not kept, whatever happened
+                if self.upload is not None:
+                    self.upload.remove()
 
     def _grade_into(self, results: GradingResults) -> None:
         started = time.monotonic()
@@ -534,14 +551,11 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = engine_config(engine_root).assignment.title
+            assignment = assignment_title(engine_config(engine_root).assignment.title)
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()
-            results.set_output(
-                "The autograder failed before grading this submission; the course staff "
-                "can see the details in the autograder log."
-            )
+            results.set_output(t("otter.bridge_failed"))
             self.report = "engine bridge failed; traceback above"
             return
         fill_otter_results(results, merged, self.options, assignment)

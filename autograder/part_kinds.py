@@ -102,7 +102,9 @@ def _load_error(error: dict[str, Any]) -> str:
     """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
     where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
     text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
-    return t("engine.statement_skipped", where=where, text=text) if where else text
+    if where:
+        return t("engine.statement_skipped", where=where, text=text)
+    return t("engine.statement_skipped_somewhere", text=text)
 
 
 class UnitParts(PartKind):

@@ -249,6 +249,10 @@ class ResultsStore:
         """The record of `stem` kept by `archive`, or None."""
         return self._read(self.folder / PREVIOUS_DIR / f"{stem}.json")
 
+    def stems(self) -> list[str]:
+        """Every stem with a stored record, sorted."""
+        return sorted(path.stem for path in self.results.glob("*.json")) if self.results.is_dir() else []
+
     def save(self, record: StoredResult) -> None:
         """Store a record atomically and log the event (`events.log`, one line per stored grading).
 

@@ -6,6 +6,8 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
+from autograder.reports.i18n import t
+
 ParamList = Sequence[tuple[str, Sequence[int]]]  # named_parameters() order: (name, shape)
 Mapping = dict[str, str]  # reference name -> student name
 
@@ -25,9 +27,12 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     """
     ref_total = sum(_numel(s) for _, s in reference)
     stu_total = sum(_numel(s) for _, s in student)
-    return (
-        f"your module has {len(student)} parameter tensors ({stu_total:,} numbers), "
-        f"the expected one has {len(reference)} ({ref_total:,} numbers)"
+    return t(
+        "checks.transplant.counts",
+        count=len(student),
+        numbers=f"{stu_total:,}",
+        want_count=len(reference),
+        want_numbers=f"{ref_total:,}",
     )
 
 

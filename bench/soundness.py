@@ -107,7 +107,9 @@ def part1_cases(folder: Path) -> list[Case]:
     return cases
 
 
-def grade_part1(cases: list[Case], jobs: int, timeout_s: float, out_dir: Path | None) -> CorpusRun:
+def grade_part1(
+    cases: list[Case], jobs: int, timeout_s: float, out_dir: Path | None, extra: dict[str, Any] | None = None
+) -> CorpusRun:
     """Grade Part 1's cases; those that cheat on the training part are graded with training on.
 
     Args:
@@ -115,11 +117,12 @@ def grade_part1(cases: list[Case], jobs: int, timeout_s: float, out_dir: Path | 
         jobs: submissions graded in parallel.
         timeout_s: the worker request timeout.
         out_dir: the report folder (default: a temporary one).
+        extra: more configuration overrides (e.g. the feedback language).
 
     Returns:
         One run with every case's result.
     """
-    overrides: dict[str, Any] = {"assignment.name": PART1}
+    overrides: dict[str, Any] = {"assignment.name": PART1, **(extra or {})}
     trained = [case for case in cases if TRAINING in case.expect.max_points]
     groups = [([c for c in cases if c not in trained], overrides), (trained, {**overrides, "training.enabled": True})]
     run: CorpusRun | None = None

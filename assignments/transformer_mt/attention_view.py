@@ -54,18 +54,21 @@ def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str 
     """The student's answer as bool (B, T, T), or an explanation of why it cannot be drawn."""
     rows, length = batch.shape
     if value is None:
-        return None, "returned None (is the function still a stub?)"
+        return None, t("mask_view.returned_none", function=FUNCTION)
     if not isinstance(value, torch.Tensor):
-        return None, f"returned a {type(value).__name__}, not a torch.Tensor"
+        return None, t("mask_view.returned_type", function=FUNCTION, kind=f"`{type(value).__name__}`")
     if value.dtype.is_complex:
-        return None, f"returned a complex tensor ({value.dtype})"
+        return None, t("mask_view.returned_complex", function=FUNCTION, dtype=f"`{value.dtype}`")
     grid = value.detach().cpu()
     if tuple(grid.shape) == (rows, 1, length, length):
         grid = grid[:, 0]
     if tuple(grid.shape) != (rows, length, length):
-        return None, (
-            f"returned a tensor of shape {tuple(value.shape)}; expected "
-            f"{(rows, 1, length, length)} for a batch of shape {(rows, length)}"
+        return None, t(
+            "mask_view.returned_shape",
+            function=FUNCTION,
+            got=f"`{tuple(value.shape)}`",
+            want=f"`{(rows, 1, length, length)}`",
+            batch=f"`{(rows, length)}`",
         )
     return grid != 0, None
 
@@ -137,12 +140,12 @@ def collect_mask_picture(worker: Any) -> dict[str, Any]:
         answer = worker.call(FUNCTION, [batch.clone(), PAD_IDX], set_globals={"pad_idx": PAD_IDX})
     except Exception as error:  # StudentError, WorkerFailure, or anything a fake raises
         reason = getattr(error, "reason", None) or str(error) or type(error).__name__
-        return _result(batch, labels, error=f"calling {FUNCTION} failed: {reason}")
+        return _result(batch, labels, error=t("mask_view.call_failed", function=FUNCTION, reason=reason))
     grid, problem = _as_grid(answer, batch)
     shape = list(answer.shape) if isinstance(answer, torch.Tensor) else None
     dtype = str(answer.dtype) if isinstance(answer, torch.Tensor) else type(answer).__name__
     if grid is None:
-        return _result(batch, labels, shape=shape, dtype=dtype, error=f"{FUNCTION} {problem}")
+        return _result(batch, labels, shape=shape, dtype=dtype, error=problem)
     expected = expected_mask(batch)
     return _result(
         batch,

@@ -137,17 +137,17 @@ def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, f
         The value, now known to be a tensor.
     """
     if not isinstance(value, Tensor):
+        kind = f"`{type(value).__name__}`"
         fail(
-            f"{what} should be a torch.Tensor but is {type(value).__name__}"
-            + (" — is the function still a stub that returns nothing?" if value is None else "."),
+            t("checks.tensor.none" if value is None else "checks.tensor.not_tensor", what=what, kind=kind),
             blocking=True,
         )
     if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(f"{what} has shape {tuple(value.shape)}, expected {tuple(shape)}.")
+        fail(t("checks.tensor.shape", what=what, got=f"`{tuple(value.shape)}`", want=f"`{tuple(shape)}`"))
     if floating is True and not value.is_floating_point():
-        fail(f"{what} has dtype {value.dtype}, expected a floating-point tensor.")
+        fail(t("checks.tensor.dtype_float", what=what, dtype=f"`{value.dtype}`"))
     if floating is False and value.is_floating_point():
-        fail(f"{what} has dtype {value.dtype}, expected bool or integer values.")
+        fail(t("checks.tensor.dtype_int", what=what, dtype=f"`{value.dtype}`"))
     return value
 
 
@@ -209,11 +209,7 @@ def transplant_matching(
         if reproduces(mapping):
             return Transplant(handle, reference_module, mapping)
     if tried == 0:
-        fail(
-            f"{what}'s parameters do not correspond to the expected layout: "
-            f"{describe_mismatch(ref_params, student_params)}. Compare your sublayers with the "
-            "documented attributes (count, sizes, bias)."
-        )
+        fail(t("checks.layout_mismatch", what=what, mismatch=describe_mismatch(ref_params, student_params)))
     raise _NoMatch(tried)
 
 

@@ -28,6 +28,7 @@ GITHUB = "https://github.com"
 MANIFEST = "manifest.csv"
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
+GIT_ERROR_CHARS = 400  # git's error output kept in the manifest's detail column
 
 
 @dataclass
@@ -105,7 +106,9 @@ def _git(args: Sequence[str], cwd: Path | None = None, token: str = "", base_url
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     done = subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "git failed")
+        # All of git's lines, not only the last ("and the repository exists." says nothing alone).
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise RuntimeError(" ".join(lines)[:GIT_ERROR_CHARS] if lines else "git failed")
     return done.stdout.strip()
 
 

@@ -16,6 +16,7 @@ from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import ConfigParts, is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
+from autograder.reports.i18n import t, use_language
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.
@@ -172,19 +173,70 @@ def merge_folders(
     return stems, [merged[stem] for stem in stems]
 
 
-def missing_result(submission: str, config_parts: ConfigParts, reason: str) -> SubmissionResult:
-    """A roster student's row without a graded submission: every part 0 (not skipped), status `missing`."""
+def missing_result(
+    submission: str, config_parts: ConfigParts, reason: str, graded_parts: set[str] | None = None
+) -> SubmissionResult:
+    """A roster student's row without a graded submission: status `missing`, 0 on every part.
+
+    Args:
+        submission: the row's file name.
+        config_parts: grader.yml's parts.
+        reason: the student-facing reason (see `missing_reason`).
+        graded_parts: the parts the graded rows count; the others are skipped here too, so the
+            row has the same possible points (None: every part counts).
+
+    Returns:
+        The row.
+    """
+
+    def skipped(name: str) -> bool:
+        return graded_parts is not None and name not in graded_parts
+
     parts = [
         PartResult(
             name,
             part.title,
             float(part.points),
             0.0,
-            [CheckResult(check, name, float(points), False, 0.0, reason) for check, points in part.checks.items()],
+            [
+                CheckResult(check, name, float(points), False, 0.0, reason, skipped=skipped(name))
+                for check, points in part.checks.items()
+            ],
         )
         for name, part in config_parts.items()
     ]
     return SubmissionResult(submission, STATUS_MISSING, parts, load_problems=[reason])
+
+
+# The collector's manifest statuses (collect_submissions.Collected.status) with a catalogue text.
+_MISSING_STATUSES = frozenset(
+    {"clone-failed", "no-commit-before-deadline", "no-notebook", "several-notebooks", "refused", "collect-failed"}
+)
+
+
+def missing_reason(repo: str, status: str, detail: str) -> str:
+    """Why a roster student has no graded submission, in the current language.
+
+    Args:
+        repo: the student's repository (`owner/name`).
+        status: the collector's manifest status.
+        detail: the collector's detail (git's error output, the files it found); quoted as is.
+
+    Returns:
+        The sentence: what happened, what it usually means, and the detail.
+    """
+    key = f"missing.{status}" if status in _MISSING_STATUSES else "missing.not_graded"
+    text = t(key, repo=repo, status=status or "-")
+    quoted = detail.replace("`", "'").strip()
+    return text + (t("missing.detail", detail=quoted) if quoted else "")
+
+
+def _graded_parts(results: list[SubmissionResult]) -> set[str] | None:
+    """The parts that graded rows count (None when no row was graded: every part counts)."""
+    graded = [r for r in results if r.status != STATUS_MISSING]
+    if not graded:
+        return None
+    return {part.part for result in graded for part in result.parts if not part.skipped}
 
 
 def add_roster(
@@ -202,6 +254,7 @@ def add_roster(
         Stems and results with the roster's missing students added, sorted by stem.
     """
     by_stem = dict(zip(stems, results, strict=True))
+    graded_parts = _graded_parts(results)
     with manifest.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             repo = (row.get("repo") or "").strip()
@@ -211,10 +264,8 @@ def add_roster(
             if stem in by_stem:
                 continue
             status, detail = row.get("status") or "", row.get("detail") or ""
-            reason = (
-                f"No submission was graded for {repo} (collection: {status}" + (f", {detail}" if detail else "") + ")."
-            )
-            by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason)
+            reason = missing_reason(repo, status, detail)
+            by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason, graded_parts)
             log.add(f"manifest:{repo}", STATUS_MISSING, reason)
     ordered = sorted(by_stem)
     return ordered, [by_stem[stem] for stem in ordered]
@@ -246,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = MergeLog()
     stems, results = merge_folders([f for f in args.folders if f.is_dir()], config.parts, log)
     if args.manifest is not None and args.manifest.is_file():
-        stems, results = add_roster(stems, results, args.manifest, config.parts, log)
+        with use_language(config.feedback.language):  # the missing students' reasons
+            stems, results = add_roster(stems, results, args.manifest, config.parts, log)
     if not results:
         print("error: no valid <stem>.json results in " + ", ".join(map(str, args.folders)), file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
+from autograder.reports.i18n import t
 
 UPLOAD_DIR = "upload"  # <autograder>/upload, made by run_otter.py before Otter starts
 MANIFEST = "quarantine.json"  # in that folder: the graded file's name and the refused entries
@@ -45,10 +46,7 @@ class Quarantine:
 
     def notes(self) -> list[str]:
         """One line per refused entry, for the student's report."""
-        return [
-            f"`{name}` was not read: it is {reason}." if reason[0].islower() else f"`{name}` was not read: {reason}."
-            for name, reason in self.refused.items()
-        ]
+        return [t("upload.not_read", name=name, reason=reason) for name, reason in self.refused.items()]
 
 
 def blank_notebook_bytes() -> bytes:

@@ -17,6 +17,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 OTTER_STATE_NAMES = frozenset({".OTTER_LOG"})
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a notebook or a checkpoint; larger uploads are refused
@@ -37,17 +38,25 @@ class UploadScan:
     refused: dict[str, str] = field(default_factory=dict)
 
 
+def t(key: str, /, **fields: Any) -> str:
+    """A student-facing message (autograder.reports.i18n.t), imported on first use: the submission
+    collector imports this module where the grader's dependencies (yaml) are not installed."""
+    from autograder.reports import i18n
+
+    return i18n.t(key, **fields)
+
+
 def _reason(status: os.stat_result) -> str | None:
     """Why an entry (by lstat) is refused, or None for a regular singly linked file / a folder."""
     mode = status.st_mode
     if stat.S_ISLNK(mode):
-        return "a symbolic link (links are never followed; upload the file itself)"
+        return t("upload.symlink")
     if stat.S_ISDIR(mode):
         return None
     if not stat.S_ISREG(mode):
-        return "not a regular file (a device, pipe or socket)"
+        return t("upload.special")
     if status.st_nlink > 1:
-        return "a hard link to another file (upload a copy of the file itself)"
+        return t("upload.hard_link")
     return None
 
 
@@ -72,10 +81,10 @@ def scan_upload(root: Path, max_files: int = MAX_FILES) -> UploadScan:
                 name = f"{relative}/{entry.name}" if relative else entry.name
                 seen += 1
                 if seen > max_files:
-                    scan.refused["…"] = f"more than {max_files} files in the upload; the rest were ignored"
+                    scan.refused["…"] = t("upload.too_many", max_files=max_files)
                     return scan
                 if entry.name in OTTER_STATE_NAMES:
-                    scan.refused[name] = "Otter's state file (never read by the grader)"
+                    scan.refused[name] = t("upload.otter_state")
                     continue
                 reason = _reason(entry.stat(follow_symlinks=False))
                 if reason:

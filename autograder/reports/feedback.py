@@ -10,7 +10,7 @@ from autograder.assignment import assignment_of
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.files import check_stems
 from autograder.reports.html import write_html
-from autograder.reports.i18n import use_language
+from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.markdown import render_submission
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.sections import ReportView, extra_sections
@@ -101,7 +101,7 @@ def _write_feedback(
     for result, stem in zip(results, stems, strict=True):
         if html:
             page = out_dir / f"{stem}.html"
-            write_html(result, page, config.parts, config.assignment.title, view)
+            write_html(result, page, config.parts, assignment_title(config.assignment.title), view)
             markdown = out_dir / f"{stem}.feedback.md"
             markdown.write_text(render_feedback_markdown(result, columns, view), encoding="utf-8")
             written += [page, markdown]

@@ -10,7 +10,7 @@ from autograder.assignment import assignment_of
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import use_language
+from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.markdown import render_markdown, render_submission
 from autograder.reports.submission_json import write_submission_json
 from autograder.results import SubmissionResult
@@ -78,7 +78,7 @@ def _write_reports(
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     config_parts = config.parts
-    assignment = config.assignment.title
+    assignment = assignment_title(config.assignment.title)
     columns = part_columns(config_parts, results)
     written = []
     for result, stem in zip(results, stems, strict=True):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from assignments.transformer_mt import build
+from autograder.reports.i18n import t as catalogue_text
 
 REPO = build.REPO
 EXAMPLES = REPO / "examples"
@@ -153,7 +154,7 @@ def test_untouched_student_notebook_gets_clear_messages(graded: dict) -> None:
         assert any(
             hint in text for hint in ("raised", "stub", "None", "not defined", "예외가 발생", "정의되어 있지 않습니다")
         ), text
-    assert "Not graded in this run" in otter["output"]
+    assert catalogue_text("gradescope.not_graded_heading", language="ko") in otter["output"]  # grader.yml: ko
 
 
 @pytest.mark.slow

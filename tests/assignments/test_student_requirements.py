@@ -75,3 +75,13 @@ def test_everything_the_notebook_and_mtkit_import_is_required() -> None:
     }
     assert needed <= set(requirements()), needed - set(requirements())
     assert {"torch", "spacy", "nltk", "otter-grader"} <= needed
+
+
+def test_a_fresh_venv_can_run_the_notebook_kernel() -> None:
+    # Without ipykernel, opening the notebook in a fresh venv fails with NoSuchKernel: python3.
+    assert "ipykernel" in requirements()
+
+
+def test_the_template_ignores_what_the_checks_write() -> None:
+    ignored = (build.STUDENT_DIR / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".OTTER_LOG" in ignored and "public-checks/" in ignored

@@ -163,7 +163,7 @@ def test_names_the_grader_provides_are_not_rebound() -> None:
     submission = load("dropped_work.ipynb")
     assert {"pad_idx", "vocab_size", "src_language", "device"}.isdisjoint(defined(submission))
     reasons = {s.label: s.reason for s in submission.dropped}
-    assert "grader defines pad_idx" in reasons["pad_idx = 1"]
+    assert "grader defines `pad_idx`" in reasons["pad_idx = 1"]
     assert {"device", "vocab_size", "pad_idx", "src_language", "tgt_language"} <= PROVIDED
     relaxed = load_submission(FIXTURES / "dropped_work.ipynb", provided_names=frozenset())
     assert {"pad_idx", "vocab_size", "src_language"} <= defined(relaxed)
@@ -247,7 +247,7 @@ def test_plain_script_is_one_cell() -> None:
         ("not_a_notebook.ipynb", "not a Jupyter notebook"),
         ("binary.ipynb", "cannot read the file"),
         ("does_not_exist.ipynb", "cannot read the file"),
-        ("r_kernel.ipynb", "kernel language is 'R', not Python"),
+        ("r_kernel.ipynb", "kernel language is `R`, not Python"),
     ],
 )
 def test_unusable_files_become_a_notebook_problem(name: str, fragment: str) -> None:
@@ -288,3 +288,35 @@ def test_a_file_above_max_mb_is_refused_with_the_limit_and_what_to_do(tmp_path: 
     assert not loaded.statements and loaded.problems[0].kind == "notebook"
     assert "0.25 MB" in loaded.problems[0].message and "grading.max_notebook_mb" in loaded.problems[0].message
     assert "no cells" in load_submission(big, max_mb=1).problems[0].message  # read, then judged
+
+
+STUDENT_TEMPLATE = Path(__file__).resolve().parents[2] / "student_template"
+
+
+def test_a_notebook_of_another_assignment_is_refused_naming_the_right_one() -> None:
+    from autograder.reports.i18n import use_language
+
+    part1 = STUDENT_TEMPLATE / "attention_encoder" / "attention_encoder.ipynb"
+    with use_language("ko"):
+        refused = load_submission(part1, assignment="transformer_mt")
+    assert not refused.statements and [p.kind for p in refused.problems] == ["notebook"]
+    message = refused.problems[0].message
+    assert "`--assignment attention_encoder`" in message and "과제" in message, message
+    assert load_submission(part1, assignment="attention_encoder").statements  # its own assignment: read
+
+
+def test_a_notebook_without_the_assignment_metadata_is_read_as_before() -> None:
+    # The examples predate the metadata (no "autograder" key), like notebooks students already hold.
+    example = Path(__file__).resolve().parents[2] / "examples" / "correct_original_format.ipynb"
+    assert "autograder" not in json.loads(example.read_text(encoding="utf-8"))["metadata"]
+    loaded = load_submission(example, assignment="attention_encoder")
+    assert loaded.statements and not [p for p in loaded.problems if p.kind == "notebook"]
+
+
+def test_the_built_templates_name_their_assignment() -> None:
+    for notebook, name in [
+        (STUDENT_TEMPLATE / "transformer_mt.ipynb", "transformer_mt"),
+        (STUDENT_TEMPLATE / "attention_encoder" / "attention_encoder.ipynb", "attention_encoder"),
+    ]:
+        metadata = json.loads(notebook.read_text(encoding="utf-8"))["metadata"]
+        assert metadata["autograder"] == {"assignment": name}, notebook

@@ -142,6 +142,23 @@ def test_report_rebuilds_gradebook_and_summary_from_the_store(tmp_path, capsys):
     assert rebuild_reports(out) == (2, ["s2.ipynb"])
 
 
+def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp_path):
+    make_submissions(tmp_path / "subs", 3)
+    out = tmp_path / "out"
+    grade(tmp_path / "subs", out)
+    before = (out / "gradebook.csv").read_text().splitlines()
+    late = tmp_path / "late" / "late.ipynb"
+    late.parent.mkdir()
+    late.write_text("# a late submission\n", encoding="utf-8")
+    assert grade(tmp_path / "late", out).graded == ["late.ipynb"]  # only the late one is graded
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    late_rows = [row for row in rows if row.startswith("late.ipynb,")]
+    assert len(late_rows) == 1 and sorted(rows) == sorted([*before, *late_rows])  # earlier rows unchanged
+    assert "s1.ipynb" in (out / "summary.md").read_text()
+    assert rebuild_reports(out) == (1, [])  # the last batch is the late one; the gradebook keeps all four
+    assert sorted((out / "gradebook.csv").read_text().splitlines()) == sorted(rows)
+
+
 def test_report_of_a_folder_without_a_stored_batch_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path)]) == cli.EXIT_USAGE
     assert "no stored grading" in capsys.readouterr().err

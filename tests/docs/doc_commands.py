@@ -34,6 +34,9 @@ PLACEHOLDERS = ("hw.ipynb", "path/to/submission.ipynb", "submissions/example.ipy
 # for the parse-only check, which runs nothing that would make them.
 MADE_BY_EARLIER_COMMANDS = ("dist/autograder.zip",)
 EXIT_PARSED, EXIT_NEVER_PARSED = 0, 3
+ACTIVATE = ".venv/bin/activate"
+# Programs `make setup` installs into .venv only: bare, a fresh shell finds the system's or none.
+VENV_PROGRAMS = ("python", "python3", "pip", "pip3", "otter", "pytest", "ruff", "mypy")
 
 
 @dataclass(frozen=True)
@@ -156,19 +159,61 @@ def make_checkout(destination: Path, root: Path = ROOT) -> Path:
     return destination
 
 
-def command_env(checkout: Path) -> dict[str, str]:
-    """The environment commands run with: the checkout's .venv first on PATH (what `make setup` gives)."""
+def fresh_shell_path(path: str) -> str:
+    """PATH as a fresh shell has it: without any virtual environment's bin folder (this test's own
+    interpreter may run from an activated one)."""
+    venvs = {Path(sys.prefix) / "bin", Path(os.environ.get("VIRTUAL_ENV") or sys.prefix) / "bin"}
+    return os.pathsep.join(
+        entry
+        for entry in path.split(os.pathsep)
+        if entry and Path(entry) not in venvs and ".venv" not in Path(entry).parts
+    )
+
+
+def command_env(checkout: Path, activated: bool = False) -> dict[str, str]:
+    """The environment commands run with: a fresh shell's, the venv NOT on PATH (a reader who has
+    only run `make setup`), unless the doc activated it (`source .venv/bin/activate`).
+
+    Args:
+        checkout: the folder from `make_checkout`.
+        activated: an earlier line of the doc activated the checkout's .venv.
+
+    Returns:
+        The environment.
+    """
     env = dict(os.environ)
-    env["PATH"] = f"{checkout / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = fresh_shell_path(env.get("PATH", ""))
+    if activated:
+        env["PATH"] = f"{checkout / '.venv' / 'bin'}{os.pathsep}{env['PATH']}"
+        env["VIRTUAL_ENV"] = str(checkout / ".venv")
     env["PWD"] = str(checkout)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.pop("PYTHONPATH", None)
     return env
 
 
-def _env_for(command: Command, checkout: Path) -> dict[str, str]:
+def activates(command: Command) -> bool:
+    """Whether the command is `source .venv/bin/activate` (or `. .venv/bin/activate`)."""
+    _, words = command.words()
+    return len(words) == 2 and words[0] in ("source", ".") and words[1] in (ACTIVATE, f"./{ACTIVATE}")
+
+
+def activated_commands(commands: list[Command]) -> set[str]:
+    """The ids of the commands that follow an activation line of their own doc."""
+    active_docs: set[str] = set()
+    after = set()
+    for command in commands:
+        if command.doc in active_docs:
+            after.add(command.id)
+        if activates(command):
+            active_docs.add(command.doc)
+    return after
+
+
+def _env_for(command: Command, checkout: Path, activated: bool = False) -> dict[str, str]:
     env_assignments, _ = command.words()
-    env = command_env(checkout)
+    env = command_env(checkout, activated)
     env.update({name: value.replace("$PWD", str(checkout)) for name, value in env_assignments.items()})
     return env
 
@@ -193,14 +238,23 @@ def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600
         (checkout / made).touch(exist_ok=True)
     results: dict[str, tuple[str, str]] = {}
     batch: list[tuple[Command, list[str]]] = []
+    activated = activated_commands(commands)
     for command in commands:
         _, words = command.words()
         program = words[0] if words else ""
-        if program == "make":
+        if activates(command):
+            results[command.id] = ("activation", "")
+        elif program in VENV_PROGRAMS and command.id not in activated:
+            results[command.id] = (
+                "fresh shell",
+                f"a fresh shell has no {program!r} of the project's environment: write .venv/bin/{program}, "
+                f"or put `source {ACTIVATE}` on a line of its own before it",
+            )
+        elif program == "make":
             done = subprocess.run(
                 ["make", "-n", "-o", ".venv/.installed", *words[1:]],
                 cwd=checkout,
-                env=_env_for(command, checkout),
+                env=_env_for(command, checkout, command.id in activated),
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
@@ -212,9 +266,9 @@ def parse_checks(commands: list[Command], checkout: Path, timeout_s: float = 600
         elif program == "mkdir":
             done = subprocess.run(words, cwd=checkout, capture_output=True, text=True, timeout=timeout_s)
             results[command.id] = ("mkdir", "" if done.returncode == 0 else done.stderr.strip())
-        elif Path(program).name.startswith("python") or program == "otter":
-            batch.append((command, ["otter" if program == "otter" else "python", *words[1:]]))
-        elif shutil.which(program, path=command_env(checkout)["PATH"]):
+        elif Path(program).name.startswith("python") or Path(program).name == "otter":
+            batch.append((command, ["otter" if Path(program).name == "otter" else "python", *words[1:]]))
+        elif (checkout / program).is_file() or shutil.which(program, path=command_env(checkout)["PATH"]):
             results[command.id] = ("on PATH", "")
         else:
             results[command.id] = ("listed", "" if command.not_run else f"no checker for {program!r} and not on PATH")

@@ -10,6 +10,8 @@ import pytest
 from doc_commands import (
     ROOT,
     Command,
+    activated_commands,
+    activates,
     command_env,
     commands_in,
     documentation_files,
@@ -69,11 +71,11 @@ def test_documented_command_is_accepted_by_its_program(command: Command, parsed)
 def test_a_wrong_flag_a_missing_otter_name_and_an_unknown_target_are_caught(checkout: Path) -> None:
     (checkout / "grades").mkdir(exist_ok=True)
     wrong = [
-        Command("x.md", 1, "python -m autograder grade hw.ipynb --no-such-flag", ""),
-        Command("x.md", 2, "otter grade -a dist/autograder.zip -o grades/ submissions/", ""),
+        Command("x.md", 1, ".venv/bin/python -m autograder grade hw.ipynb --no-such-flag", ""),
+        Command("x.md", 2, ".venv/bin/otter grade -a dist/autograder.zip -o grades/ submissions/", ""),
         Command("x.md", 3, "make no-such-target", ""),
-        Command("x.md", 4, "otter run --no-such-option hw.ipynb", ""),
-        Command("x.md", 5, "python -m json.tool --help", ""),
+        Command("x.md", 4, ".venv/bin/otter run --no-such-option hw.ipynb", ""),
+        Command("x.md", 5, ".venv/bin/python -m json.tool --help", ""),
     ]
     results = parse_checks(wrong, checkout)
     assert "no-such-flag" in results["x.md:1"][1]
@@ -81,19 +83,44 @@ def test_a_wrong_flag_a_missing_otter_name_and_an_unknown_target_are_caught(chec
     assert results["x.md:3"][0] == "make -n" and "failed" in results["x.md:3"][1]
     assert "no-such-option" in results["x.md:4"][1]
     assert "without parsing" in results["x.md:5"][1]
-    right = [Command("x.md", 6, "otter grade -n demo -a dist/autograder.zip -o grades/ submissions/", "")]
+    right = [Command("x.md", 6, ".venv/bin/otter grade -n demo -a dist/autograder.zip -o grades/ submissions/", "")]
     assert parse_checks(right, checkout) == {"x.md:6": ("otter click", "")}
 
 
+def test_a_bare_python_or_otter_needs_the_venv_path_or_an_activation_line(checkout: Path) -> None:
+    bare = [
+        Command("a.md", 1, "python -m autograder config", ""),
+        Command("a.md", 2, "otter run --help", ""),
+        Command("b.md", 1, "source .venv/bin/activate", ""),
+        Command("b.md", 2, "python -m autograder config", ""),
+    ]
+    results = parse_checks(bare, checkout)
+    assert "fresh shell" in results["a.md:1"][1] and ".venv/bin/python" in results["a.md:1"][1]
+    assert ".venv/bin/otter" in results["a.md:2"][1]
+    assert results["b.md:1"] == ("activation", "") and results["b.md:2"] == ("argparse", "")
+    assert activates(bare[2]) and activated_commands(bare) == {"b.md:2"}
+
+
+def test_commands_run_in_a_fresh_shell_without_the_venv_on_path(checkout: Path) -> None:
+    path = command_env(checkout)["PATH"].split(":")
+    assert not any(".venv" in entry for entry in path) and "VIRTUAL_ENV" not in command_env(checkout)
+    assert command_env(checkout, activated=True)["PATH"].startswith(str(checkout / ".venv" / "bin"))
+
+
 def _run_doc(doc: str, tmp_path: Path) -> list[str]:
-    """Run a doc's runnable commands in order in a fresh checkout; returns the commands run."""
+    """Run a doc's runnable commands in order in a fresh checkout, each in a fresh shell (the venv
+    not on PATH unless the doc activated it); returns the commands run."""
     repo = make_checkout(tmp_path / "repo")
     ran = []
+    activated = activated_commands(COMMANDS)  # what a `source .venv/bin/activate` line leaves behind
     for command in (c for c in COMMANDS if c.doc == doc and not c.not_run):
+        if activates(command):
+            ran.append(command.text)
+            continue
         done = subprocess.run(
             ["bash", "-c", command.text],
             cwd=repo,
-            env=command_env(repo),
+            env=command_env(repo, command.id in activated),
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,

@@ -26,6 +26,7 @@ from autograder.results import STATUS_ERROR, SubmissionResult
 # requests of the unit checks take well under a second.
 CORPUS_TIMEOUT_S = 10
 CORPUS_JOBS = 2
+CORPUS_LANGUAGE = "ko"
 # Names the corpus's cheats give the files they try to plant outside their sandbox, and the text
 # they write into every forged file (a file elsewhere may change for other reasons, e.g. a
 # concurrent `make grade-examples`, and is only counted when it carries that text).
@@ -79,8 +80,9 @@ def corpus_config(timeout_s: float = CORPUS_TIMEOUT_S, overrides: dict[str, Any]
         overrides={
             "worker.timeout_s": timeout_s,
             "training.enabled": False,
-            # the cases' expected reasons are written in English
-            "feedback.language": "en",
+            # the course's language: the Korean-messages test reads this run's results and reports
+            # (the cases' expected reasons match the Korean text or the code it quotes)
+            "feedback.language": CORPUS_LANGUAGE,
             **(overrides or {}),
         }
     )

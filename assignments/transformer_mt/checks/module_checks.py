@@ -16,6 +16,7 @@ import torch
 
 import reference.model
 from assignments.transformer_mt.checks.probes import reference_with_probes
+from assignments.transformer_mt.messages import t
 from autograder.checks import modules
 from autograder.checks.modules import Case
 from autograder.checks.support import CheckContext
@@ -31,72 +32,59 @@ class ModulePart(modules.ModulePart):
     # Cases equal except at position j (returned third): a part doing its work changes some
     # output after j. Causality earns nothing when later outputs ignore earlier inputs.
     earlier_change: Callable[[torch.Generator], tuple[Case, Case, int]]
-    layout_hint: str
+    layout_hint_key: str  # the catalogue key of the documented layout, ending structural messages
 
 
 def _hint(part: modules.ModulePart) -> str:
     assert isinstance(part, ModulePart), part  # Part 2's checks build only Part 2's parts
-    return part.layout_hint
+    return t(part.layout_hint_key)
 
 
 class _Texts(modules.ModuleTexts):
-    """Part 2's wording of the module checks (English, as before the catalogue)."""
+    """Part 2's wording of the module checks: `checks.module.*` of its catalogue."""
 
     def output_name(self, cls: str) -> str:
-        return f"{cls}'s output"
+        return t("checks.module.output_name", cls=cls)
 
     def built_output_name(self, part: modules.ModulePart) -> str:
-        return f"{part.cls}.{part.method}'s output"
+        return t("checks.module.output_name", cls=f"{part.cls}.{part.method}")
 
     def parameters(self, part: modules.ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
-        return (
-            f"{part.cls} has {count} parameter tensors ({numbers:,} numbers); the documented "
-            f"layout has {want_count} ({want_numbers:,}). {_hint(part)}"
+        return t(
+            "checks.module.parameters",
+            cls=part.cls,
+            count=count,
+            numbers=f"{numbers:,}",
+            want_count=want_count,
+            want_numbers=f"{want_numbers:,}",
+            hint=_hint(part),
         )
 
     def eval_output(self, part: modules.ModulePart, difference: float) -> str:
-        return (
-            f"With the expected weights loaded, {part.cls}.{part.method} in eval mode differs from "
-            f"the expected output (largest difference {difference:.3g}). {_hint(part)}"
+        return t(
+            "checks.module.eval_output",
+            cls=f"{part.cls}.{part.method}",
+            difference=f"{difference:.3g}",
+            hint=_hint(part),
         )
 
     def no_context(self, part: modules.ModulePart, marker: Any) -> str:
-        j = marker
-        return (
-            f"Changing the target at position {j} changed none of {part.cls}'s outputs at the "
-            f"later positions {j + 1}.. (eval mode): later positions do not look at earlier ones, "
-            "so the look-ahead property cannot be credited. The masked self-attention must let "
-            "each position attend to the earlier positions."
-        )
+        return t("checks.module.no_context", cls=part.cls, j=marker, later=marker + 1)
 
     def dropout_never(self, part: modules.ModulePart) -> str:
-        return (
-            f"With drop_prob=0.5, {part.cls} gives the same output in train and eval mode: "
-            "dropout is never applied. Use the drop_prob argument for every dropout."
-        )
+        return t("checks.module.dropout_never", cls=part.cls)
 
     def dropout_place(self, part: modules.ModulePart) -> str:
-        return (
-            f"With drop_prob=1.0 in train mode, {part.cls}'s output differs from the expected "
-            "one: dropout is missing, extra, or in another place. Apply each dropout to a "
-            "sublayer's output before adding the residual, as in EncoderLayer."
-        )
+        return t("checks.module.dropout_place", cls=part.cls)
 
     def submodule_dropout(self, part: modules.ModulePart, name: str, class_name: str) -> str:
-        return (
-            f"With drop_prob=1.0 in train mode, `{name}` ({class_name}) still passes its input "
-            f"through: it was not built with {part.cls}'s drop_prob. Give every sublayer that "
-            "takes a dropout probability the drop_prob argument, as EncoderLayer does."
-        )
+        return t("checks.module.submodule_dropout", cls=part.cls, name=name, class_name=class_name)
 
     def no_gradient(self, part: modules.ModulePart, name: str) -> str:
-        return (
-            f"No gradient reaches `{name}`: it does not influence {part.cls}'s "
-            "output. Is the sublayer used in forward, and nothing detached?"
-        )
+        return t("checks.module.no_gradient", cls=part.cls, name=name)
 
     def gradient(self, part: modules.ModulePart, name: str, difference: float) -> str:
-        return f"The gradient of `{name}` differs from the expected one (largest difference {difference:.3g})."
+        return t("checks.module.gradient", name=name, difference=f"{difference:.3g}")
 
 
 # The reference is built with every offered probe standing in (Part 2's probes wrap the given
@@ -122,10 +110,6 @@ def check_causal(ctx: CheckContext, part: ModulePart) -> None:
         part,
         part.causal_pair,
         lambda k: list(range(k + 1)),
-        lambda k: (
-            f"Changing the target after position {k} changed {part.cls}'s output at positions "
-            f"0..{k}: a position can see the future. The target mask (trg_mask) must reach the "
-            "masked self-attention."
-        ),
+        lambda k: t("checks.module.sees_future", cls=part.cls, k=k),
     )
     require_context_use(ctx, part)

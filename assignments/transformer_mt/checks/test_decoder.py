@@ -63,13 +63,7 @@ PART = mc.ModulePart(
     causal_pair=_causal_pair,
     earlier_change=_earlier_change,
     substitute={"DecoderLayer": "ProbeDecoderLayer"},
-    layout_hint=(
-        "A Decoder embeds the target ids with TransformerEmbedding(vocab_size, "
-        "embedding_dim, sequence_length), passes the result through num_layers "
-        "DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) in an "
-        "nn.ModuleList, each getting the previous layer's output, enc, src_mask and "
-        "trg_mask, and ends with dense_layer = nn.Linear(embedding_dim, vocab_size)."
-    ),
+    layout_hint_key="checks.layout.decoder",
 )
 
 

@@ -58,12 +58,7 @@ PART = mc.ModulePart(
     causal_pair=_causal_pair,
     earlier_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
-    layout_hint=(
-        "A DecoderLayer has a masked self-attention (query = key = value = dec, under "
-        "trg_mask), an encoder-decoder attention (query = the decoder state, key = value "
-        "= enc, under src_mask) and a feed-forward block, each followed by dropout, the "
-        "residual addition and its own LayerNormalization (post-norm)."
-    ),
+    layout_hint_key="checks.layout.decoder_layer",
 )
 
 

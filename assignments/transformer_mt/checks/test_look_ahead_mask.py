@@ -20,7 +20,7 @@ def _student_mask(ctx: CheckContext, batch: Tensor, pad_idx: int) -> Tensor:
     # The student's function may read the global pad_idx; keep it consistent with the argument.
     mask = ctx.student.call(FUNCTION, [batch, pad_idx], set_globals={"pad_idx": pad_idx})
     B, T = batch.shape
-    mask = expect_tensor(mask, f"The mask for a batch of shape {(B, T)}", shape=(B, 1, T, T))
+    mask = expect_tensor(mask, t("checks.mask.what", shape=f"`{(B, T)}`"), shape=(B, 1, T, T))
     return mask
 
 
@@ -37,12 +37,9 @@ def test_mask_shape_and_dtype(ctx: CheckContext) -> None:
     for batch, pad_idx in _cases(ctx):
         mask = _student_mask(ctx, batch, pad_idx)
         if mask.dtype.is_complex or (mask.is_floating_point() and not bool(((mask == 0) | (mask == 1)).all())):
-            fail(
-                f"The mask has dtype {mask.dtype} with values other than 0 and 1; return a bool "
-                "tensor (True = may attend) or 0/1 integers."
-            )
+            fail(t("checks.mask.float_values", dtype=f"`{mask.dtype}`"))
         if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
-            fail("The mask holds values other than 0 and 1; use True/1 for 'may attend' and False/0 for 'blocked'.")
+            fail(t("checks.mask.values"))
 
 
 def test_mask_blocks_future(ctx: CheckContext) -> None:
@@ -80,18 +77,9 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
         leaks = mask & key_is_pad
         if bool(leaks.any()):
             b, _, i, j = (int(x) for x in leaks.nonzero()[0])
-            fail(
-                f"Query position {i} may attend to key position {j}, which is padding "
-                f"(pad_idx={pad_idx}, batch row {b}): padded keys must be blocked for every "
-                "query. Use the pad_idx argument, not a fixed number."
-            )
+            fail(t("checks.mask.sees_padding", i=i, j=j, pad_idx=pad_idx, row=b))
     if opened < MIN_OPEN_FRACTION * must_open:
-        fail(
-            f"The mask opens only {opened} (query, non-padding key) pairs where a correct mask opens "
-            f"{must_open}: blocking (almost) everything also blocks the padding, so that property "
-            "cannot be credited. Position i must be able to attend to every non-padding position "
-            "j <= i."
-        )
+        fail(t("checks.mask.too_closed", opened=opened, must_open=must_open))
 
 
 def test_mask_matches_reference(ctx: CheckContext) -> None:

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 import reference.loss
 import reference.masks
 from assignments.transformer_mt.checks.probes import TRAIN_STEP_HELPER
+from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, fail, require, token_batch
 from autograder.sandbox import Global
 
@@ -53,48 +54,28 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         TRAIN_STEP_HELPER, [Global(FUNCTION), src, tgt, src_mask, tgt_mask, SRC_VOCAB, TGT_VOCAB, ctx.seed]
     )
     if not isinstance(report, dict):
-        fail("process_batch_for_train could not be run with a model, a batch, a criterion and an optimizer.")
+        fail(t("checks.train_step.not_run"))
     calls = report.get("calls")
     if calls == 0:
-        fail(
-            "process_batch_for_train never calls the model: fill in the model call "
-            "(decoder_output = model(src_batch, tgt_batch, src_padding_mask, tgt_attention_mask))."
-        )
+        fail(t("checks.train_step.no_model_call"))
     if calls != 1:
-        fail(f"process_batch_for_train calls the model {calls} times for one batch; call it once.")
+        fail(t("checks.train_step.model_calls", calls=calls))
     if not _same(report.get("src"), src):
-        fail("The model's first argument is not the source batch (src_batch).")
+        fail(t("checks.train_step.first_argument"))
     dec = report.get("dec")
     if not _same(dec, tgt):
         shifted = isinstance(dec, Tensor) and dec.dim() == 2 and dec.shape[1] == tgt.shape[1] - 1
-        fail(
-            "The model's second argument is not the whole target batch (tgt_batch)"
-            + (
-                ": it is one token shorter. calculate_loss already compares positions [:, :-1] with "
-                "the targets [:, 1:], so the decoder gets the whole target."
-                if shifted
-                else "."
-            )
-        )
+        fail(t("checks.train_step.second_argument_shifted" if shifted else "checks.train_step.second_argument"))
     want_src = src_mask.expand(src.shape[0], 1, src.shape[1], src.shape[1]) != 0
     want_tgt = tgt_mask != 0
     got_src = _visible(report.get("src_mask"), tuple(want_src.shape))
     got_tgt = _visible(report.get("tgt_mask"), tuple(want_tgt.shape))
     if got_src is None or not torch.equal(got_src, want_src):
         swapped = _visible(report.get("src_mask"), tuple(want_tgt.shape))
-        fail(
-            "The model's third argument is not the source padding mask"
-            + (
-                " (it is the look-ahead mask: the masks are swapped)."
-                if swapped is not None and torch.equal(swapped, want_tgt)
-                else ": pass create_padding_mask_for_attention(src_batch, pad_idx)."
-            )
-        )
+        masks_swapped = swapped is not None and torch.equal(swapped, want_tgt)
+        fail(t("checks.train_step.third_argument_swapped" if masks_swapped else "checks.train_step.third_argument"))
     if got_tgt is None or not torch.equal(got_tgt, want_tgt):
-        fail(
-            "The model's fourth argument is not the target's look-ahead mask: pass "
-            "create_look_ahead_mask_for_attention(tgt_batch, pad_idx)."
-        )
+        fail(t("checks.train_step.fourth_argument"))
     logits = report.get("logits")
     if report.get("loss_calls"):
         if not (
@@ -102,12 +83,9 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
             and isinstance(report.get("loss_output"), Tensor)
             and all_close(report["loss_output"], logits)
         ):
-            fail("calculate_loss is not given the model's output (decoder_output).")
+            fail(t("checks.train_step.loss_input"))
         if not _same(report.get("loss_target"), tgt):
-            fail(
-                "calculate_loss is not given the whole target batch (tgt_batch) with the model's "
-                "output; it does the shift itself."
-            )
+            fail(t("checks.train_step.loss_target"))
         expected_loss = float(logits.float().square().mean())
     else:
         # A step that computes the loss itself must compute the masked loss of the assignment.
@@ -117,19 +95,16 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         )
     returned = report.get("returned")
     if not isinstance(returned, float):
-        fail(f"process_batch_for_train returns a {returned}; return the loss as a number (loss.item()).")
+        fail(t("checks.train_step.returns", returned=f"`{repr(returned)[:60]}`"))
     if abs(returned - expected_loss) > 1e-4 * max(1.0, abs(expected_loss)):
-        fail("process_batch_for_train returns a loss that is not the loss of the model's output for this batch.")
+        fail(t("checks.train_step.wrong_loss"))
     initial, final = report.get("initial"), report.get("final")
     if not (
         isinstance(initial, list)
         and isinstance(final, list)
         and len(initial) == len(final)
-        and all(isinstance(t, Tensor) for t in initial + final)
+        and all(isinstance(tensor, Tensor) for tensor in initial + final)
     ):
-        fail("process_batch_for_train could not be judged: the stand-in model's parameters did not come back.")
+        fail(t("checks.train_step.not_judged"))
     if all(a.shape == b.shape and bool((a == b).all()) for a, b in zip(initial, final, strict=False)):
-        fail(
-            "After process_batch_for_train the model's parameters are unchanged: call "
-            "loss.backward() and optimizer.step() (after optimizer.zero_grad())."
-        )
+        fail(t("checks.train_step.unchanged"))

@@ -13,6 +13,7 @@ import torch
 
 import reference.masks
 from assignments.transformer_mt.checks import module_checks as mc
+from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, token_batch
 
 SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2
@@ -65,10 +66,7 @@ PART = mc.ModulePart(
     earlier_change=_earlier_change,
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
-    layout_hint=(
-        "forward should run self.encoder(src_batch, src_padding_mask) and return "
-        "self.decoder(tgt_batch, encoder output, src_padding_mask, tgt_attention_mask)."
-    ),
+    layout_hint_key="checks.layout.transformer",
 )
 
 
@@ -95,16 +93,12 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
                 ctx.student.run(
                     handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals
                 ),
-                "Transformer.forward's output",
+                t("checks.module.output_name", cls="Transformer.forward"),
             )
             for s in (src, noisy)
         ]
         if not all_close(*outputs):
-            fail(
-                "Changing source tokens that src_padding_mask hides changed the output: the "
-                "source padding mask must go to the encoder and to the decoder's "
-                "encoder-decoder attention (and tgt_attention_mask to its self-attention)."
-            )
+            fail(t("checks.forward.padding_leaks"))
     _require_source_use(ctx, handle)
     mc.require_context_use(ctx, PART)
 
@@ -118,17 +112,12 @@ def _require_source_use(ctx: CheckContext, handle: int) -> None:
     outputs = [
         expect_tensor(
             ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals),
-            "Transformer.forward's output",
+            t("checks.module.output_name", cls="Transformer.forward"),
         )
         for s in (src, changed)
     ]
     if all_close(*outputs):
-        fail(
-            "Changing a visible source token changed nothing in the output: the source does not "
-            "reach the decoder, so the padding mask's routing cannot be credited. Encode "
-            "src_batch with self.encoder(src_batch, src_padding_mask) and give the result to "
-            "self.decoder."
-        )
+        fail(t("checks.forward.source_unused"))
 
 
 def test_transformer_causal(ctx: CheckContext) -> None:

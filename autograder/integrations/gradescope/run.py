@@ -16,7 +16,7 @@ from autograder.assignment import assignment_of
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.late import SubmissionTime, apply_late_policy
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import use_language
+from autograder.reports.i18n import assignment_title, t, use_language
 from autograder.reports.table import render_report
 from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.submission_times import TimesError, gradescope_time
@@ -58,7 +58,7 @@ def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None =
         if len(found) == 1:
             return chosen, ""
         names = ", ".join(p.relative_to(folder).as_posix() for p in found)
-        return chosen, f"Several {suffix} files were uploaded ({names}); graded {chosen.name}."
+        return chosen, t("gradescope.several_files", suffix=suffix, names=names, chosen=chosen.name)
     return None, ""
 
 
@@ -160,27 +160,24 @@ def grade_upload(
         The result that was written.
     """
     config = grader_config.load_config(config_path, environment_overrides())
-    scan = scan_upload(submission_dir)
-    refused = [f"`{name}` was not read: it is {reason}." for name, reason in scan.refused.items()]
-    path, note = pick_submission(submission_dir, preferred, scan)
-    with tempfile.TemporaryDirectory(prefix="gradescope-upload-") as private:
-        copy = _private_copy(submission_dir, path, scan, Path(private)) if path is not None else None
-        if copy is None:
-            result = missing_result(
-                config,
-                "No .ipynb notebook (or .py export) was found in the upload; "
-                "submit the assignment's notebook file itself (not a link).",
-            )
-            result.load_problems += refused
-        else:
-            submission = batch.expand_paths([copy])[0]
-            result = batch.grade_all([submission], config, None, jobs=1)[0]
-            result.notes[:0] = [n for n in [note, *refused] if n]
-    metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
-    apply_late_policy(result, upload_time(metadata), config.late)
-    results_path.parent.mkdir(parents=True, exist_ok=True)
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):  # its part titles
-        write_gradescope_results(result, results_path, config.parts, config.assignment.title)
+    # The student reads the upload notes and the results in grader.yml's language (and part titles).
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+        scan = scan_upload(submission_dir)
+        refused = [t("upload.not_read", name=name, reason=reason) for name, reason in scan.refused.items()]
+        path, note = pick_submission(submission_dir, preferred, scan)
+        with tempfile.TemporaryDirectory(prefix="gradescope-upload-") as private:
+            copy = _private_copy(submission_dir, path, scan, Path(private)) if path is not None else None
+            if copy is None:
+                result = missing_result(config, t("gradescope.no_notebook"))
+                result.load_problems += refused
+            else:
+                submission = batch.expand_paths([copy])[0]
+                result = batch.grade_all([submission], config, None, jobs=1)[0]
+                result.notes[:0] = [n for n in [note, *refused] if n]
+        metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
+        apply_late_policy(result, upload_time(metadata), config.late)
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        write_gradescope_results(result, results_path, config.parts, assignment_title(config.assignment.title))
     return result
 
 

@@ -104,7 +104,7 @@ class _Returning:
         (_Failing(WorkerFailure("timed out after 30 s")), "timed out after 30 s"),
         (_Returning(None), "still a stub"),
         (_Returning([[1, 0]]), "not a torch.Tensor"),
-        (_Returning(torch.ones(2, 6)), "shape (2, 6)"),
+        (_Returning(torch.ones(2, 6)), "shape `(2, 6)`"),
     ],
 )
 def test_errors_are_recorded_never_raised(student, fragment) -> None:

@@ -85,7 +85,7 @@ def test_an_upload_without_a_notebook_gets_a_valid_zero(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
     jsonschema.validate(document, load_schema())
-    assert document["score"] == 0 and "No .ipynb notebook" in document["output"]
+    assert document["score"] == 0 and t("gradescope.no_notebook", language="ko") in document["output"]
 
 
 def test_several_uploads_pick_one_notebook_and_say_which(tmp_path: Path) -> None:

@@ -184,3 +184,26 @@ def test_a_forged_maximum_is_refused() -> None:
     forged.parts[0].checks[0].points = 1000.0
     with pytest.raises(merge_results.InvalidResult, match="maximum"):
         merge_results.validate(forged, PARTS)
+
+
+def test_a_missing_students_row_is_korean_explains_why_and_has_the_graded_rows_possible_points(tmp_path: Path) -> None:
+    unit = write_results(tmp_path / "grading-output", {"alice": result_for("alice")})  # training not graded
+    git_error = "ERROR: Repository not found. fatal: Could not read from remote repository. and the repository exists."
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text(
+        "repo,status,commit,commit_date,notebook,file,detail,checkpoint\n"
+        "course/alice,ok,1,,hw.ipynb,notebooks/alice.ipynb,,\n"
+        f'class/carol,clone-failed,,,,,"{git_error}",\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "final"
+    assert merge_results.main([str(unit), "--out", str(out), "--manifest", str(manifest)]) == 0
+    with (out / "gradebook.csv").open(encoding="utf-8") as handle:
+        rows = {row["file"]: row for row in csv.DictReader(handle)}
+    carol, alice = rows["class__carol.ipynb"], rows["alice.ipynb"]
+    assert carol["status"] == "missing" and carol["possible"] == alice["possible"] == "80"
+    assert carol["training"] == alice["training"] == ""  # skipped on both rows, not 0 of 20
+    report = json.loads((out / "class__carol.json").read_text(encoding="utf-8"))
+    reason = report["load_problems"][0]
+    assert "class/carol" in reason and "저장소를 가져올 수 없었습니다" in reason, reason  # grader.yml: ko
+    assert "Repository not found" in reason, "git's whole message, not only its last line"

@@ -11,6 +11,7 @@ import pytest
 from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
 
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks
+from autograder.reports.i18n import t
 from autograder.reports.reporter_payload import decode_payload, reporter_env_name
 
 TEMPLATE = ROOT / "student_template"
@@ -78,7 +79,8 @@ def test_checks_step_writes_summary_outputs_and_results(checked) -> None:
     repo, done = checked["correct_original_format"]
     assert done.returncode == 0, done.stderr[-2000:]
     summary = (repo / ".runner" / "summary.md").read_text(encoding="utf-8")
-    assert "| Check | Result | Points |" in summary and "✅ passed" in summary and "❌" not in summary
+    header = f"| {t('public.column.check', language='ko')} | {t('public.column.result', language='ko')} |"
+    assert header in summary and t("public.result.passed", language="ko") in summary and "❌" not in summary
     outputs = read_outputs(repo / ".runner" / "output")
     assert outputs["runners"] == ",".join(p.stem for p in otter_test_files(repo / "tests"))
     assert outputs["score"] == outputs["max-score"]

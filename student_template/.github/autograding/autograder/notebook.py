@@ -19,6 +19,8 @@ ProblemKind = Literal["syntax", "dropped", "notebook"]
 _PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
 _NBCONVERT_MARKER = re.compile(r"^#\s*In\[\s*\d*\s*\]:?\s*$")
 _NON_CODE_PERCENT = re.compile(r"\[(markdown|md|raw)\]")
+# The notebook metadata key the built templates carry (assignments/build.py): {"assignment": name}.
+ASSIGNMENT_METADATA = "autograder"
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,10 @@ class LoadedSubmission:
 
 
 def load_submission(
-    path: str | Path, provided_names: frozenset[str] = frozenset(), max_mb: float | None = None
+    path: str | Path,
+    provided_names: frozenset[str] = frozenset(),
+    max_mb: float | None = None,
+    assignment: str | None = None,
 ) -> LoadedSubmission:
     """Read a submission and keep only its definitions. Never executes any of it and never raises
     for a bad file: unreadable input becomes a problem of kind "notebook".
@@ -184,6 +189,9 @@ def load_submission(
             script, or a plain script); other suffixes are sniffed (JSON object -> notebook).
         provided_names: names the grader defines itself; the submission's bindings of them are dropped.
         max_mb: refuse files larger than this many MB before reading them (None: no limit).
+        assignment: the assignment being graded; a notebook whose metadata names another one
+            (the built templates carry their name) is refused with a message naming it. None, or a
+            notebook without that metadata, is read as usual.
 
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
@@ -202,14 +210,34 @@ def load_submission(
             return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
         text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        return _unreadable(path, kind, f"cannot read the file: {error}")
+        return _unreadable(path, kind, t("notebook.cannot_read", error=f"`{error}`"))
     is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
     if not is_notebook:
         return _assemble(path, "py", _cells_from_script(text), provided_names)
-    cells_or_error = _cells_from_notebook(text)
+    cells_or_error = _cells_from_notebook(text, assignment)
     if isinstance(cells_or_error, str):
         return _unreadable(path, "ipynb", without_surrogates(cells_or_error))
     return _assemble(path, "ipynb", [without_surrogates(cell) for cell in cells_or_error], provided_names)
+
+
+def cell_sources(path: str | Path) -> list[str]:
+    """The code cells of a notebook or script as text, neither parsed nor run (e.g. to compare them).
+
+    Args:
+        path: a .ipynb notebook or .py export (other suffixes are sniffed as `load_submission` does).
+
+    Returns:
+        The code cells' sources in notebook order; [] for a file that cannot be read as either.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if path.suffix == ".py" or not (path.suffix == ".ipynb" or text.lstrip().startswith("{")):
+        return _cells_from_script(text)
+    cells = _cells_from_notebook(text)
+    return [] if isinstance(cells, str) else [without_surrogates(cell) for cell in cells]
 
 
 def without_surrogates(text: str) -> str:
@@ -228,14 +256,17 @@ def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> Loade
     return LoadedSubmission(str(path), kind, problems=[LoadProblem(None, None, message, "notebook")])
 
 
-def _cells_from_notebook(text: str) -> list[str] | str:
-    """The code cells' sources, or an error message saying why this is not a usable notebook."""
+def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
+    """The code cells' sources, or an error message saying why this is not a usable notebook
+    (one of another assignment than `assignment` included)."""
+    from autograder.reports.i18n import t  # the reasons are student-facing
+
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
-        return "the file is not a Jupyter notebook (it is not valid JSON); upload the .ipynb file itself"
+        return t("notebook.not_json")
     if not isinstance(document, dict) or not ({"cells", "worksheets"} & document.keys()):
-        return "the file is JSON but not a Jupyter notebook (it has no cells); upload the assignment's .ipynb file"
+        return t("notebook.no_cells")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat warns about e.g. missing cell ids; irrelevant here
@@ -245,13 +276,14 @@ def _cells_from_notebook(text: str) -> list[str] | str:
     except Exception as error:  # nbformat raises assorted types for malformed notebooks
         lenient = _lenient_cells(document)  # tolerate notebooks that only miss optional keys
         if lenient is None:
-            return f"the file is not a valid Jupyter notebook ({type(error).__name__}: {error})"
+            return t("notebook.invalid", error=f"`{type(error).__name__}: {error}`")
         cells, metadata = lenient
     language = _notebook_language(metadata)
     if language is not None and not language.lower().startswith(("python", "ipython")):
-        return (
-            f"the notebook's kernel language is {language!r}, not Python; submit the Python notebook of the assignment"
-        )
+        return t("notebook.kernel_language", kernel=f"`{language}`")
+    named = _notebook_assignment(metadata)
+    if assignment is not None and named is not None and named != assignment:
+        return t("notebook.other_assignment", found=named, expected=assignment)
     sources = []
     for cell in cells:
         if cell.get("cell_type") == "code":
@@ -276,6 +308,13 @@ def _notebook_language(metadata: dict[str, Any]) -> str | None:
     language_info = metadata.get("language_info") or {}
     language = kernelspec.get("language") or language_info.get("name")
     return str(language) if language else None
+
+
+def _notebook_assignment(metadata: dict[str, Any]) -> str | None:
+    """The assignment a built template names in its metadata (None: none, or not a plain name)."""
+    stamp = metadata.get(ASSIGNMENT_METADATA)
+    named = stamp.get("assignment") if isinstance(stamp, dict) else None
+    return named if isinstance(named, str) and re.fullmatch(r"[A-Za-z0-9_]+", named) else None
 
 
 def _cells_from_script(text: str) -> list[str]:

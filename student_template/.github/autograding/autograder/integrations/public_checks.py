@@ -27,6 +27,7 @@ from typing import Any
 
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
+from autograder.reports.i18n import LANGUAGES, t, use_language
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 
 # The module globals the grader injects (the assignment's `Assignment.grader_globals`; a test
@@ -44,6 +45,8 @@ PROVIDED_GLOBALS: dict[str, Any] = {
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
 RESULTS_DIR = "public-checks"
+# The course's feedback language: a student repository has no grader.yml to name it.
+DEFAULT_LANGUAGE = "ko"
 
 
 @dataclass
@@ -130,15 +133,12 @@ def find_notebook(root: Path, name: str = "") -> Path:
     if name:
         path = root / name
         if not path.is_file():
-            raise FileNotFoundError(f"{name}: no such notebook in the repository")
+            raise FileNotFoundError(t("public.no_such_notebook", name=name))
         return path
     found = sorted(p for p in root.glob("*.ipynb") if not p.name.startswith("."))
     if len(found) != 1:
-        listed = ", ".join(p.name for p in found) or "none"
-        raise FileNotFoundError(
-            f"expected exactly one .ipynb at the repository root, found {listed}; "
-            "set NOTEBOOK in .github/workflows/public-checks.yml"
-        )
+        listed = ", ".join(f"`{p.name}`" for p in found) or "-"
+        raise FileNotFoundError(t("public.not_one_notebook", listed=listed))
     return found[0]
 
 
@@ -163,7 +163,7 @@ def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
     """
     loaded = load_submission(notebook, provided_names=frozenset(PROVIDED_GLOBALS))
     problems = [
-        f"cell {p.cell}, line {p.line}: {p.message}" if p.cell is not None else p.message
+        t("notebook.where", cell=p.cell, line=p.line, message=p.message) if p.cell is not None else p.message
         for p in loaded.problems
         if p.kind != "dropped"
     ]
@@ -179,9 +179,10 @@ def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
                 except CheckTimeout:
                     raise
                 except Exception as error:  # a failing import only breaks what depends on it
-                    problems.append(f"cell {statement.cell}, line {statement.line}: {type(error).__name__}: {error}")
+                    raised = t("public.raised", error=f"`{type(error).__name__}: {error}`")
+                    problems.append(t("notebook.where", cell=statement.cell, line=statement.line, message=raised))
     except CheckTimeout:
-        problems.append(f"running the notebook's definitions took longer than {timeout_s:g} s")
+        problems.append(t("public.definitions_timeout", timeout_s=timeout_s))
     namespace.update(provided_globals())
     return namespace, problems
 
@@ -236,7 +237,7 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
     try:
         test_file = create_test_file(str(path), NBMetadataConfig())
     except Exception as error:
-        return CheckOutcome(path.stem, str(path), 0, 0, error=f"the test file cannot be read: {error}")
+        return CheckOutcome(path.stem, str(path), 0, 0, error=t("public.unreadable_test", error=f"`{error}`"))
     possible = float(test_file.possible)
     try:
         namespace.update(provided_globals())
@@ -249,7 +250,7 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
             0,
             possible,
             seconds=time.monotonic() - started,
-            error=f"the checks took longer than {timeout_s:g} s (an endless loop?)",
+            error=t("public.checks_timeout", timeout_s=timeout_s),
         )
     except Exception as error:
         return CheckOutcome(
@@ -258,7 +259,7 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
             0,
             possible,
             seconds=time.monotonic() - started,
-            error=f"{type(error).__name__}: {error}",
+            error=t("public.raised", error=f"`{type(error).__name__}: {error}`"),
         )
     nothing = bool(getattr(test_file, "all_or_nothing", False)) and not test_file.passed_all
     cases = [
@@ -331,28 +332,31 @@ def summary_markdown(notebook: str, outcomes: Sequence[CheckOutcome], problems: 
     total = sum(o.points for o in outcomes)
     possible = sum(o.possible for o in outcomes)
     lines = [
-        f"## Public checks: `{notebook}`",
+        t("public.title", notebook=notebook),
         "",
-        f"**{_points(total)} / {_points(possible)}** on the public checks. They only check the basics; "
-        "the grade comes from the course's hidden checks and the training run.",
+        t("public.total", points=_points(total), possible=_points(possible)),
         "",
-        "| Check | Result | Points |",
+        f"| {t('public.column.check')} | {t('public.column.result')} | {t('public.column.points')} |",
         "|---|---|---:|",
     ]
     for o in outcomes:
         failed = sum(not c.passed for c in o.cases)
-        result = "⚠️ could not run" if o.error else "✅ passed" if o.passed else f"❌ {failed} of {len(o.cases)} failed"
+        if o.error:
+            result = t("public.result.error")
+        elif o.passed:
+            result = t("public.result.passed")
+        else:
+            result = t("public.result.failed", failed=failed, count=len(o.cases))
         lines.append(f"| {o.name} | {result} | {_points(o.points)}/{_points(o.possible)} |")
     for o in outcomes:
         if o.passed:
             continue
         details = [o.error] if o.error else [f"{c.name}:\n{c.message}" for c in o.cases if not c.passed]
         body = "\n\n".join(details).replace("```", "'''")
-        lines.extend(
-            ["", f"<details><summary>{o.name}: what failed</summary>", "", "```text", body, "```", "", "</details>"]
-        )
+        summary = f"<details><summary>{t('public.what_failed', name=o.name)}</summary>"
+        lines.extend(["", summary, "", "```text", body, "```", "", "</details>"])
     if problems:
-        lines.extend(["", "**Problems reading your notebook**", "", *(f"- {p}" for p in problems)])
+        lines.extend(["", f"**{t('report.load_problems_long')}**", "", *(f"- {p}" for p in problems)])
     return "\n".join(lines) + "\n"
 
 
@@ -377,7 +381,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser.add_argument("--out", default=RESULTS_DIR, help="folder for results.json and payloads.json")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test file")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
+    parser.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        default=os.environ.get("FEEDBACK_LANGUAGE") or DEFAULT_LANGUAGE,
+        help=f"the language of the messages (default: env FEEDBACK_LANGUAGE, else {DEFAULT_LANGUAGE})",
+    )
     args = parser.parse_args(argv)
+    with use_language(args.language):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """`main` once the arguments are parsed, in the chosen language."""
     tests_dir = Path(args.tests)
     if not otter_test_files(tests_dir):
         print(f"error: no Otter test files in {tests_dir}/", file=sys.stderr)
@@ -385,7 +401,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     try:
         notebook = find_notebook(Path.cwd(), args.notebook)
     except FileNotFoundError as error:
-        append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), f"## Public checks\n\n⚠️ {error}\n")
+        append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), f"{t('public.heading')}\n\n⚠️ {error}\n")
         print(f"error: {error}", file=sys.stderr)
         return 1 if args.strict else 0
     outcomes, problems = run_public_checks(notebook, tests_dir, args.timeout)

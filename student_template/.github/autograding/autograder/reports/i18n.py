@@ -148,3 +148,19 @@ def part_title(name: str, title: str) -> str:
         if own is not None:
             return own
     return catalogue(_language.get()).get(key, title)
+
+
+def assignment_title(title: str) -> str:
+    """The assignment's title in the current language: `assignment.title` from the graded
+    assignment's catalogue where that language has one, else the configured title.
+
+    Args:
+        title: grader.yml's (or assignment.yml's) title.
+
+    Returns:
+        The title to show.
+    """
+    folder = _assignment_messages.get()
+    if folder is None:
+        return title
+    return catalogue(_language.get(), folder).get("assignment.title", title)
