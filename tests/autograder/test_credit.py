@@ -102,3 +102,17 @@ def test_requires_parts_must_name_another_part(tmp_path) -> None:
     )
     with pytest.raises(ConfigError, match="requires_parts"):
         load_config(config_file)
+
+
+def test_the_engine_pays_by_the_rule() -> None:
+    from autograder.engine import _score
+
+    config = load_config()
+    verdicts = {check: Verdict(True) for part in config.parts.values() for check in part.checks}
+    verdicts["decoder_layer_eval_output"] = Verdict(False, "differs")
+    with use_language("en"):
+        scored = {part.part: part for part in _score(config, list(config.parts), verdicts, {})}
+    layer = scored["decoder_layer"]
+    assert layer.points == sum(config.parts["decoder_layer"].checks[c] for c in config.parts["decoder_layer"].structure)
+    assert any("decoder_layer_eval_output" in message for message in layer.messages)
+    assert scored["decoder"].points == config.parts["decoder"].points  # other parts keep their points

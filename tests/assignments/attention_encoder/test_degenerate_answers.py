@@ -1,8 +1,8 @@
 """Part 1's generated degenerate answers (ae_degenerate) earn at most their part's structural share.
 
-In process (the trusted answerer over fixture code): two of the credit review's attacks in the
-default suite, every other answer as `slow`. Through the engine (sandboxed workers, batch grading): every
-answer, and the training attack with training on, as `e2e`.
+In process (the trusted answerer over fixture code): two of the credit review's attacks, in the
+default suite. Through the engine (sandboxed workers, batch grading): every answer, and the
+training attack with training on, as `e2e`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ SOUNDNESS = Path(__file__).resolve().parents[2] / "soundness"
 if str(SOUNDNESS) not in sys.path:  # the engine-level corpus helpers (not a package)
     sys.path.insert(0, str(SOUNDNESS))
 
-# The attacks of the credit review; two run in the default suite, the rest of the generator is `slow`.
+# The attacks of the credit review; two run in process in the default suite, all through the engine (e2e).
 DEFAULT_SAMPLE = {"gen_mha_masked_mean_attack", "gen_encoder_layer_masked_mean_attack"}
 ATTACKS = {
     "gen_attention_key_zero_only",
@@ -67,12 +67,6 @@ def test_the_generator_answers_every_unit_part_several_ways() -> None:
 
 @pytest.mark.parametrize("answer", [a for a in answers() if a.id in DEFAULT_SAMPLE], ids=lambda a: a.id)
 def test_an_attack_of_the_review_keeps_at_most_the_structural_share(answer: Answer) -> None:
-    _check_in_process(answer)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("answer", [a for a in answers() if a.id not in DEFAULT_SAMPLE], ids=lambda a: a.id)
-def test_a_generated_answer_keeps_at_most_the_structural_share(answer: Answer) -> None:
     _check_in_process(answer)
 
 
