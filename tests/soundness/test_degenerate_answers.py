@@ -46,7 +46,7 @@ def test_every_answer_is_the_definition_graded(tmp_path: Path) -> None:
         assert not [p for p in loaded.problems if p.kind == "syntax"], (case.id, loaded.problems)
         cells = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
         patch = case.patches[0]
-        assert patch.cell == CELLS[case.tag] and patch.append is not None
+        assert case.tag is not None and patch.cell == CELLS[case.tag] and patch.append is not None
         assert any(cell.rstrip().endswith(patch.append.strip()) for cell in cells), case.id
 
 

@@ -85,6 +85,7 @@ def test_every_generated_answer_through_the_engine(tmp_path: Path) -> None:
     problems = {case.id: judge(case, run.results[case.id], run).problems for case in cases}
     assert {k: v for k, v in problems.items() if v} == {}
     for case in cases:  # the cap is the documented structural share
+        assert case.tag is not None
         assert degenerate_cap(case, _full()[case.tag]) == pytest.approx(_share(case.tag) * _full()[case.tag])
 
 
