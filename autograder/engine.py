@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder import credit
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
 from autograder.notebook import load_submission
@@ -49,7 +50,7 @@ def _score(
 ) -> list[PartResult]:
     results = []
     for name, part in config.parts.items():
-        verdicts = _one_cause(verdicts, list(part.checks))
+        verdicts = credit.credited(part, _one_cause(verdicts, list(part.checks)))
         checks = []
         for check_id, max_points in part.checks.items():
             if name not in selected or name in skipped:
@@ -108,8 +109,16 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     verdicts = {}
     extras: dict[str, Any] = {}
     isolation = ""
-    for kind in PART_KINDS.values():  # each kind grades its selected, enabled parts
-        mine = [p for p in selected if p not in skipped and part_kind(p, assignment) is kind]
+    graded = [p for p in selected if p not in skipped]
+    for kind in PART_KINDS.values():  # each kind grades its selected, enabled parts (unit parts first)
+        mine = []
+        for name in (p for p in graded if part_kind(p, assignment) is kind):
+            unmet = credit.unmet_requirements(name, config.parts, graded, verdicts)
+            if unmet:  # e.g. training: never run for modules that are not the student's working code
+                blocked = credit.requirement_verdict(unmet, config.parts)
+                verdicts.update({check: blocked for check in config.parts[name].checks})
+            else:
+                mine.append(name)
         outcome = kind.grade(submission, mine)
         verdicts.update(outcome.verdicts)
         extras.update(outcome.extras)
@@ -128,5 +137,13 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
     if internal:
         result.extras["internal_errors"] = internal
+    # Checks whose property held but earned nothing behind a failed gate (for TAs and the corpus figures).
+    held = [
+        c
+        for name in graded
+        for c in credit.withheld(config.parts[name], _one_cause(verdicts, list(config.parts[name].checks)))
+    ]
+    if held:
+        result.extras[credit.WITHHELD_EXTRA] = held
     result.grading_seconds = time.monotonic() - started
     return result

@@ -69,6 +69,10 @@ class GraderConfig(Section):
                 if check in seen:
                     raise KeyProblem(name, f"check {check!r} is already listed in part {seen[check]!r}")
                 seen[check] = name
+        for name, part in self.parts.items():
+            unknown = [required for required in part.requires_parts if required not in self.parts or required == name]
+            if unknown:
+                raise KeyProblem(name, f"requires_parts names {unknown[0]!r}, not another part of this table")
         return self
 
     def training_part(self) -> str | None:

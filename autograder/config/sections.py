@@ -95,6 +95,31 @@ class PartConfig(Section):
     title: str = Field(default="", description="Shown in reports (empty: the part's name).")
     points: float = Field(description="The part's points; must equal the sum of its checks' points.")
     checks: dict[str, float] = Field(min_length=1, description="check id -> points (not negative).")
+    # The credit rule (docs/SOUNDNESS.md): with `gate` set, a check listed in neither `gate` nor
+    # `structure` is paid only when every gate check passed, so a generic property (masking,
+    # causality, dropout, gradients) earns nothing on an answer that does not do the part's work.
+    gate: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Checks that compare the answer's outputs with the reference's on inputs that exercise the "
+            "part; the part's other checks, except `structure`, are paid only when all of them passed. "
+            "Empty: every check is paid on its own."
+        ),
+    )
+    structure: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Checks paid on their own although an answer doing no work may pass them (it builds, the "
+            "output's shape): the part's structural share, stated in docs/SOUNDNESS.md."
+        ),
+    )
+    requires_parts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Parts whose gate checks must all pass before this part is graded and paid (the training "
+            "part trains only the student's credited work); a part not graded in the run counts as failed."
+        ),
+    )
 
     @field_validator("checks")
     @classmethod
@@ -103,6 +128,17 @@ class PartConfig(Section):
             if points < 0:
                 raise KeyProblem(check, "points must not be negative")
         return checks
+
+    @model_validator(mode="after")
+    def _credit_lists_name_its_checks(self) -> PartConfig:
+        for key, listed in (("gate", self.gate), ("structure", self.structure)):
+            unknown = [check for check in listed if check not in self.checks]
+            if unknown:
+                raise KeyProblem(key, f"{unknown[0]!r} is not one of the part's checks")
+        both = set(self.gate) & set(self.structure)
+        if both:
+            raise KeyProblem("structure", f"{sorted(both)[0]!r} is also a gate check")
+        return self
 
     @model_validator(mode="after")
     def _points_add_up(self) -> PartConfig:

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from autograder import credit
 from autograder.checks.support import CheckContext
+from autograder.config.sections import PartConfig
+from autograder.runner import Verdict
 
 REPO = Path(__file__).resolve().parents[3]
 ASSIGNMENT = REPO / "assignments" / "attention_encoder"
@@ -71,9 +74,14 @@ def run_suite(student: Any, seed: int = 0) -> dict[str, str | None]:
 
 
 def points(verdicts: dict[str, str | None]) -> dict[str, float]:
-    """Points per part (training excluded: it is not a check of the suite)."""
-    return {
-        name: float(sum(p for check, p in part["checks"].items() if verdicts.get(check, "missing") is None))
-        for name, part in parts().items()
-        if name != "training"
-    }
+    """Points per part as the engine pays them (the credit rule of autograder.credit; training
+    excluded: it is not a check of the suite)."""
+    as_verdicts = {check: Verdict(message is None, message or "") for check, message in verdicts.items()}
+    paid = {}
+    for name, raw in parts().items():
+        if name == "training":
+            continue
+        part = PartConfig.model_validate(raw)
+        credited = credit.credited(part, as_verdicts)
+        paid[name] = float(sum(p for check, p in part.checks.items() if (v := credited.get(check)) and v.passed))
+    return paid

@@ -10,6 +10,9 @@ from ae_suite_runner import parts, points, run_suite
 from assignments.attention_encoder import training
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
+from autograder import credit
+from autograder.config.sections import PartConfig
+from autograder.runner import Verdict
 from autograder.sandbox import Limits, Worker
 
 
@@ -28,8 +31,19 @@ def test_the_spec_is_well_formed_and_covers_every_fixture() -> None:
 
 
 def _grade_in_sandbox(source: str, timeout_s: float) -> dict[str, float]:
+    return points(_verdicts_in_sandbox(source, timeout_s))
+
+
+def _verdicts_in_sandbox(source: str, timeout_s: float) -> dict[str, str | None]:
     with Worker(source, Limits(timeout_s=timeout_s), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
-        return points(run_suite(worker))
+        return run_suite(worker)
+
+
+def _training_is_graded(verdicts: dict[str, str | None]) -> bool:
+    """The engine's rule: the training part runs only when the parts it trains passed their gates."""
+    table = {name: PartConfig.model_validate(raw) for name, raw in parts().items()}
+    held = {check: Verdict(message is None, message or "") for check, message in verdicts.items()}
+    return not credit.unmet_requirements("training", table, list(table), held)
 
 
 def _full() -> dict[str, float]:
@@ -40,8 +54,11 @@ def _full() -> dict[str, float]:
 @pytest.mark.parametrize("case", cases_of("cheat"), ids=lambda c: c.id)
 def test_a_cheat_earns_nothing_it_did_not_work_for(case: CorpusCase) -> None:
     limits = case.max_points
-    got = _grade_in_sandbox(case.source(), timeout_s=30)
-    if "training" in limits:
+    verdicts = _verdicts_in_sandbox(case.source(), timeout_s=30)
+    got = points(verdicts)
+    if "training" in limits and not _training_is_graded(verdicts):
+        got["training"] = 0.0
+    elif "training" in limits:
         budget = training.configured()[1] + 30
         with Worker(case.source(), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
             got["training"] = float(parts()["training"]["points"]) if training.run_training_part(worker).passed else 0.0

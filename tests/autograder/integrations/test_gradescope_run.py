@@ -77,7 +77,7 @@ def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(gradescope_
 
 def test_scores_per_example(gradescope_results) -> None:
     scores = {name: doc["score"] for name, doc in gradescope_results.items()}
-    assert scores == {"correct_original_format": 80, "buggy_original_format": 64, "template_untouched": 0}
+    assert scores == {"correct_original_format": 80, "buggy_original_format": 62, "template_untouched": 0}
 
 
 def test_an_upload_without_a_notebook_gets_a_valid_zero(tmp_path: Path) -> None:
