@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from autograder.reports.class_view import CLASS_JSON
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 # The CLI with `autograder.engine` replaced by the counting stand-in (spawned pool workers find the
@@ -78,8 +80,8 @@ def scores(out_dir: Path) -> dict[str, dict]:
     """Per submission: status, total and per-check points, from the `<stem>.json` reports."""
     table = {}
     for path in sorted(out_dir.glob("*.json")):
-        if path.name.endswith((".results.json", ".reporter.json")):
-            continue
+        if path.name.endswith((".results.json", ".reporter.json")) or path.name == CLASS_JSON:
+            continue  # not a submission's own result
         data = json.loads(path.read_text(encoding="utf-8"))
         table[data["submission"]] = {
             "status": data["status"],

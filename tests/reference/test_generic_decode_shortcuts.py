@@ -115,15 +115,17 @@ def test_the_encodings_projections_are_computed_once_per_view(trained, monkeypat
         for projection in (layer.enc_dec_attention.Wk, layer.enc_dec_attention.Wv)
     ]
     srcs = [[SOS, 4, 5, 6, 7, 8, 9, 10, 11, EOS]] * 4  # one length: the view changes only as rows end
-    plain_greedy(trained, srcs, 4)
+    plain = plain_greedy(trained, srcs, 4)
     plain_counts = [calls.count(p) for p in encoding_projections]
     calls.clear()
     out = _generic(trained, srcs, 4)
-    assert out == [[4, 5, 6, 7, 8, 9, 10, 11]] * 4  # copied, then <eos> after 9 steps at length 10
+    # The tiny model copies the source; how many tokens it gets right before <eos> depends on
+    # torch's kernels (thread count, earlier tests), so the step count is read off the plain loop.
+    assert out == plain and all(len(row) >= 4 for row in out), out
     generic_counts = [calls.count(p) for p in encoding_projections]
-    # The plain loop projects the encoding at every step (9 until <eos>); here once for the batch
-    # (plus once for the one-sentence step that finds the output layer).
-    steps = 9
+    # The plain loop projects the encoding at every step (one per token, plus the <eos> step);
+    # here once for the batch (plus once for the one-sentence step that finds the output layer).
+    steps = len(out[0]) + 1
     assert plain_counts == [steps] * len(encoding_projections)
     assert all(count <= 2 for count in generic_counts), generic_counts
     # Linear's own attributes are untouched afterwards (no wrapper left behind).
