@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.assignment import assignment_of
 from autograder.reports.class_data import class_data
 from autograder.reports.common import format_points
-from autograder.reports.i18n import part_title, t, use_language
+from autograder.reports.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.reports.sections import escape_html
@@ -248,7 +248,8 @@ def write_class_view(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        data = class_data(results, config.parts, config.training_part(), config.assignment.title, missing)
+        title = assignment_title(config.assignment.title)  # the course language's, as every report shows
+        data = class_data(results, config.parts, config.training_part(), title, missing)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}
     written = []
     for name, text in texts.items():
