@@ -73,7 +73,9 @@ def test_a_fault_costs_only_the_parts_it_happens_in(case: CorpusCase) -> None:
     # Unit parts only: the training part (named in `affected` where the fault reaches it) would
     # spend its whole budget on a hang.
     affected = set(case.affected)
-    got = _grade_in_sandbox(case.source(), timeout_s=5)
+    # 10 s per request: a hang costs that much per request, and an honest request of another part
+    # still finishes well inside it on a loaded machine (5 s was exceeded at load ~38).
+    got = _grade_in_sandbox(case.source(), timeout_s=10)
     assert {k: v for k, v in got.items() if k not in affected} == {
         k: v for k, v in _full().items() if k not in affected
     }
