@@ -124,6 +124,26 @@ def installed_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def assign_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Otter Assign's output folder (student/ and autograder/), built from a clean staging folder."""
+    from assignments.transformer_mt import build
+
+    return build.run_assign(tmp_path_factory.mktemp("assign"))
+
+
+@pytest.fixture(scope="session")
+def autograder_zip(assign_out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The final autograder zip (Otter's zip plus the engine), as `make template` writes it."""
+    from assignments.transformer_mt import build
+
+    otter_zips = sorted((assign_out / "autograder").glob("*.zip"))
+    assert len(otter_zips) == 1, otter_zips
+    destination = tmp_path_factory.mktemp("dist") / build.ZIP_NAME
+    build.package_zip(otter_zips[0], destination)
+    return destination
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Put each test in its xdist group (only when pytest-xdist is loaded)."""
     if not config.pluginmanager.hasplugin("xdist"):

@@ -169,6 +169,8 @@ def otter_run(
     multi30k_dir: Path,
     site_dir: Path | None = None,
     without_hook: bool = False,
+    as_user: Callable[[list[str]], list[str]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Outcome:
     """`otter run -a <zip> <upload>` from the project root, with no PYTHONPATH.
 
@@ -179,6 +181,8 @@ def otter_run(
         multi30k_dir: the raw Multi30k folder.
         site_dir: an installed copy of the project to add as a site directory (None: none).
         without_hook: run Otter with the project's start-up hook removed (Otter's own behaviour).
+        as_user: turns the command line into one run as another user (None: as this process).
+        env: the environment (None: this process's, without PYTHONPATH); MULTI30K_DIR is added.
 
     Returns:
         The outcome (an empty document when Otter wrote no results.json).
@@ -190,11 +194,12 @@ def otter_run(
     if without_hook:
         otter = [sys.executable, "-c", OTTER_WITHOUT_HOOK]
     arguments = ["-a", str(autograder_zip), "-o", str(work), "--no-logo", str(upload)]
+    command = [*otter, "run", *arguments]
     started = time.monotonic()
     done = subprocess.run(
-        [*otter, "run", *arguments],
+        as_user(command) if as_user is not None else command,
         cwd=REPO,
-        env=_env(multi30k_dir),
+        env={**env, "MULTI30K_DIR": str(multi30k_dir)} if env is not None else _env(multi30k_dir),
         capture_output=True,
         text=True,
         timeout=SUBPROCESS_TIMEOUT_S,

@@ -1,4 +1,5 @@
-"""Nothing started in the sandbox outlives the grader: the ptrace/prctl attack via CLI and Ray, root and non-root."""
+"""Nothing started in the sandbox outlives the grader: the ptrace/prctl attack via the CLI, Ray and
+`otter run -a autograder.zip`, root and non-root."""
 
 from __future__ import annotations
 
@@ -14,8 +15,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
 from identities import IS_ROOT, as_user, processes_named, processes_of, throwaway_user
+
+from autograder.notebook import cell_sources
+
+# The Otter helpers sit beside the assignment tests, a folder pytest puts on sys.path only when it
+# collects a test there.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "assignments"))
+import otter_uploads
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTACK = ROOT / "tests" / "fixtures" / "security" / "ptrace_outlives_jail.py"
@@ -143,3 +152,39 @@ def test_a_killed_grader_leaves_nothing_running(identity: tuple[str, str | None,
             grader.kill()
     _cleanup(left)
     assert left == [], f"[{name}] processes outlived the killed grader: {left}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(otter_uploads.SUBPROCESS_TIMEOUT_S + 60)
+def test_otter_run_leaves_nothing_running(
+    identity: tuple[str, str | None, Path], autograder_zip: Path, multi30k_dir: Path
+) -> None:
+    """The attack uploaded as a notebook to `otter run -a autograder.zip` (Otter's runner, the plugin,
+    the engine in a child process of the plugin)."""
+    name, user, work = identity
+    uid = pwd.getpwnam(user).pw_uid if user is not None else None
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cell_sources(ATTACK)])
+    upload, archive, out = work / "hw.ipynb", work / autograder_zip.name, work / "otter"
+    nbformat.write(notebook, str(upload))
+    shutil.copyfile(autograder_zip, archive)  # the session's copy is in a folder only root may read
+    out.mkdir()
+    if user is not None:
+        for path in (upload, archive, out):
+            shutil.chown(path, user, user)
+    try:
+        outcome = otter_uploads.otter_run(
+            upload,
+            archive,
+            out,
+            multi30k_dir,
+            as_user=(lambda argv: as_user(user, argv)) if user is not None else None,
+            env=_env(work),
+        )
+    finally:
+        left = _left_behind(uid)
+        _cleanup(left)
+    text = json.dumps(outcome.document)
+    assert "outlive attempt" in text, f"the attack did not run:\n{text[:2000]}\n{outcome.log[-3000:]}"
+    assert left == [], f"[{name}] processes outlived `otter run`: {left}; attack report: {text[:1500]}"
+    assert "ptrace attach:" in text, text[:1500]
+    assert "injected" not in text and "mem open" not in text, text[:1500]
