@@ -127,6 +127,8 @@ def test_both_languages_have_the_same_keys_and_fields() -> None:
         language: yaml.safe_load((ASSIGNMENT / "messages" / f"{language}.yml").read_text(encoding="utf-8"))
         for language in ("en", "ko")
     }
-    assert set(catalogues["en"]) == set(catalogues["ko"])
+    # The assignment's title may be Korean only: English falls back to assignment.yml's title
+    # (autograder.reports.i18n.assignment_title), as the engine's catalogue test allows.
+    assert set(catalogues["en"]) == set(catalogues["ko"]) - {"assignment.title"}
     for key, text in catalogues["en"].items():
         assert set(field.findall(text)) == set(field.findall(catalogues["ko"][key])), key
