@@ -76,7 +76,7 @@ def test_every_case_writes_a_valid_result_release_body_and_status(runs: dict[str
 def test_correct_example_passes_every_public_part(runs: dict[str, Run]) -> None:
     run = runs["correct"]
     assert run.result["score"] == run.result["max-score"] == 80
-    assert [t["test-name"] for t in run.result["tests"]][:2] == ["Look-ahead 마스크", "DecoderLayer"]
+    assert [t["test-name"] for t in run.result["tests"]][:2] == ["Look-ahead 마스크", "디코더 층 (DecoderLayer)"]
     assert "status=success\n" in run.outputs and "summary=80/80점 (모든 파트 통과)\n" in run.outputs
 
 
