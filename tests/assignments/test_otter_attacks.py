@@ -19,6 +19,8 @@ from pathlib import Path
 import otter_uploads as uploads
 import pytest
 
+from autograder.reports.i18n import t as catalogue_text
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2400)]  # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}
 
@@ -182,6 +184,9 @@ def test_links_in_an_upload_are_never_followed(attacked: dict, path: str) -> Non
     outcome, planted, _ = attacked[("links", path)]
     assert outcome.total == 0, outcome.document
     assert planted.written() == [], outcome.log[-3000:]
-    text = json.dumps(outcome.document)
+    text = json.dumps(outcome.document, ensure_ascii=False)
     assert planted.token not in text and planted.token not in outcome.log
-    assert "symbolic link" in text and "hard link" in text, text[:3000]
+    # Each refused link is named with its reason, from the catalogue (the student's language is
+    # checked for every route by tests/soundness/test_korean_messages.py).
+    for kind in ("symlink", "hard_link"):
+        assert any(catalogue_text(f"upload.{kind}", language=lang) in text for lang in ("ko", "en")), text[:3000]
