@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -29,6 +30,20 @@ OUTSIDE = [
 ]
 
 
+def _bind_when_free(server: socket.socket, address: str, wait_s: float = 180.0) -> None:
+    """Bind PORT on `address`, waiting while another run of this driver on the machine still holds
+    it (two gradings of the corpus at once, e.g. a developer's run beside CI's)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            server.bind((address, PORT))
+            return
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 class Listener:
     """Loopback TCP listeners (127.0.0.1 and ::1): every connection and byte an attack sends."""
 
@@ -39,7 +54,7 @@ class Listener:
         for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
             server = socket.socket(family, socket.SOCK_STREAM)
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            server.bind((address, PORT))
+            _bind_when_free(server, address)
             server.listen(16)
             self.sockets.append(server)
             threading.Thread(target=self._accept, args=(server,), daemon=True).start()
