@@ -84,6 +84,24 @@ def read_repo_list(path: Path) -> list[str]:
     return entries
 
 
+def clone_without_checkout(entry: str, checkout: Path, token: str, base_url: str = GITHUB) -> None:
+    """Clone a list entry's repository into `checkout` without a work tree (files are read per commit).
+
+    Args:
+        entry: `owner/name` or a git URL or path.
+        checkout: the folder to clone into.
+        token: a token that can read the repository ("" for none).
+        base_url: where `owner/name` entries live.
+
+    Raises:
+        RuntimeError: git failed (its message).
+        subprocess.TimeoutExpired: git took too long.
+    """
+    _git(
+        ["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)], token=token, base_url=base_url
+    )
+
+
 def clone_url(entry: str, base_url: str = GITHUB) -> str:
     """The URL or path git clones for a list entry (`owner/name` means a GitHub repository)."""
     if re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", entry) and not Path(entry).exists():
@@ -185,11 +203,7 @@ def collect_one(
     with tempfile.TemporaryDirectory(prefix="collect-") as tmp:
         checkout = Path(tmp) / name
         try:
-            _git(
-                ["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
-                token=token,
-                base_url=base_url,
-            )
+            clone_without_checkout(entry, checkout, token, base_url)
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return Collected(entry, "clone-failed", detail=str(error))
         try:

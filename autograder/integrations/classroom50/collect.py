@@ -25,7 +25,7 @@ from autograder.integrations.collect_submissions import (
     GITHUB,
     Collected,
     _git,
-    clone_url,
+    clone_without_checkout,
     copy_at_commit,
     parse_deadline,
     safe_name,
@@ -145,11 +145,7 @@ def collect_repository(
     with tempfile.TemporaryDirectory(prefix="collect50-") as tmp:
         checkout = Path(tmp) / name
         try:
-            _git(
-                ["clone", "--quiet", "--no-checkout", clone_url(entry, base_url), str(checkout)],
-                token=token,
-                base_url=base_url,
-            )
+            clone_without_checkout(entry, checkout, token, base_url)
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return _with(base, status="clone-failed", detail=str(error))
         found, problems = submissions(checkout)
