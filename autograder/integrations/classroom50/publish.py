@@ -23,6 +23,7 @@ from autograder.integrations.classroom50.result_v1 import (
     PartOutcome,
     make_result,
     release_body,
+    whole_points,
 )
 from autograder.integrations.classroom50.schema import result_problems
 from autograder.integrations.collect_submissions import GITHUB, safe_name
@@ -177,18 +178,16 @@ def _publish_one(
     if result is not None:
         row.parts = {p.part: f"{p.points:g}" for p in result.parts if not is_skipped(p)}
     if not row.tag.startswith("submit/"):
-        return row  # no submission: a gradebook row only
+        # No submission: a gradebook row only, out of the same possible points as a graded row, so
+        # that an LMS import counts the student's 0 against the assignment's whole maximum.
+        row.max_score = sum(whole_points(0.0, outcome.possible)[1] for outcome in _zero_outcomes(config, ""))
+        return row
     reason = ""
     if result is not None:
         outcomes = part_outcomes(result)
     else:  # a tag whose notebook could not be taken: every part 0, with the collector's reason
         reason = t("classroom50.summary_none", reason=f"{row.collection} {entry.get('detail', '')}".strip())
-        disabled = config.disabled_parts()
-        outcomes = [
-            PartOutcome(name, part_title(name, part.title), 0.0, float(part.points), False, reason)
-            for name, part in config.parts.items()
-            if name not in disabled
-        ]
+        outcomes = _zero_outcomes(config, reason)
     commit_link, release_link = links(repo, entry.get("commit", ""), row.tag, base_url)
     identity = Identity(
         classroom, slug, row.owner or stem, row.tag, commit_link, release_link, commit_link, row.submitted_at
@@ -213,6 +212,16 @@ def _publish_one(
     row.score, row.max_score = document["score"], document["max-score"]
     row.result_file = f"{stem}/{RESULT_FILENAME}"
     return row
+
+
+def _zero_outcomes(config: GraderConfig, reason: str) -> list[PartOutcome]:
+    """Every enabled part at 0 of its points, each with the same reason."""
+    disabled = config.disabled_parts()
+    return [
+        PartOutcome(name, part_title(name, part.title), 0.0, float(part.points), False, reason)
+        for name, part in config.parts.items()
+        if name not in disabled
+    ]
 
 
 def _write_gradebook(rows: list[Published], parts: list[str], path: Path) -> None:

@@ -90,6 +90,13 @@ def test_gradebook_has_every_roster_repository(published: Path) -> None:
     assert not (published / f"{PREFIX}-erin").exists()
 
 
+def test_a_student_without_submission_is_zero_out_of_the_assignments_points(published: Path) -> None:
+    """An LMS import must count a missing submission as 0 of the whole, not as 0 of 0 (no weight)."""
+    rows = read_gradebook(published / "gradebook.csv")
+    for owner in ("dave", "erin"):  # a deleted repository; a repository without a submit/ tag
+        assert (rows[owner]["score"], rows[owner]["max_score"]) == ("0", rows["alice"]["max_score"]) == ("0", "80")
+
+
 @pytest.mark.e2e
 def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
     """The documented chain, each step a command: collect, the engine's batch grading, publish."""
