@@ -199,6 +199,15 @@ class TrainingConfig(TrainingSection):
     profile: str = Field(default="auto", description="auto (gpu if CUDA is available, else cpu) or a profile name.")
     memory_mb: int = Field(default=12288, ge=1, description="Address-space limit of the training worker.")
     threads: int = Field(default=2, ge=1, description="Torch threads of the training worker (CPU).")
+    gpu_share: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description=(
+            "Fraction of one GPU a gpu-profile training asks Ray for (num_gpus): 0.25 lets four trainings "
+            "share a GPU. Measure with bench/device_share.py before lowering it (docs/SCALE.md)."
+        ),
+    )
     checkpoint_names: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CHECKPOINT_NAMES),
         min_length=1,
@@ -294,14 +303,14 @@ class TrainingConfig(TrainingSection):
         return self.model_copy(update={"profile": "gpu" if has_gpu and "gpu" in self.profiles else "cpu"})
 
     def ray_options(self) -> dict[str, Any]:
-        """The training threads as CPUs, and one GPU for the `gpu` profile.
+        """The training threads as CPUs, and `gpu_share` of a GPU for the `gpu` profile.
 
         Returns:
-            {"num_cpus": threads} plus {"gpu": 1} when the profile is gpu.
+            {"num_cpus": threads} plus {"gpu": gpu_share} when the profile is gpu.
         """
         options: dict[str, Any] = {"num_cpus": self.threads}
         if self.profile_name() == "gpu":
-            options["gpu"] = 1
+            options["gpu"] = self.gpu_share
         return options
 
 

@@ -64,6 +64,8 @@ def test_task_resources_follow_the_parts_and_the_profile():
     assert ray_executor.task_resources(gpu, None)["num_gpus"] == 1
     custom = ray_executor.task_resources(gpu, ["training"], gpu_resource="trainer_gpu")
     assert custom["resources"] == {"trainer_gpu": 1} and "num_gpus" not in custom
+    shared = load_config(overrides={"training.enabled": True, "training.profile": "gpu", "training.gpu_share": 0.25})
+    assert ray_executor.task_resources(shared, None)["num_gpus"] == 0.25  # four trainings per GPU
 
 
 def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatch, capsys):
