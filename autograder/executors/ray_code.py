@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from fnmatch import fnmatch
@@ -31,6 +32,7 @@ from typing import Any
 
 PREFIX = "grader-code-"  # the private folders' names in the node's temporary folder
 LOCK_NAME = ".in-use"  # held (flock) by the task that owns the folder, released when it dies
+OUTPUT_NAME = ".output"  # what the task printed (kept out of Ray's logs; deleted with the folder)
 # A folder without its lock file is a task killed between mkdtemp and locking; older than this, stale.
 UNLOCKED_GRACE_S = 300.0
 KEY_BYTES = 32
@@ -188,8 +190,16 @@ def private_code(archive: bytes) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class PrivateTaskError(RuntimeError):
+    """A task's error, without the source lines Ray would put into its message and logs."""
+
+
 def run_with_private_code(sealed: bytes, key: bytes, entry: str, shared: bytes, *args: Any) -> Any:
     """Body of a Ray task: call `entry` from the grader's code unpacked into a private folder.
+
+    What the call prints (warnings quote source lines) goes to a file in that folder, not to the
+    node's Ray logs, which every account can read; an error leaves as a `PrivateTaskError` that
+    names the frames but quotes no code.
 
     Args:
         sealed: the archive from `seal` (through the object store).
@@ -201,10 +211,43 @@ def run_with_private_code(sealed: bytes, key: bytes, entry: str, shared: bytes, 
 
     Returns:
         What the function returns (plain values: the caller parses it without the code).
+
+    Raises:
+        PrivateTaskError: the call failed.
     """
     from ray import cloudpickle  # Ray is on every node; loads what the driver's cloudpickle made
 
-    with private_code(_xor_keystream(sealed, key)):
-        module, name = entry.split(":")
-        function: Callable[..., Any] = getattr(importlib.import_module(module), name)
-        return function(*cloudpickle.loads(shared), *args)
+    with private_code(_xor_keystream(sealed, key)) as folder, _output_into(os.path.join(folder, OUTPUT_NAME)):
+        try:
+            module, name = entry.split(":")
+            function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+            return function(*cloudpickle.loads(shared), *args)
+        except Exception as error:
+            frames = [
+                f"{frame.filename}:{frame.lineno} in {frame.name}"
+                for frame in traceback.extract_tb(error.__traceback__)
+            ]
+            raise PrivateTaskError(f"{type(error).__name__}: {error} (at {'; '.join(frames[-5:])})") from None
+
+
+@contextlib.contextmanager
+def _output_into(path: str) -> Iterator[None]:
+    """Send this process's stdout and stderr (Python's and the descriptors') into a private file."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    sink = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(sink, 1)  # what C code and child processes write
+        os.dup2(sink, 2)
+        with (
+            open(sink, "w", encoding="utf-8", closefd=False) as text,
+            contextlib.redirect_stdout(text),  # Python's streams, which need not be the descriptors
+            contextlib.redirect_stderr(text),
+        ):
+            yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for descriptor in (*saved, sink):
+            os.close(descriptor)

@@ -11,6 +11,7 @@ Slow: three Ray nodes start on a 2-core machine, and a real batch is graded.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import signal
@@ -30,7 +31,7 @@ from autograder.batch import expand_paths, grade_all  # noqa: E402
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config  # noqa: E402
 from autograder.executors import ray_code  # noqa: E402
 from autograder.executors.ray import RayExecutor, code_excludes  # noqa: E402
-from autograder.results import STATUS_GRADED, SubmissionResult  # noqa: E402
+from autograder.results import STATUS_ERROR, STATUS_GRADED, SubmissionResult  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CODE_ROOTS = ("assignments/", "autograder/", "reference/")  # the hidden checks, the reference, the engine
@@ -133,6 +134,41 @@ def test_nothing_of_the_code_is_readable_by_others_during_or_after_a_batch(clust
         assert Path(code).name.startswith(ray_code.PREFIX) and open_to_others == []
         assert not any(code.startswith(folder) for folder in folders)
         assert not os.path.exists(code)
+    assert own_code_folders() == []
+    assert code_readable_by_others(folders) == {"by_name": [], "by_content": []}
+
+
+def quote_the_code_and_fail(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
+    """A stand-in engine that prints a line of the reference every way it can, then fails inside the
+    grader's code (a traceback would quote its lines)."""
+    import warnings
+
+    import reference
+    from autograder.config import load_config as load
+
+    source = Path(reference.__file__).with_name("model.py").read_text(encoding="utf-8").splitlines()
+    line = max(source, key=len)
+    print(line)
+    print(line, file=sys.stderr)
+    warnings.warn(line, stacklevel=1)
+    os.write(2, line.encode())
+    load(Path(path).with_name("no-such-grader.yml"))
+    raise AssertionError("unreachable: the configuration does not exist")
+
+
+def test_what_a_task_prints_or_raises_quotes_no_code_in_the_nodes_logs(cluster, tmp_path: Path) -> None:
+    executor, folders, _ = cluster
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "a.ipynb").write_text("{}", encoding="utf-8")
+    results = grade_all(
+        expand_paths([tmp_path / "subs"]),
+        load_config(),
+        None,
+        executor=executor,
+        grade_function=quote_the_code_and_fail,
+    )
+    assert [r.status for r in results] == [STATUS_ERROR]
+    assert "file not found" in json.dumps(results[0].to_json())
     assert own_code_folders() == []
     assert code_readable_by_others(folders) == {"by_name": [], "by_content": []}
 

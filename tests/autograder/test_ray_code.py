@@ -81,6 +81,23 @@ def test_a_task_calls_its_entry_from_the_unpacked_copy() -> None:
     assert not os.path.exists(cwd)
 
 
+@pytest.mark.filterwarnings("ignore:SHOUTED")
+def test_a_task_prints_nothing_to_the_nodes_logs_and_its_error_quotes_no_code(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    sealed, key = ray_code.seal(ray_code.build_archive(CODE, EXCLUDES))
+    with pytest.raises(ray_code.PrivateTaskError) as raised:
+        ray_code.run_with_private_code(sealed, key, "shippedpkg.entry:shout_and_fail", cloudpickle.dumps(("SHOUTED",)))
+    message = str(raised.value)
+    assert message.startswith("ValueError: the check failed") and "entry.py:" in message
+    assert "QUOTED-IF-LEAKED" not in message and raised.value.__cause__ is None
+    printed = capfd.readouterr()
+    assert "SHOUTED" not in printed.out + printed.err
+    print("after")  # the streams are back
+    assert capfd.readouterr().out == "after\n"
+
+
 def make_folder(base: Path, name: str, locked_file: bool = True) -> Path:
     folder = base / f"{ray_code.PREFIX}{name}"
     folder.mkdir(mode=0o700)
