@@ -188,7 +188,7 @@ class RayExecutor:
 
     def close(self) -> None:
         """Stop the Ray this executor started and delete its folder (nothing for a cluster's,
-        see docs/RAY.md for the nodes' own)."""
+        see docs/SCALE.md for the nodes' own)."""
         if self._temp_dir is None:
             return
         if ray.is_initialized():
