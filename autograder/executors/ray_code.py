@@ -166,8 +166,10 @@ def private_code(archive: bytes) -> Iterator[str]:
     """
     remove_stale_folders()
     folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")  # 0700
-    lock = os.open(os.path.join(folder, LOCK_NAME), os.O_WRONLY | os.O_CREAT, 0o600)
+    # Locked before it gets its name: a lock file another task finds is held unless its task died.
+    lock = os.open(os.path.join(folder, LOCK_NAME + ".new"), os.O_WRONLY | os.O_CREAT, 0o600)
     fcntl.flock(lock, fcntl.LOCK_EX)
+    os.rename(os.path.join(folder, LOCK_NAME + ".new"), os.path.join(folder, LOCK_NAME))
     saved_cwd, saved_bytecode, tops = os.getcwd(), sys.dont_write_bytecode, []
     try:
         tops = _unpack(archive, folder)
