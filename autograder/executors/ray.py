@@ -3,7 +3,8 @@
 Each task runs the same `batch.grade_one` as the local executor on a node of the cluster: the
 engine starts its sandboxed worker processes there (student code never runs in the Ray worker's
 own process) and the task returns the result as the engine's JSON text, which the driver parses
-and hands to the same resumable writer. Ray retries a task whose node or worker died.
+and hands to the same resumable writer. Ray retries a task whose node or worker died. The
+grader's code reaches the nodes as private bytes (`ray_code`), not as Ray's working_dir.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +23,23 @@ import ray
 from autograder.assignment import bundled_data_of
 from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import PROJECT_ROOT, GraderConfig
-from autograder.executors import ClusterTooSmall, ResultCallback
+from autograder.executors import ClusterTooSmall, ResultCallback, ray_code
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files
 from autograder.submission_snapshot import read_submission, write_copy
 
 TASK_RETRIES = 3  # a task whose node or worker process died runs again elsewhere
-# Shipped to every node as the job's working directory (the code and grader.yml; no data, no env).
+# Left out of the code shipped to every node (the code and grader.yml; no data, no env), besides
+# the patterns of the checkout's .gitignore.
 CODE_EXCLUDES = [
     ".git",
     ".venv",
     ".cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "*.egg-info",
     "runs",
     "dist",
     "grading-output",
@@ -48,12 +54,12 @@ CODE_EXCLUDES = [
 
 def _grade_remote(
     grade_function: GradeFunction,
+    config: GraderConfig,
     name: str,
     data: bytes,
     sides: list[tuple[str, bytes | str]],
     label: str,
     stem: str,
-    config: GraderConfig,
     parts: list[str] | None,
 ) -> str:
     """Body of a Ray task: write the submission (and its side files) into a private folder of
@@ -62,6 +68,21 @@ def _grade_remote(
         copy = write_copy(Path(folder, "submission"), name, data, sides)
         result = grade_one(grade_function, Submission(copy, label, stem), config, parts)
     return dumps_stable(result.to_json())
+
+
+def code_excludes(root: Path = PROJECT_ROOT) -> list[str]:
+    """What the shipped code leaves out: `CODE_EXCLUDES` and the simple patterns of `root`'s .gitignore.
+
+    Args:
+        root: the checkout.
+
+    Returns:
+        Patterns for `ray_code.build_archive`.
+    """
+    ignore = root / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.is_file() else []
+    patterns = [line.strip().strip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
+    return CODE_EXCLUDES + [pattern for pattern in patterns if pattern not in CODE_EXCLUDES]
 
 
 def task_resources(config: GraderConfig, parts: Sequence[str] | None, gpu_resource: str = "GPU") -> dict[str, Any]:
@@ -135,8 +156,8 @@ class RayExecutor:
         """Args:
         address: the cluster; None starts (or reuses) a Ray on this machine.
         gpu_resource: what a gpu-profile training task asks for (see `task_resources`).
-        ship_code: send this checkout's code to the nodes as the job's working_dir (False:
-            the nodes run the course image's copy, which must be the same version).
+        ship_code: send this checkout's code to the tasks, which unpack it privately
+            (`ray_code`; False: the nodes run the course image's copy, which must be the same version).
         """
         self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
         self.data_env: str | None = None  # the graded assignment's data variable (set by `prepare`)
@@ -151,9 +172,8 @@ class RayExecutor:
         ray.init(address=self.address, runtime_env=self._runtime_env(), log_to_driver=False)
 
     def _start_private_ray(self) -> None:
-        """Start a Ray on this machine whose files nobody else can read: its session folder (the
-        shipped code, with the hidden checks and the reference, is unpacked there) lies in a new
-        0700 folder; `close` removes it all."""
+        """Start a Ray on this machine whose files nobody else can read: its session folder (logs,
+        spilled objects) lies in a new 0700 folder; `close` removes it all."""
         # Ray makes its own folder mode 777 and its files 644: the 0700 parent closes them all.
         # (Not a umask: the grader's files in the Ray workers must stay readable by the root
         # jail's sandbox user.) Short, as Ray's socket paths have a length limit.
@@ -168,7 +188,7 @@ class RayExecutor:
 
     def close(self) -> None:
         """Stop the Ray this executor started and delete its folder (nothing for a cluster's,
-        see docs/RAY.md for the nodes' own)."""
+        see docs/SCALE.md for the nodes' own)."""
         if self._temp_dir is None:
             return
         if ray.is_initialized():
@@ -177,9 +197,8 @@ class RayExecutor:
         self._temp_dir = None
 
     def _runtime_env(self) -> dict[str, Any]:
+        # No working_dir: Ray would unpack the code world-readable on every node (see `ray_code`).
         runtime_env: dict[str, Any] = {"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}}
-        if self.ship_code:
-            runtime_env.update(working_dir=str(PROJECT_ROOT), excludes=CODE_EXCLUDES)
         data = self.data_env
         if data and os.environ.get(data) and self.address is None:  # a local Ray shares the assignment's data
             runtime_env["env_vars"][data] = os.environ[data]
@@ -221,23 +240,41 @@ class RayExecutor:
             on_result: called once per submission, in completion order.
         """
         self._connect()
-        remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(_grade_remote)
         options = task_resources(config, parts, self.gpu_resource)
         check_feasible(options)
-        shared = (ray.put(config), ray.put(grade_function))
+        submit = self._submitter(grade_function, config, options)
         pending = {}
         for index, submission in enumerate(submissions):
             # the same files, read the same way, as the local executor grades (a link stays one)
             data, sides, _ = read_submission(submission.path, sidecar_files(submission.path, config, parts))
-            ref = remote.options(**options).remote(
-                shared[1], submission.path.name, data, sides, submission.label, submission.stem, shared[0], parts
-            )
-            pending[ref] = index
+            pending[submit(submission.path.name, data, sides, submission.label, submission.stem, parts)] = index
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 index = pending.pop(ref)
                 on_result(index, self._result(ref, submissions[index], config, parts))
+
+    def _submitter(
+        self, grade_function: GradeFunction, config: GraderConfig, options: dict[str, Any]
+    ) -> Callable[..., Any]:
+        """A function that starts one submission's task and returns its reference.
+
+        With `ship_code`, the code is zipped and sealed once per batch and put in the object store
+        once; each task unpacks it privately (`ray_code.run_with_private_code`) before it loads the
+        grade function and the configuration (which name the grader's classes).
+        """
+        if not self.ship_code:
+            remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(_grade_remote)
+            by_reference = (ray.put(grade_function), ray.put(config))
+            return lambda *args: remote.options(**options).remote(*by_reference, *args)
+        # The bootstrap must reach the nodes by value: there the grader's code is not importable yet.
+        ray.cloudpickle.register_pickle_by_value(ray_code)
+        remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(ray_code.run_with_private_code)
+        sealed, key = ray_code.seal(ray_code.build_archive(PROJECT_ROOT, code_excludes()))
+        code = ray.put(sealed)
+        shared = ray.put(ray.cloudpickle.dumps((grade_function, config)))
+        entry = f"{__name__}:{_grade_remote.__name__}"
+        return lambda *args: remote.options(**options).remote(code, key, entry, shared, *args)
 
     @staticmethod
     def _result(ref: Any, submission: Submission, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:

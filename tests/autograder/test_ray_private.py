@@ -1,4 +1,4 @@
-"""Ray = local: a shared checkpoint goes to nobody on Ray too; a Ray started by the batch leaves nothing readable.
+"""Ray = local: a shared checkpoint goes to nobody on Ray too; the code is private to each task and removed.
 
 Slow: one local Ray, started by the executor itself (its private folder is what is tested).
 """
@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray")
 
 from autograder.batch import expand_paths, grade_batch  # noqa: E402
 from autograder.config import GraderConfig, load_config  # noqa: E402
+from autograder.executors import ray_code  # noqa: E402
 from autograder.executors.ray import RayExecutor  # noqa: E402
 from autograder.results import STATUS_GRADED, SubmissionResult  # noqa: E402
 
@@ -25,16 +26,18 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
 
 def report_surroundings(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
-    """A stand-in engine run in the Ray task: what lies beside the graded file, and how readable
-    the task's working directory (the shipped code) is to other accounts."""
+    """A stand-in engine run in the Ray task: what lies beside the graded file, where the grader's
+    code was imported from, and what of it other accounts could open."""
+    import autograder
+
     beside = sorted(p.name for p in Path(path).parent.iterdir())
-    code = Path.cwd()
+    code = Path(autograder.__file__).parents[1]
     open_to_others = [
         str(p)
         for p in [code, *code.rglob("*")]
-        if not p.is_symlink() and os.stat(p).st_mode & (stat.S_IROTH | stat.S_IXOTH)
+        if not p.is_symlink() and os.stat(p).st_mode & (stat.S_IRWXG | stat.S_IRWXO)
     ]
-    note = json.dumps({"beside": beside, "code": str(code), "open_to_others": open_to_others[:5]})
+    note = json.dumps({"beside": beside, "code": str(code), "cwd": os.getcwd(), "open_to_others": open_to_others})
     return SubmissionResult(Path(path).name, STATUS_GRADED, [], notes=[note])
 
 
@@ -74,8 +77,10 @@ def test_a_shared_checkpoint_goes_to_nobody_and_the_code_is_private(executor: Ra
     temp_dir = executor._temp_dir
     assert temp_dir is not None and os.stat(temp_dir).st_mode & 0o077 == 0
     for report in seen.values():
-        assert report["code"].startswith(temp_dir), report["code"]
-    # Ray opens its own folders and files to all (777/644): only the 0700 folder around them closes them
-    print({label: report["open_to_others"] for label, report in seen.items()})
+        # each task imported the code from its own private folder (0700 dirs, 0600 files), deleted since
+        assert Path(report["code"]).name.startswith(ray_code.PREFIX) and report["cwd"] == report["code"]
+        assert report["open_to_others"] == [], report["open_to_others"]
+        assert not os.path.exists(report["code"])
+    assert len({report["code"] for report in seen.values()}) == len(seen)
     executor.close()
     assert not os.path.exists(temp_dir)
