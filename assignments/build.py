@@ -47,11 +47,11 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parent          # <autograder>/source: the zip, never the upload
 sys.path[:0] = [str(SOURCE)]
 
-from autograder.integrations.otter_upload import prepare_autograder  # noqa: E402
+from autograder.otter_bridge import prepare_upload  # noqa: E402
 from otter.run.run_autograder import main as run_autograder  # noqa: E402
 
 if __name__ == "__main__":
-    prepare_autograder(SOURCE.parent)
+    prepare_upload(SOURCE.parent)
     run_autograder(str(SOURCE.parent))
 '''
 

@@ -36,7 +36,7 @@ from autograder.assignment import assignment_of, bundled_data_of
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
-from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
+from autograder.integrations.otter_upload import Quarantine, prepare_autograder, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.reports.i18n import FALLBACK, assignment_title, part_title, t, use_language
 
@@ -484,6 +484,37 @@ class _PatientKernelStart:
             self.original = None
 
 
+def engine_language(autograder_dir: Path | None) -> tuple[str, Path | None]:
+    """The student's language (grader.yml feedback.language) and the assignment's catalogue.
+
+    Args:
+        autograder_dir: Otter's autograder folder, or None (see find_engine_root).
+
+    Returns:
+        (language, messages folder); English and the engine's catalogue when no engine is readable
+        (grading then reports that itself).
+    """
+    try:
+        config = engine_config(find_engine_root(autograder_dir))
+        return config.feedback.language, assignment_of(config).messages_dir
+    except Exception:
+        return FALLBACK, None
+
+
+def prepare_upload(autograder_dir: Path) -> Quarantine:
+    """Before Otter starts (the zip's run_otter.py): take the upload out of Otter's reach, stating
+    each refused entry's reason in the student's language (it is stored as text for the report).
+
+    Args:
+        autograder_dir: Otter's autograder folder (/autograder on Gradescope).
+
+    Returns:
+        The quarantine (see otter_upload.prepare_autograder).
+    """
+    with use_language(*engine_language(autograder_dir)):
+        return prepare_autograder(autograder_dir)
+
+
 class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no type information
     """Otter plugin: the grading engine decides every part's score (see the module comment)."""
 
@@ -503,11 +534,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         return use_language(*self.language)
 
     def _find_language(self) -> None:
-        try:
-            config = engine_config(find_engine_root(self.autograder_dir))
-            self.language = (config.feedback.language, assignment_of(config).messages_dir)
-        except Exception:  # no readable engine yet: after_grading reports that; speak English meanwhile
-            self.language = (FALLBACK, None)
+        self.language = engine_language(self.autograder_dir)
 
     def _take_upload(self) -> Quarantine:
         if self.upload is None:

@@ -103,12 +103,12 @@ def quarantine(submission_dir: Path, destination: Path, chosen: str = "", keep: 
         try:
             write_new(destination / name, read_beneath(submission_dir, name))
             taken.append(name)
-        except UnsafeFile as error:
-            refused[name] = str(error)
+        except UnsafeFile:  # changed between the scan and the read (a race): refused, said in the catalogue's words
+            refused[name] = t("upload.unreadable")
     if chosen:  # Otter's choice stands: never grade another file in its place
         picked = chosen if chosen in taken else None
         if picked is None and chosen not in refused:
-            refused[chosen] = "not a file that could be read"
+            refused[chosen] = t("upload.unreadable")
     else:
         picked = pick_submission(taken)
     _clear(submission_dir, keep)

@@ -15,7 +15,7 @@ from otter.test_files import GradingResults
 from autograder import otter_bridge as bridge
 from autograder.config import load_config
 from autograder.otter_bridge import BridgeOptions, EngineRun
-from autograder.reports.i18n import t
+from autograder.reports.i18n import t, use_language
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = bridge.load_parts(REPO)
@@ -344,3 +344,24 @@ def test_the_patient_kernel_start_is_in_place_when_otter_imports_its_executor(tm
     finally:
         plugin.kernel_start.__exit__()
     assert preprocessors.ExecutePreprocessor(config=Config()).startup_timeout == 60, "restored after grading"
+
+
+@pytest.mark.parametrize("language", ["ko", "en"])
+def test_the_zip_states_refused_upload_entries_in_the_engines_language(tmp_path: Path, language: str) -> None:
+    """run_otter.py quarantines the upload before Otter (and the plugin) start; the reasons it stores
+    are what the student reads, so they must already be in grader.yml's feedback language."""
+    autograder_dir = tmp_path / "autograder"
+    source = autograder_dir / "source"  # the zip's engine: grader.yml beside the autograder package
+    (source / "autograder").mkdir(parents=True)
+    shutil.copyfile(bridge.find_engine_root(None) / "autograder" / "cli.py", source / "autograder" / "cli.py")
+    text = (bridge.find_engine_root(None) / "grader.yml").read_text(encoding="utf-8")
+    (source / "grader.yml").write_text(text.replace("language: ko", f"language: {language}"), encoding="utf-8")
+    submission = autograder_dir / "submission"
+    submission.mkdir()
+    (submission / "hw.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "elsewhere.txt").write_text("not the student's", encoding="utf-8")
+    (submission / "notes.txt").symlink_to(tmp_path / "elsewhere.txt")
+    upload = bridge.prepare_upload(autograder_dir)
+    with use_language(language):
+        expected = t("upload.symlink")
+    assert upload.refused == {"notes.txt": expected}

@@ -250,7 +250,7 @@ def test_autograder_zip_holds_engine_and_pins(autograder_zip: Path) -> None:
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     with zipfile.ZipFile(autograder_zip) as archive:  # the project's run_otter.py, once: quarantine first
         assert [n for n in archive.namelist() if n == build.RUN_OTTER] == [build.RUN_OTTER]
-        assert "prepare_autograder(" in archive.read(build.RUN_OTTER).decode()
+        assert "prepare_upload(" in archive.read(build.RUN_OTTER).decode()
     plugins = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]
     assert plugins == ["autograder.otter_bridge.EnginePlugin"]
     assert "assignment_name" not in config, "original-format notebooks carry no Otter metadata"
