@@ -127,6 +127,21 @@ def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], 
     assert results[0]["isolation"] == ("namespace" if name == "root" else "userns")
     assert left == [], f"[{name}] processes outlived the grader: {left}; attack report: {text[:1500]}"
     assert "injected" not in text and "mem open" not in text, text[:1500]
+    if route == "ray":  # attack 7: the Ray the batch started (under TMPDIR) kept no code others can read
+        assert _grader_code_readable_by_others(work, skip=work / "out") == [], name
+
+
+def _grader_code_readable_by_others(folder: Path, skip: Path) -> list[str]:
+    """Python files (the grader's code, hidden checks, reference) under `folder` that other accounts
+    may read: each folder on the way and the file itself open to "others"."""
+    found = []
+    for path in folder.rglob("*.py"):
+        if path.is_relative_to(skip) or not path.is_file():
+            continue
+        chain = [path, *[p for p in path.parents if p.is_relative_to(folder) and p != folder]]
+        if all(os.stat(p).st_mode & (0o004 if p == path else 0o001) for p in chain):
+            found.append(str(path.relative_to(folder)))
+    return found
 
 
 @pytest.mark.slow
