@@ -129,6 +129,7 @@ def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], 
     assert "injected" not in text and "mem open" not in text, text[:1500]
     if route == "ray":  # attack 7: the Ray the batch started (under TMPDIR) kept no code others can read
         assert _grader_code_readable_by_others(work, skip=work / "out") == [], name
+        assert list(work.glob("ray-*")) == [], f"[{name}] the batch's private Ray folder was left behind"
 
 
 def _grader_code_readable_by_others(folder: Path, skip: Path) -> list[str]:
