@@ -255,7 +255,7 @@ class Assignment:
     # current language (autograder.reports.sections); None: the engine's generic sections only.
     report_sections: ReportView | None = None
     # The assignment's own message catalogue (<lang>.yml files, the engine's format), asked before
-    # the engine's while it is graded or reported (autograder.reports.i18n); its `part.<name>` keys
+    # the engine's while it is graded or reported (autograder.i18n); its `part.<name>` keys
     # title the parts in reports.
     messages_dir: Path | None = None
 

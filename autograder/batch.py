@@ -375,8 +375,8 @@ def _grade_resumably(
 ) -> BatchRun:
     """`grade_batch` once the snapshots are taken: `copies` are graded, `submissions` name them."""
     from autograder.assignment import assignment_of
+    from autograder.i18n import use_language
     from autograder.late import apply_late_policy
-    from autograder.reports.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
     from autograder.results_store import ResultsStore, StoredResult, inputs_digest, publish_reports, remove_scratch
     from autograder.submission_times import submission_times

@@ -98,13 +98,13 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
         data = _read_regular_file(found[0], found[0].name, max_mb)
         return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
     looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
-    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
 
     raise CheckpointRefused(t("checkpoint.not_found", submission=submission.name, looked_for=looked_for))
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
 
     not_a_file = CheckpointRefused(t("checkpoint.not_a_file", name=name))
     try:

@@ -13,8 +13,8 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
+from autograder.i18n import t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
-from autograder.reports.i18n import t, use_language
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report

@@ -9,9 +9,9 @@ from typing import Any
 from autograder import credit
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
+from autograder.i18n import t, use_language
 from autograder.notebook import load_submission
 from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
-from autograder.reports.i18n import t, use_language
 from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.runner import Verdict
 

@@ -72,7 +72,7 @@ def command_compare(out_dir: Path, old_out: Path) -> int:
     """
     from autograder.assignment import assignment_of
     from autograder.batch import load_stored_batch
-    from autograder.reports.i18n import use_language
+    from autograder.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
 
     try:

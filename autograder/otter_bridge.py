@@ -35,10 +35,10 @@ from otter.test_files.ok_test import OKTestFile
 from autograder.assignment import assignment_of, bundled_data_of
 from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import GraderConfig, PartConfig, load_config
+from autograder.i18n import FALLBACK, assignment_title, part_title, t, use_language
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.reports.i18n import FALLBACK, assignment_title, part_title, t, use_language
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 # Result statuses with a catalogue word (report.status.<status>).

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from autograder.assignment import Assignment, assignment_of
 from autograder.checks.support import CheckContext
 from autograder.config import GraderConfig
-from autograder.reports.i18n import t
+from autograder.i18n import t
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from autograder.assignment import Assignment, TrainingOutcome
-from autograder.reports.i18n import current_language, use_language
+from autograder.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:

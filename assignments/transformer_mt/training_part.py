@@ -35,8 +35,8 @@ from assignments.transformer_mt.training_modes import TrainingBudgetSpent, train
 from autograder.assignment import TrainingOutcome
 from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
+from autograder.i18n import t
 from autograder.progress import training_progress_shown
-from autograder.reports.i18n import t
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox

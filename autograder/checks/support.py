@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 import torch
 from torch import Tensor, nn
 
-from autograder.reports.i18n import t
+from autograder.i18n import t
 from autograder.transplant import candidate_mappings, describe_mismatch
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
 

@@ -96,7 +96,7 @@ class GraderConfig(Section):
         Returns:
             {part: reason}; today only the training part, when training is not enabled.
         """
-        from autograder.reports.i18n import t  # the reason is student-facing text
+        from autograder.i18n import t  # the reason is student-facing text
 
         part = self.training_part()
         if not self.training.enabled and part is not None:

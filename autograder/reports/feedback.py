@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.files import check_stems
 from autograder.reports.html import write_html
-from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.markdown import render_submission
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.sections import ReportView, extra_sections

@@ -111,8 +111,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{ok} of {len(rows)} repositories collected ({late} late); see {args.out / 'manifest.csv'}")
         return 0
     from autograder.assignment import assignment_of
+    from autograder.i18n import use_language
     from autograder.integrations.classroom50.publish import GRADEBOOK, publish
-    from autograder.reports.i18n import use_language
 
     config = _config(args.config, args.assignment, args.language)
     if not args.manifest.is_file():

@@ -13,10 +13,10 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, t, use_language
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.late import SubmissionTime, apply_late_policy
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import assignment_title, t, use_language
 from autograder.reports.table import render_report
 from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.submission_times import TimesError, gradescope_time
