@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from autograder.exit_codes import EXIT_OK, EXIT_USAGE
 from autograder.reports.regrade import PointsChange, changed_submissions
-
-EXIT_OK, EXIT_USAGE = 0, 2  # as autograder.cli's
 
 
 def add_export_parser(commands: Any) -> None:

@@ -136,7 +136,6 @@ ASSIGNMENT = Assignment(
     # mtkit (public, no solutions) is importable there: the student notebook uses it.
     worker_helpers=PROBE_SOURCE,
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
-    training_part="training",
     training=run_training,
     sidecar_names=sidecar_names,
     report_extras=report_extras,

@@ -119,7 +119,7 @@ class NamedExecutor:
         return config
 
     def run(self, submissions, config, parts, grade_function, on_result) -> None:
-        from autograder.batch import grade_one
+        from autograder.grading import grade_one
 
         for index, submission in enumerate(submissions):
             on_result(index, grade_one(grade_function, submission, config, parts))

@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
-        from autograder.assignment import default_assignment_name
+        from autograder.assignment_folder import default_assignment_name
         from autograder.integrations.classroom50.build import BuildError, build
 
         config = _config(None, args.assignment, args.language)

@@ -171,8 +171,10 @@ def grade_upload(
                 result = missing_result(config, t("gradescope.no_notebook"))
                 result.load_problems += refused
             else:
+                from autograder.engine import grade_submission  # heavy: only when there is a notebook
+
                 submission = batch.expand_paths([copy])[0]
-                result = batch.grade_all([submission], config, None, jobs=1)[0]
+                result = batch.grade_all([submission], config, grade_submission, None, jobs=1)[0]
                 result.notes[:0] = [n for n in [note, *refused] if n]
         metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
         apply_late_policy(result, upload_time(metadata), config.late)
