@@ -82,20 +82,22 @@ def write_feedback(
         The paths written.
     """
     check_stems(stems)
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        return _write_feedback(results, stems, config, out_dir, html, reporter)
+    assignment = assignment_of(config)
+    with use_language(config.feedback.language, assignment.messages_dir):
+        # What the assignment's extras mean, in its words.
+        return _write_feedback(results, stems, config, assignment.report_sections, out_dir, html, reporter)
 
 
 def _write_feedback(
     results: Sequence[SubmissionResult],
     stems: Sequence[str],
     config: GraderConfig,
+    view: ReportView | None,
     out_dir: Path,
     html: bool,
     reporter: bool,
 ) -> list[Path]:
     columns = part_columns(config.parts, results)
-    view = assignment_of(config).report_sections  # what the assignment's extras mean, in its words
     written = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for result, stem in zip(results, stems, strict=True):
