@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import assignment_of
-from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
+from autograder.sidecar_files import locate_sidecar
 from autograder.submission_snapshot import read_submission
 
 STORE_DIR = ".grading"  # inside the report folder
@@ -109,10 +109,10 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
     hook = assignment_of(config).sidecar_names
     if part is None or hook is None or part in config.disabled_parts() or (parts is not None and part not in parts):
         return []
-    # The engine's own choice (checkpoint_file.locate_checkpoint): the first candidate that exists,
+    # The engine's own choice (autograder.sidecar_files.locate_sidecar): the first candidate that exists,
     # a name without `{stem}` only when no other submission shares the folder. Every executor
     # ships and hashes exactly this, so a shared `checkpoint.pt` belongs to nobody on any of them.
-    found = locate_checkpoint(path, hook(config, "{stem}"))
+    found = locate_sidecar(path, hook(config, "{stem}"))
     return [found[0]] if found is not None else []
 
 

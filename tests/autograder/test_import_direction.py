@@ -1,4 +1,4 @@
-"""Imports run one way: executors, the results store, the config loader stay below what uses them."""
+"""Imports run one way: executors, the store, the config loader and reference/ stay below what uses them."""
 
 from __future__ import annotations
 
@@ -73,6 +73,9 @@ def python_files(folder: str) -> list[Path]:
         # Validating a configuration reads assignment folders as files, never the loadable assignment.
         ("autograder/config", ("autograder.assignment",)),
         ("autograder/assignment_folder.py", ("autograder.config", "autograder.assignment")),
+        # The trusted solution sits below the grader; the engine's check helpers name no assignment.
+        ("reference", ("autograder", "assignments")),
+        ("autograder/checks", ("mtkit", "assignments", "reference")),
     ],
 )
 def test_imports_run_one_way(where: str, forbidden: tuple[str, ...]) -> None:

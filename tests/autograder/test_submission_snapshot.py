@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.checkpoint_file import CheckpointRefused, find_checkpoint
 from autograder.batch import expand_paths, grade_batch
-from autograder.checkpoint_file import CheckpointRefused, find_checkpoint
 from autograder.config import GraderConfig, load_config
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 from autograder.results_store import ResultsStore, sidecar_files, submission_digest
