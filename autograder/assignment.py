@@ -37,6 +37,7 @@ from autograder.assignment_folder import (
 ASSIGNMENT_OBJECT = "ASSIGNMENT"  # the name assignment.py binds its Assignment to
 
 if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
+    from autograder.checks.student import Student
     from autograder.config import GraderConfig
     from autograder.reports.sections import ReportView
 
@@ -100,7 +101,7 @@ TrainingHook = Callable[[list[tuple[str, int, str]], "GraderConfig", dict[str, A
 SidecarHook = Callable[["GraderConfig", str], list[str]]
 # (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
 # never raise (a picture of the student's output, say).
-ReportHook = Callable[[Any, list[str]], dict[str, Any]]
+ReportHook = Callable[["Student", list[str]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class Assignment:
     # names are not loaded); the public checks inject the same ones.
     grader_globals: Mapping[str, Any]
     # A stand-in for the worker that answers with the reference solution (run-alone checks).
-    reference_student: Callable[[], Any]
+    reference_student: Callable[[], Student]
     # Python source run in the worker beside the submission, as module `grader_helpers` (probes).
     worker_helpers: str = ""
     # Folders importable in the worker besides the submission (public, solution-free toolkits).

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import torch
 from torch import Tensor, nn
 
+from autograder.checks.student import Student
 from autograder.i18n import t
 from autograder.transplant import candidate_mappings, describe_mismatch
 
@@ -46,7 +47,7 @@ def fail(message: str, blocking: bool = False) -> NoReturn:
 class CheckContext:
     """What every check needs: the student side, the seed and per-run caches."""
 
-    student: Any  # the worker client, or ReferenceStudent
+    student: Student  # the sandboxed worker, or the in-process reference (run-alone checks)
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
     why_missing: Callable[[str], str | None] | None = None  # the loader's explanation of a gap
@@ -134,7 +135,7 @@ class Transplant:
 
 
 def transplant_matching(
-    student: Any, handle: int, reference_module: nn.Module, reproduces: Callable[[dict[str, str]], bool], what: str
+    student: Student, handle: int, reference_module: nn.Module, reproduces: Callable[[dict[str, str]], bool], what: str
 ) -> Transplant:
     """Find a weight mapping under which the student's module reproduces the reference.
 
