@@ -49,7 +49,7 @@ lint: setup
 	for f in $$(find tests assignments -name conftest.py -o -name build_fixtures.py | sort); do $(VENV)/bin/mypy "$$f" || exit 1; done
 
 train-cpu: setup
-	$(PY) -m reference.train --profile cpu --out runs/cpu
+	$(PY) -m assignments.transformer_mt.reference_training --profile cpu --out runs/cpu
 
 bench: setup
 	$(PY) bench/data_prep.py

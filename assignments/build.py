@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script (python assignments/transformer_mt/build.py)
     sys.path.insert(0, str(REPO))
 
-from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, grader_yml_naming, read_bundled_data, read_manifest  # noqa: E402
+from autograder.assignment import grader_yml_naming  # noqa: E402
+from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, read_bundled_data, read_manifest  # noqa: E402
 from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
 DEFAULT_ASSIGNMENT = "transformer_mt"

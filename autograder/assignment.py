@@ -18,18 +18,28 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
-    from autograder.config import GraderConfig
-    from autograder.reports.sections import ReportView
+from autograder.assignment_folder import (
+    ASSIGNMENT_FILE,
+    ASSIGNMENTS_DIR,
+    PROJECT_ROOT,
+    AssignmentError,
+    BundledData,
+    Manifest,
+    available_assignments,
+    default_assignment_name,
+    read_bundled_data,
+    read_config_sections,
+    read_manifest,
+    read_settings,
+    read_training_part,
+)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
-ASSIGNMENT_FILE = "assignment.yml"  # title and parts, beside assignment.py
 ASSIGNMENT_OBJECT = "ASSIGNMENT"  # the name assignment.py binds its Assignment to
 
-
-class AssignmentError(Exception):
-    """No such assignment, or its folder does not provide what the engine needs."""
+if TYPE_CHECKING:  # the hooks' signatures only; importing these at run time would be circular
+    from autograder.checks.student import Student
+    from autograder.config import GraderConfig
+    from autograder.reports.sections import ReportView
 
 
 @dataclass(frozen=True)
@@ -39,137 +49,6 @@ class TrainingOutcome:
     passed: bool
     message: str  # student-facing: why it failed, or the figure it reached
     details: dict[str, Any] = field(default_factory=dict)  # shown in the report ("training" extras)
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """What ships from an assignment: assignment.yml's `ships:` section, read by every builder."""
-
-    # Items of student_template/ that the assignment's build generates (Otter Assign's student output).
-    student: tuple[str, ...] = ()
-    # Folders and files (from the project root) the grader zips carry (Otter, Gradescope).
-    grader: tuple[str, ...] = ()
-    # Files (from the project root) vendored into student_template/.github/autograding/: the public
-    # checks' runner, free of solutions.
-    public_checks: tuple[str, ...] = ()
-    # The assignment's folder below student_template/ and dist/ ("": their top level).
-    student_dir: str = ""
-
-
-def read_manifest(folder: Path) -> Manifest:
-    """An assignment folder's manifest (assignment.yml `ships:`).
-
-    Args:
-        folder: assignments/<name>/.
-
-    Returns:
-        The manifest (empty lists for keys left out).
-
-    Raises:
-        AssignmentError: `ships` is not a mapping of lists of paths.
-    """
-    ships = dict(read_settings(folder).get("ships") or {})
-    if not set(ships) <= {"student", "grader", "public_checks", "student_dir"}:
-        raise AssignmentError(
-            f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks, student_dir"
-        )
-    student_dir = ships.pop("student_dir", "")
-    if not isinstance(student_dir, str) or not (student_dir == "" or student_dir.isidentifier()):
-        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.student_dir: expected a folder name")
-    lists: dict[str, tuple[str, ...]] = {}
-    for key, items in ships.items():
-        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
-            raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.{key}: expected a list of paths")
-        lists[key] = tuple(items)
-    return Manifest(**lists, student_dir=student_dir)
-
-
-@dataclass(frozen=True)
-class BundledData:
-    """Data an assignment's grading reads, which a grader zip may bundle (assignment.yml `data:`)."""
-
-    env: str  # the environment variable the assignment's code reads the folder from
-    bundled: str  # where a zip carries the folder, relative to the grader's root (e.g. data/<name>)
-    # File-name stems (the part before the first dot) the builders bundle; empty: every file.
-    files: tuple[str, ...] = ()
-
-    def environment(self, root: Path, environ: Mapping[str, str]) -> dict[str, str]:
-        """The variable to set so that grading reads the copy bundled under `root`.
-
-        Args:
-            root: the grader's root (the unpacked zip, or where setup copied its data).
-            environ: the current environment (a variable already set wins).
-
-        Returns:
-            {env: folder}, or nothing when the variable is set or nothing is bundled there.
-        """
-        folder = root / self.bundled
-        if environ.get(self.env) or not folder.is_dir():
-            return {}
-        return {self.env: str(folder)}
-
-
-def read_bundled_data(folder: Path) -> BundledData | None:
-    """An assignment folder's bundled-data declaration (assignment.yml `data:`).
-
-    Args:
-        folder: assignments/<name>/.
-
-    Returns:
-        The declaration, or None when the assignment reads no bundled data.
-
-    Raises:
-        AssignmentError: `data` is not {env: NAME, bundled: relative/path, files: [stems]}.
-    """
-    data = read_settings(folder).get("data")
-    if data is None:
-        return None
-    where = f"{folder / ASSIGNMENT_FILE}: data"
-    if not isinstance(data, dict) or not set(data) <= {"env", "bundled", "files"}:
-        raise AssignmentError(f"{where}: expected a mapping with env, bundled and files")
-    env, bundled, files = data.get("env"), data.get("bundled"), data.get("files") or []
-    if not isinstance(env, str) or not env.isidentifier():
-        raise AssignmentError(f"{where}.env: expected an environment variable name")
-    path = Path(bundled) if isinstance(bundled, str) else None
-    if path is None or path.is_absolute() or ".." in path.parts or not path.parts:
-        raise AssignmentError(f"{where}.bundled: expected a relative folder path")
-    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
-        raise AssignmentError(f"{where}.files: expected a list of file-name stems")
-    return BundledData(env=env, bundled=path.as_posix(), files=tuple(files))
-
-
-def read_config_sections(folder: Path) -> dict[str, type]:
-    """The grader.yml sections an assignment declares (assignment.yml `config:` key -> module:Class).
-
-    Only the named modules are imported (light settings modules, not the assignment's code), so
-    validating a configuration never loads its checks or models.
-
-    Args:
-        folder: assignments/<name>/.
-
-    Returns:
-        grader.yml key -> model class (the configuration loader checks what they derive from).
-
-    Raises:
-        AssignmentError: `config` is not such a mapping, or a class cannot be imported.
-    """
-    declared = read_settings(folder).get("config") or {}
-    where = f"{folder / ASSIGNMENT_FILE}: config"
-    if not isinstance(declared, dict):
-        raise AssignmentError(f"{where}: expected a mapping of grader.yml key -> module:Class")
-    sections: dict[str, type] = {}
-    for key, target in declared.items():
-        module_name, _, class_name = str(target).partition(":")
-        if not (isinstance(key, str) and key.isidentifier() and module_name and class_name.isidentifier()):
-            raise AssignmentError(f"{where}.{key}: expected module:Class, got {target!r}")
-        try:
-            model = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise AssignmentError(f"{where}.{key}: cannot import {target}: {error}") from None
-        if not isinstance(model, type):
-            raise AssignmentError(f"{where}.{key}: {target} is not a class")
-        sections[key] = model
-    return sections
 
 
 def grader_yml_naming(name: str, text: str | None = None) -> str:
@@ -222,7 +101,7 @@ TrainingHook = Callable[[list[tuple[str, int, str]], "GraderConfig", dict[str, A
 SidecarHook = Callable[["GraderConfig", str], list[str]]
 # (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
 # never raise (a picture of the student's output, say).
-ReportHook = Callable[[Any, list[str]], dict[str, Any]]
+ReportHook = Callable[["Student", list[str]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -241,13 +120,12 @@ class Assignment:
     # names are not loaded); the public checks inject the same ones.
     grader_globals: Mapping[str, Any]
     # A stand-in for the worker that answers with the reference solution (run-alone checks).
-    reference_student: Callable[[], Any]
+    reference_student: Callable[[], Student]
     # Python source run in the worker beside the submission, as module `grader_helpers` (probes).
     worker_helpers: str = ""
     # Folders importable in the worker besides the submission (public, solution-free toolkits).
     worker_paths: tuple[Path, ...] = ()
-    # The part a training hook grades (None: the assignment has no training part).
-    training_part: str | None = None
+    # Grades the part assignment.yml's `training_part` names (None: the assignment has no training part).
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None
     report_extras: ReportHook | None = None
@@ -255,9 +133,14 @@ class Assignment:
     # current language (autograder.reports.sections); None: the engine's generic sections only.
     report_sections: ReportView | None = None
     # The assignment's own message catalogue (<lang>.yml files, the engine's format), asked before
-    # the engine's while it is graded or reported (autograder.reports.i18n); its `part.<name>` keys
+    # the engine's while it is graded or reported (autograder.i18n); its `part.<name>` keys
     # title the parts in reports.
     messages_dir: Path | None = None
+
+    @property
+    def training_part(self) -> str | None:
+        """The part the training hook grades (assignment.yml `training_part`; None: no training part)."""
+        return read_training_part(self.folder) if self.training is not None else None
 
     @property
     def provided_names(self) -> frozenset[str]:
@@ -301,61 +184,6 @@ class Assignment:
         return dict(parts) if isinstance(parts, dict) else {}
 
 
-def read_settings(folder: Path) -> dict[str, Any]:
-    """An assignment folder's assignment.yml.
-
-    Args:
-        folder: assignments/<name>/.
-
-    Returns:
-        The parsed mapping (empty when there is no file).
-
-    Raises:
-        AssignmentError: the file is not a YAML mapping.
-    """
-    path = folder / ASSIGNMENT_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise AssignmentError(f"{path}: not valid YAML: {error}") from error
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise AssignmentError(f"{path}: expected a mapping at the top level")
-    return data
-
-
-def available_assignments() -> list[str]:
-    """The assignment folders of this project (those with an assignment.py).
-
-    Returns:
-        Folder names, sorted.
-    """
-    if not ASSIGNMENTS_DIR.is_dir():
-        return []
-    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob("*/assignment.py"))
-
-
-def default_assignment_name() -> str:
-    """The assignment a configuration that names none grades: the only one there is.
-
-    Returns:
-        Its folder name.
-
-    Raises:
-        AssignmentError: there are none, or several (grader.yml must then name one).
-    """
-    names = available_assignments()
-    if len(names) != 1:
-        raise AssignmentError(
-            "name the assignment to grade (grader.yml `assignment.name` or --assignment): "
-            + (", ".join(names) if names else "no assignment folder found")
-        )
-    return names[0]
-
-
 @cache
 def load_assignment(name: str | None = None) -> Assignment:
     """Import assignments/<name>/assignment.py and return its ASSIGNMENT.
@@ -377,6 +205,10 @@ def load_assignment(name: str | None = None) -> Assignment:
     assignment = getattr(module, ASSIGNMENT_OBJECT, None)
     if not isinstance(assignment, Assignment):
         raise AssignmentError(f"assignments/{name}/assignment.py: {ASSIGNMENT_OBJECT} is not an Assignment")
+    if (assignment.training is None) != (read_training_part(assignment.folder) is None):
+        raise AssignmentError(
+            f"assignments/{name}: a training hook and assignment.yml's `training_part` go together, one is missing"
+        )
     return assignment
 
 

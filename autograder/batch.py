@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-import time
-import traceback
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
+from autograder.grading import GradeFunction, Submission
 from autograder.progress import BatchProgress
 from autograder.reports.files import RESERVED_STEMS
-from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
+from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
     from autograder.executors import Executor, ResultCallback
@@ -23,7 +21,6 @@ if TYPE_CHECKING:
     from autograder.results_store import ResultsStore
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
-GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
 
 
 class SubmissionPathError(ValueError):
@@ -37,15 +34,6 @@ class BatchInterrupted(KeyboardInterrupt):
         """Args: stored, the batch's submissions with a current stored result (earlier runs' included)."""
         super().__init__(stored)
         self.stored = stored
-
-
-@dataclass(frozen=True)
-class Submission:
-    """One file to grade, with the unique names its reports use."""
-
-    path: Path
-    label: str  # SubmissionResult.submission and the gradebook's `file`: the name, or a path
-    stem: str  # file-system-safe stem of `<stem>.json`, `<stem>.results.json`, `<stem>.md`
 
 
 def _folder_files(folder: Path, recursive: bool) -> list[tuple[Path, str]]:
@@ -147,99 +135,12 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
     ]
 
 
-def load_grade_function() -> GradeFunction:
-    """The engine's `grade_submission` (imported here: it is heavy and written separately).
-
-    Returns:
-        `autograder.engine.grade_submission`.
-
-    Raises:
-        ImportError: the engine cannot be imported.
-    """
-    # import_module consults sys.modules, so a stand-in engine registered there is honoured even
-    # after the real one was imported (the package attribute would win with `from ... import`).
-    engine = importlib.import_module("autograder.engine")
-    grade_function: GradeFunction = engine.grade_submission
-    return grade_function
-
-
-def _skip_reason(part: str, config: GraderConfig, parts: Sequence[str] | None) -> str:
-    # Same wording as the engine's skipped checks.
-    if parts is not None and part not in parts:
-        return "not selected for this grading run"
-    return config.disabled_parts().get(part, "")
-
-
-def grader_error_result(
-    label: str, config: GraderConfig, parts: Sequence[str] | None, error: BaseException | str, traceback_text: str = ""
-) -> SubmissionResult:
-    """The result recorded when grading a submission failed: status "grader-error", zero points
-    for every part that was to be graded (other parts skipped), the error in `notes` and the
-    traceback in `extras["traceback"]` (for staff; reports do not show it).
-
-    Args:
-        label: the submission's label.
-        config: the validated configuration.
-        parts: the selected parts (None: all).
-        error: the exception, or a description of what went wrong.
-        traceback_text: the formatted traceback, if any.
-
-    Returns:
-        A SubmissionResult with status STATUS_ERROR.
-    """
-    results = []
-    for name, part in config.parts.items():
-        reason = _skip_reason(name, config, parts)
-        checks = (
-            [
-                CheckResult(check_id, name, points, passed=False, points=0, message=reason, skipped=True)
-                for check_id, points in part.checks.items()
-            ]
-            if reason
-            else []
-        )
-        results.append(PartResult(name, part.title, part.points, 0, checks))
-    described = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    note = (
-        f"The autograder failed on this submission ({described}), so it was not graded; "
-        "the course staff have the details."
-    )
-    extras = {"traceback": traceback_text} if traceback_text else {}
-    return SubmissionResult(label, STATUS_ERROR, results, notes=[note], extras=extras)
-
-
-def grade_one(
-    grade_function: GradeFunction, submission: Submission, config: GraderConfig, parts: list[str] | None
-) -> SubmissionResult:
-    """Grade one submission; any failure becomes a "grader-error" result (never raises).
-
-    Args:
-        grade_function: the engine's `grade_submission`.
-        submission: what to grade.
-        config: the validated configuration.
-        parts: the selected parts (None: all).
-
-    Returns:
-        The result, labelled with `submission.label` and timed.
-    """
-    start = time.perf_counter()
-    try:
-        result = grade_function(submission.path, config, parts)
-        if not isinstance(result, SubmissionResult):
-            raise TypeError(f"grade_submission returned {type(result).__name__}, not a SubmissionResult")
-    except (Exception, SystemExit) as error:  # one failing submission must not stop the batch
-        result = grader_error_result(submission.label, config, parts, error, traceback.format_exc())
-    result.submission = submission.label
-    result.grading_seconds = time.perf_counter() - start
-    return result
-
-
 def grade_all(
     submissions: Sequence[Submission],
     config: GraderConfig,
+    grade_function: GradeFunction,
     parts: list[str] | None = None,
     jobs: int = 1,
-    grade_function: GradeFunction | None = None,
     progress: bool = False,
     executor: Executor | None = None,
     on_result: ResultCallback | None = None,
@@ -253,11 +154,11 @@ def grade_all(
     Args:
         submissions: from `expand_paths`.
         config: the validated configuration, passed to the grade function.
+        grade_function: `grade_submission(path, config, parts)` (the engine's, passed by the front
+            end). With jobs > 1 or another executor it must be picklable (a module-level function).
         parts: the parts to grade (None: all).
         jobs: the number of parallel worker processes of the default local executor (one job
             grades in this process).
-        grade_function: `grade_submission(path, config, parts)`; None loads the engine's. With
-            jobs > 1 or another executor it must be picklable (a module-level function).
         progress: show the batch's progress on stderr (autograder.progress.BatchProgress).
         executor: where to grade (see `autograder.executors`); None: `LocalExecutor(jobs)`.
         on_result: called in this process as each submission finishes, `(index, result)`, e.g.
@@ -266,9 +167,8 @@ def grade_all(
     Returns:
         One result per submission, in input order.
     """
-    grade_function = grade_function or load_grade_function()
     if executor is None:
-        from autograder.executors.local import LocalExecutor  # it imports this module
+        from autograder.executors.local import LocalExecutor  # process pools: imported when used
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
@@ -305,8 +205,8 @@ def grade_batch(
     config: GraderConfig,
     parts: list[str] | None,
     out_dir: Path,
+    grade_function: GradeFunction,
     executor: Executor | None = None,
-    grade_function: GradeFunction | None = None,
     regrade: bool = False,
     progress: bool = False,
     html: bool = False,
@@ -321,8 +221,8 @@ def grade_batch(
         config: the validated configuration.
         parts: the selected parts (None: all).
         out_dir: the report folder (the store is its `.grading` subfolder).
+        grade_function: the engine's `grade_submission`, passed by the front end.
         executor: where to grade (None: the local executor with grading.jobs).
-        grade_function: the engine's (None: loaded).
         regrade: grade everything again, whatever is stored.
         progress: show a progress bar.
         html: also write the HTML feedback.
@@ -350,8 +250,8 @@ def grade_batch(
             config,
             parts,
             out_dir,
-            executor,
             grade_function,
+            executor,
             regrade,
             progress,
             html,
@@ -366,8 +266,8 @@ def _grade_resumably(
     config: GraderConfig,
     parts: list[str] | None,
     out_dir: Path,
+    grade_function: GradeFunction,
     executor: Executor | None,
-    grade_function: GradeFunction | None,
     regrade: bool,
     progress: bool,
     html: bool,
@@ -375,10 +275,11 @@ def _grade_resumably(
 ) -> BatchRun:
     """`grade_batch` once the snapshots are taken: `copies` are graded, `submissions` name them."""
     from autograder.assignment import assignment_of
+    from autograder.i18n import use_language
     from autograder.late import apply_late_policy
-    from autograder.reports.i18n import use_language
+    from autograder.reports.publish import publish_reports, remove_scratch
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
-    from autograder.results_store import ResultsStore, StoredResult, inputs_digest, publish_reports, remove_scratch
+    from autograder.results_store import ResultsStore, StoredResult, inputs_digest
     from autograder.submission_times import submission_times
 
     times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
@@ -433,9 +334,9 @@ def _grade_resumably(
             grade_all(
                 [copies[index] for index in todo],
                 config,
+                grade_function,
                 parts,
                 jobs=config.grading.jobs,
-                grade_function=grade_function,
                 progress=progress,
                 executor=executor,
                 on_result=store_result,
@@ -541,7 +442,8 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import ResultsStore, publish_reports
+    from autograder.reports.publish import publish_reports
+    from autograder.results_store import ResultsStore
 
     config, results, stems, missing = load_stored_batch(out_dir)
     store = ResultsStore(out_dir)

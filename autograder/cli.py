@@ -13,17 +13,16 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
+from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
+from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from autograder.exit_codes import EXIT_OK as EXIT_OK
+from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
+from autograder.i18n import t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
-from autograder.reports.i18n import t, use_language
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
 from autograder.submission_times import TimesError
-
-EXIT_OK = 0  # grading completed, whatever the scores
-EXIT_CRASH = 1  # the grader itself failed before producing results
-EXIT_USAGE = 2  # bad arguments or configuration
-EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process stopped by SIGINT
 
 # CLI flag (argparse dest) -> grader.yml key it overrides. training.profile and training.mode are
 # keys of the assignments whose training section has them; grading another one with the flag is a
@@ -281,7 +280,8 @@ def _command_grade(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        grade_function = batch.load_grade_function()
+        # The engine is imported here, by the front end, and passed down to the batch and the executors.
+        from autograder.engine import grade_submission as grade_function
     except ImportError as error:
         print(f"error: cannot load the grading engine (autograder.engine): {error}", file=sys.stderr)
         return EXIT_CRASH

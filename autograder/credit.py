@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from autograder.config.sections import PartConfig
-from autograder.reports.i18n import part_title, t
+from autograder.i18n import part_title, t
 from autograder.runner import Verdict
 
 WITHHELD_EXTRA = "credit_withheld"  # result.extras key: checks that held but were not paid

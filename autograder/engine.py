@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from autograder import credit
-from autograder.assignment import assignment_of
+from autograder.assignment import Assignment, assignment_of
 from autograder.config import GraderConfig
+from autograder.i18n import t, use_language
 from autograder.notebook import load_submission
 from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
-from autograder.reports.i18n import t, use_language
 from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.runner import Verdict
 
@@ -78,15 +78,19 @@ def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None =
     Returns:
         The per-part, per-check result with student-facing messages (in feedback.language).
     """
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        return _grade_submission(path, config, parts)
+    # The executors hand the engine a configuration (picklable, sent to pool processes and Ray
+    # nodes); the assignment it names is loaded here, once per grading, and passed down.
+    assignment = assignment_of(config)
+    with use_language(config.feedback.language, assignment.messages_dir):
+        return _grade_submission(path, config, assignment, parts)
 
 
-def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None) -> SubmissionResult:
+def _grade_submission(
+    path: Path, config: GraderConfig, assignment: Assignment, parts: list[str] | None
+) -> SubmissionResult:
     started = time.monotonic()
     path = Path(path)
     selected = _selected_parts(config, parts)
-    assignment = assignment_of(config)
     loaded = load_submission(
         path,
         provided_names=assignment.provided_names,
@@ -105,7 +109,7 @@ def _grade_submission(path: Path, config: GraderConfig, parts: list[str] | None)
         result.grading_seconds = time.monotonic() - started
         return result
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
-    submission = LoadedForGrading(path, statements, loaded.why_missing, config, started)
+    submission = LoadedForGrading(path, statements, loaded.why_missing, config, started, assignment)
     verdicts = {}
     extras: dict[str, Any] = {}
     isolation = ""

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from autograder.exit_codes import EXIT_OK, EXIT_USAGE
 from autograder.reports.regrade import PointsChange, changed_submissions
-
-EXIT_OK, EXIT_USAGE = 0, 2  # as autograder.cli's
 
 
 def add_export_parser(commands: Any) -> None:
@@ -72,7 +71,7 @@ def command_compare(out_dir: Path, old_out: Path) -> int:
     """
     from autograder.assignment import assignment_of
     from autograder.batch import load_stored_batch
-    from autograder.reports.i18n import use_language
+    from autograder.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
 
     try:

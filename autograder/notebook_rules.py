@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from autograder.reports.i18n import t
+from autograder.i18n import t
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _NEW_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -33,12 +33,12 @@ from otter.test_files.abstract_test import TestCase, TestCaseResult
 from otter.test_files.ok_test import OKTestFile
 
 from autograder.assignment import assignment_of, bundled_data_of
-from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import GraderConfig, PartConfig, load_config
+from autograder.i18n import FALLBACK, assignment_title, part_title, t, use_language
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
 from autograder.integrations.otter_upload import Quarantine, prepare_autograder, quarantine_for_plugin
 from autograder.integrations.upload_guard import read_beneath, write_new
-from autograder.reports.i18n import FALLBACK, assignment_title, part_title, t, use_language
+from autograder.sidecar_files import locate_sidecar
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 # Result statuses with a catalogue word (report.status.<status>).
@@ -166,7 +166,7 @@ def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
     patterns = hook(config, "{stem}") if hook is not None else []  # names with the stem left as "{stem}"
     if not patterns:
         return
-    found = locate_checkpoint(submission, patterns)
+    found = locate_sidecar(submission, patterns)
     if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)

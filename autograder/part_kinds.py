@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from autograder.assignment import Assignment, assignment_of
+from autograder.assignment import Assignment
 from autograder.checks.support import CheckContext
 from autograder.config import GraderConfig
-from autograder.reports.i18n import t
+from autograder.i18n import t
 from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 
@@ -30,11 +30,7 @@ class LoadedForGrading:
     why_missing: Callable[[str], str | None]  # LoadedSubmission.why_missing ("not defined" messages)
     config: GraderConfig
     started: float  # time.monotonic() when grading began
-
-    @property
-    def assignment(self) -> Assignment:
-        """The assignment graded (the one the configuration names)."""
-        return assignment_of(self.config)
+    assignment: Assignment  # the assignment graded, loaded once by the engine
 
 
 @dataclass

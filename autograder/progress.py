@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from autograder.reports.i18n import t, use_language
+from autograder.i18n import t, use_language
 
 
 def _columns(stream: TextIO) -> int:

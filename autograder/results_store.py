@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -15,13 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import assignment_of
-from autograder.checkpoint_file import locate_checkpoint
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
-from autograder.reports.class_view import write_class_view
-from autograder.reports.feedback import write_feedback
-from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
+from autograder.sidecar_files import locate_sidecar
 from autograder.submission_snapshot import read_submission
 
 STORE_DIR = ".grading"  # inside the report folder
@@ -113,10 +109,10 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
     hook = assignment_of(config).sidecar_names
     if part is None or hook is None or part in config.disabled_parts() or (parts is not None and part not in parts):
         return []
-    # The engine's own choice (checkpoint_file.locate_checkpoint): the first candidate that exists,
+    # The engine's own choice (autograder.sidecar_files.locate_sidecar): the first candidate that exists,
     # a name without `{stem}` only when no other submission shares the folder. Every executor
     # ships and hashes exactly this, so a shared `checkpoint.pt` belongs to nobody on any of them.
-    found = locate_checkpoint(path, hook(config, "{stem}"))
+    found = locate_sidecar(path, hook(config, "{stem}"))
     return [found[0]] if found is not None else []
 
 
@@ -280,55 +276,3 @@ class ResultsStore:
         )
         with open(self.folder / "events.log", "a", encoding="utf-8") as log:  # O_APPEND: one write
             log.write(line)
-
-
-SCRATCH_PREFIX = ".publishing-"
-
-
-def remove_scratch(out_dir: Path) -> None:
-    """Remove scratch folders that a killed batch left in out_dir (they never hold a finished report).
-
-    Args:
-        out_dir: the report folder.
-    """
-    for scratch in Path(out_dir).glob(f"{SCRATCH_PREFIX}*"):
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def publish_reports(
-    results: Sequence[SubmissionResult],
-    stems: Sequence[str],
-    config: GraderConfig,
-    out_dir: Path,
-    html: bool = False,
-    reporter: bool = False,
-    batch_files: bool = True,
-    missing: Sequence[str] = (),
-) -> None:
-    """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:
-    rendered in a scratch folder inside out_dir, then moved into place with os.replace.
-
-    Args:
-        results: the results to report.
-        stems: their unique file stems.
-        config: the validated configuration.
-        out_dir: the report folder.
-        html: also the HTML feedback pages.
-        reporter: also the reporter payloads.
-        batch_files: also gradebook.csv, summary.md and the class view (False: the per-submission
-            files only).
-        missing: labels of the batch's submissions without a current result (the class view counts them).
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
-    try:
-        write_reports(results, stems, config, scratch)
-        if html or reporter:
-            write_feedback(results, stems, config, scratch, html=html, reporter=reporter)
-        if batch_files:
-            write_class_view(results, config, scratch, missing)
-        for path in sorted(scratch.iterdir()):
-            if batch_files or path.name not in (GRADEBOOK_NAME, SUMMARY_NAME):
-                os.replace(path, out_dir / path.name)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

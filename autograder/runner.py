@@ -33,7 +33,7 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     Returns:
         A verdict with the student's message; `internal_error` is set when the grader failed.
     """
-    from autograder.reports.i18n import t
+    from autograder.i18n import t
     from autograder.sandbox import BudgetSpent, StudentError, WorkerFailure
 
     if isinstance(error, BudgetSpent):

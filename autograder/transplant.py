@@ -6,7 +6,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
-from autograder.reports.i18n import t
+from autograder.i18n import t
 
 ParamList = Sequence[tuple[str, Sequence[int]]]  # named_parameters() order: (name, shape)
 Mapping = dict[str, str]  # reference name -> student name

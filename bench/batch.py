@@ -14,9 +14,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from autograder.batch import Submission, expand_paths, grade_all  # noqa: E402
+from autograder.batch import expand_paths, grade_all  # noqa: E402
 from autograder.config import load_config  # noqa: E402
+from autograder.engine import grade_submission  # noqa: E402
 from autograder.executors.local import LocalExecutor  # noqa: E402
+from autograder.grading import Submission  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "soundness" / "corpus"
 
@@ -82,7 +84,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as scratch:
         submissions = make_batch(Path(scratch) / "subs", args.count)
         local = LocalExecutor(args.jobs)
-        rows.append(timed("local executor", lambda: grade_all(submissions, config, parts, executor=local)))
+        rows.append(
+            timed("local executor", lambda: grade_all(submissions, config, grade_submission, parts, executor=local))
+        )
         rows.append(
             timed(
                 "local Ray start-up", lambda: ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False)
@@ -90,11 +94,19 @@ def main() -> int:
         )
         executor = RayExecutor()
         rows.append(
-            timed("local Ray", lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor))
+            timed(
+                "local Ray",
+                lambda: grade_all(submissions, executor.prepare(config), grade_submission, parts, executor=executor),
+            )
         )
         ray.shutdown()
         if not args.no_bracket:
-            rows.append(timed("local executor, again", lambda: grade_all(submissions, config, parts, executor=local)))
+            rows.append(
+                timed(
+                    "local executor, again",
+                    lambda: grade_all(submissions, config, grade_submission, parts, executor=local),
+                )
+            )
         if not args.skip_cluster:
             cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # head: no grading
             rows.append(
@@ -110,7 +122,9 @@ def main() -> int:
             rows.append(
                 timed(
                     "simulated two-node cluster",
-                    lambda: grade_all(submissions, executor.prepare(config), parts, executor=executor),
+                    lambda: grade_all(
+                        submissions, executor.prepare(config), grade_submission, parts, executor=executor
+                    ),
                 )
             )
             ray.shutdown()

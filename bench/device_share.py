@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+TRAIN_MODULE = "assignments.transformer_mt.reference_training"  # the reference training, configured by grader.yml
 
 
 def seconds_per_step(metrics: dict[str, Any]) -> float | None:
@@ -27,7 +28,7 @@ def run_together(count: int, train_args: list[str], out: Path, env: dict[str, st
 
     Args:
         count: how many trainings share the device.
-        train_args: `python -m reference.train` arguments (without --out).
+        train_args: `python -m assignments.transformer_mt.reference_training` arguments (without --out).
         out: a folder; run i writes its artifacts to out/run-i.
         env: the processes' environment.
 
@@ -39,7 +40,7 @@ def run_together(count: int, train_args: list[str], out: Path, env: dict[str, st
     for index in range(count):
         folder = out / f"run-{index}"
         log = (out / f"run-{index}.log").open("w", encoding="utf-8")
-        command = [sys.executable, "-m", "reference.train", *train_args, "--out", str(folder), "--no-progress"]
+        command = [sys.executable, "-m", TRAIN_MODULE, *train_args, "--out", str(folder), "--no-progress"]
         processes.append((folder, log, subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log)))
     results = []
     for folder, log, process in processes:
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counts", default="1,2,4,8", help="trainings at once, in order (first: alone)")
     parser.add_argument("--max-slowdown", type=float, default=1.5, help="stop once a step is this much slower")
     parser.add_argument("--out", default=None, help="folder for the runs (default: a temporary one)")
-    parser.add_argument("train_args", nargs="*", help="further reference.train arguments (after --)")
+    parser.add_argument("train_args", nargs="*", help="further training-command arguments (after --)")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.counts.split(",") if c.strip()]
     out = Path(args.out or tempfile.mkdtemp(prefix="device-share-"))

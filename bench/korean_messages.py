@@ -32,10 +32,11 @@ def _held_out(jobs: int) -> list[SubmissionResult]:
     from soundness_grading import corpus_config
 
     from autograder.batch import expand_paths, grade_all
+    from autograder.engine import grade_submission
 
     cheats = [case for case in load_cases() if case.id in CHEATS]
     paths = sorted(HELD_OUT.glob("bug_*.ipynb")) + [case.path for case in cheats]
-    return grade_all(expand_paths(paths), corpus_config(overrides=KOREAN), jobs=jobs)
+    return grade_all(expand_paths(paths), corpus_config(overrides=KOREAN), grade_submission, jobs=jobs)
 
 
 def _corpus(jobs: int) -> list[SubmissionResult]:

@@ -1,4 +1,4 @@
-"""Benchmark: wall time of `python -m reference.train --profile cpu` to the first BLEU >= 0.2, data prep included."""
+"""Benchmark: wall time of the reference training (`--profile cpu`) to the first BLEU >= 0.2, data prep included."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def main() -> int:
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--out", default=str(REPO_ROOT / "runs" / "time_to_bleu"))
     parser.add_argument("--warm-cache", action="store_true", help="reuse the normal data cache instead of a cold one")
-    parser.add_argument("extra", nargs="*", help="further reference.train arguments (after --)")
+    parser.add_argument("extra", nargs="*", help="further reference_training arguments (after --)")
     args = parser.parse_args()
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     with tempfile.TemporaryDirectory(prefix="mtkit-cold-cache-") as cold:
@@ -34,7 +34,7 @@ def main() -> int:
         command = [
             sys.executable,
             "-m",
-            "reference.train",
+            "assignments.transformer_mt.reference_training",
             "--profile",
             args.profile,
             "--out",

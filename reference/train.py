@@ -1,4 +1,5 @@
-"""CLI `python -m reference.train`: train the reference Transformer with a grader.yml profile."""
+"""Train the reference Transformer with one profile's settings (the CLI that reads them from grader.yml is
+`python -m assignments.transformer_mt.reference_training`)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,15 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _PROCESS_START = time.perf_counter()  # "wall time including data preparation" starts here
 
-import argparse  # noqa: E402
 import json  # noqa: E402
-import sys  # noqa: E402
-from collections.abc import Callable, Mapping, Sequence  # noqa: E402
+from collections.abc import Callable, Mapping  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
-import yaml  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
-from assignments.transformer_mt.settings import data_settings, training_settings  # noqa: E402
-from autograder.config import load_config  # noqa: E402
 from mtkit.allocator import keep_heap_mapped  # noqa: E402
 from mtkit.bleu import teacher_forced_bleu  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
@@ -85,90 +82,48 @@ def reference_recipe_fns(
     )
 
 
-def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
-    overrides = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE, got {pair!r}")
-        overrides[f"training.profiles.{profile}.{key.strip()}"] = yaml.safe_load(raw)  # typed like YAML
-    return overrides
+@dataclass(frozen=True)
+class TrainingRun:
+    """Everything one training run of the reference reads, resolved by its caller (no grader.yml here)."""
+
+    profile: str  # the profile's name (labels the run and the checkpoint)
+    hparams: Mapping[str, Any]  # the profile's keys (MODEL_KEYS, label_smoothing, the recipe's)
+    seed: int
+    target_bleu: float  # stop once the validation BLEU reaches it
+    out: Path  # where the checkpoint, vocabulary, metrics, log and curves go
+    data_dir: str | None  # the raw Multi30k folder (None: $MULTI30K_DIR, else the download)
+    tokenizer: str
+    max_length: int
+    cache_dir: str | None
+    device: str | None = None  # "cpu" or "cuda" (None: cuda when available)
+    expected_counts: dict[str, int] | None = None  # sentence counts the data must have (tests)
+    recipe_overrides: dict[str, Any] = field(default_factory=dict)  # e.g. max_epochs, time_budget_s
+    teacher_forced: bool = False  # also the original notebook's teacher-forced BLEU (labelled, not graded)
+    progress: bool = True  # tqdm bars
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m reference.train", description=__doc__)
-    p.add_argument("--profile", default=None, help="training profile in grader.yml (default: training.profile)")
-    p.add_argument("--config", default=None, help="grader.yml to read (default: the project's)")
-    p.add_argument("--out", default=None, help="output folder (default: runs/<profile>)")
-    p.add_argument("--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)")
-    p.add_argument("--max-epochs", type=int, default=None, help="override the profile's max_epochs")
-    p.add_argument("--time-budget", type=float, default=None, help="override time_budget_s (seconds)")
-    p.add_argument("--seed", type=int, default=None, help="default: grading.seed")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override any profile key, e.g. --set embedding_dim=128 (repeatable)",
-    )
-    p.add_argument("--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
-    p.add_argument(
-        "--expected-counts",
-        default=None,
-        metavar="train=N,validation=N,test=N",
-        help="line counts of a test slice instead of the real 29,000/1,014/1,000",
-    )
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
-    p.add_argument(
-        "--teacher-forced",
-        action="store_true",
-        help="also report the original notebook's teacher-forced BLEU (labelled, not graded)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
-    return p
-
-
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(setup: TrainingRun) -> dict[str, Any]:
     """Prepare data, train, evaluate and write checkpoint, vocabulary, metrics and curves.
 
     Args:
-        args: parsed command-line arguments (see `_parser`).
+        setup: the run's resolved settings.
 
     Returns:
         The metrics dict that is also written to metrics.json.
     """
     keep_heap_mapped()  # large tensors stay mapped between steps (mtkit/allocator.py)
-    base = load_config(args.config)
-    name = training_settings(base).profile_name(args.profile)
-    config = load_config(args.config, _parse_overrides(args.set, name)) if args.set else base
-    training = training_settings(config)
-    hparams = training.profile_hparams(name)
-    seed = config.grading.seed if args.seed is None else args.seed
-    target = training.threshold_bleu if args.target_bleu is None else args.target_bleu
-    out = Path(args.out or f"runs/{name}")
+    name, hparams, seed, target = setup.profile, setup.hparams, setup.seed, setup.target_bleu
+    out = setup.out
     out.mkdir(parents=True, exist_ok=True)
-    device = torch.device(args.device) if args.device else default_device()
+    device = torch.device(setup.device) if setup.device else default_device()
 
-    counts = None
-    if args.expected_counts:
-        counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}
-    data_cfg = data_settings(config)
     data = prepare_data(
-        args.data_dir or data_cfg.local_dir,
-        data_cfg.tokenizer,
-        data_cfg.max_length,
-        data_cfg.cache_dir,
-        expected_counts=counts,
+        setup.data_dir, setup.tokenizer, setup.max_length, setup.cache_dir, expected_counts=setup.expected_counts
     )
     prep_done = time.perf_counter() - _PROCESS_START
     print(data.summary(), f"\n(ready {prep_done:.1f} s after start)", flush=True)
 
-    overrides: dict[str, Any] = {"seed": seed, "target_bleu": target}
-    if args.max_epochs is not None:
-        overrides["max_epochs"] = args.max_epochs
-    if args.time_budget is not None:
-        overrides["time_budget_s"] = args.time_budget
-    recipe = recipe_from_profile(hparams, **overrides)
+    recipe = recipe_from_profile(hparams, seed=seed, target_bleu=target, **setup.recipe_overrides)
     seed_everything(seed)
     sizes = {lang: len(vocab) for lang, vocab in data.vocabs.items()}
     model = build_model(hparams, sizes, data.max_length).to(device)
@@ -192,11 +147,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         loss_fn=loss_fn,
         evaluate=evaluate,
         device=device,
-        progress=not args.no_progress,
+        progress=setup.progress,
         log_path=out / LOG_NAME,
     )
     final = dict(last_eval)
-    if args.teacher_forced:
+    if setup.teacher_forced:
         split = data.splits["validation"]
         preds = teacher_forced_predictions(model, split.src, split.tgt, data.vocabs[data.tgt_language].itos)
         final[TEACHER_FORCED_KEY] = teacher_forced_bleu(preds, split.tgt_tokens)
@@ -249,20 +204,3 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         flush=True,
     )
     return metrics
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point.
-
-    Args:
-        argv: arguments (default sys.argv[1:]).
-
-    Returns:
-        0 when the target BLEU was reached, 1 otherwise.
-    """
-    metrics = run(_parser().parse_args(argv))
-    return 0 if metrics["reached_target"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -63,7 +63,7 @@ def reference_cpu_run(tmp_path_factory: pytest.TempPathFactory, multi30k_dir: Pa
         [
             sys.executable,
             "-m",
-            "reference.train",
+            "assignments.transformer_mt.reference_training",
             "--profile",
             "cpu",
             "--out",

@@ -69,7 +69,6 @@ ASSIGNMENT = Assignment(
     reference_student=reference_student,
     # The probes and the worker side of the training part run in the worker as `grader_helpers`.
     worker_helpers=HELPERS_SOURCE,
-    training_part="training",
     training=run_training,
     # Student-facing messages, part titles (`part.<name>`) included.
     messages_dir=FOLDER / "messages",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from autograder.assignment import Assignment, TrainingOutcome
-from autograder.reports.i18n import current_language, use_language
+from autograder.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
@@ -136,7 +136,6 @@ ASSIGNMENT = Assignment(
     # mtkit (public, no solutions) is importable there: the student notebook uses it.
     worker_helpers=PROBE_SOURCE,
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
-    training_part="training",
     training=run_training,
     sidecar_names=sidecar_names,
     report_extras=report_extras,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from autograder.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
+from assignments.transformer_mt.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
 from autograder.config import assignment_section
 from autograder.config.base import KeyProblem, Section
 from autograder.config.training import TrainingSection

@@ -24,7 +24,7 @@ from torch import Tensor
 
 from assignments.transformer_mt.settings import data_settings
 from autograder.config import GraderConfig
-from autograder.reports.i18n import t  # student-facing text, in the configured language
+from autograder.i18n import t  # student-facing text, in the configured language
 from autograder.sandbox import Worker
 from autograder.transplant import candidate_mappings
 from mtkit.batching import pad_pair_batch

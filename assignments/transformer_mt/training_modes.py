@@ -19,9 +19,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from autograder.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from assignments.transformer_mt.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from autograder.i18n import t
 from autograder.progress import training_progress
-from autograder.reports.i18n import t
 
 if TYPE_CHECKING:
     from assignments.transformer_mt.settings import TrainingConfig

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import mtkit
+from assignments.transformer_mt.checkpoint_file import CheckpointRefused
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import (
     NOT_FITTED,
@@ -33,10 +34,9 @@ from assignments.transformer_mt.training_eval import (
 )
 from assignments.transformer_mt.training_modes import TrainingBudgetSpent, training_mode
 from autograder.assignment import TrainingOutcome
-from autograder.checkpoint_file import CheckpointRefused
 from autograder.config import GraderConfig
+from autograder.i18n import t
 from autograder.progress import training_progress_shown
-from autograder.reports.i18n import t
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox

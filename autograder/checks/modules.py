@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
@@ -175,7 +175,15 @@ class ModuleChecks:
                     param.add_(torch.randn(param.shape, generator=gen) * 0.2)
         return module
 
-    def run(self, ctx: CheckContext, part: ModulePart, handle: int, case: Case, mode: str, seed: int = 0) -> Any:
+    def run(
+        self,
+        ctx: CheckContext,
+        part: ModulePart,
+        handle: int,
+        case: Case,
+        mode: Literal["eval", "train"],
+        seed: int = 0,
+    ) -> Any:
         """Run the student's module on one case."""
         return ctx.student.run(handle, part.method, case, mode=mode, seed=seed, set_globals=part.set_globals or None)
 

@@ -10,9 +10,9 @@ from typing import Any, NoReturn
 import torch
 from torch import Tensor, nn
 
-from autograder.reports.i18n import t
+from autograder.checks.student import Student
+from autograder.i18n import t
 from autograder.transplant import candidate_mappings, describe_mismatch
-from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -47,7 +47,7 @@ def fail(message: str, blocking: bool = False) -> NoReturn:
 class CheckContext:
     """What every check needs: the student side, the seed and per-run caches."""
 
-    student: Any  # the worker client, or ReferenceStudent
+    student: Student  # the sandboxed worker, or the in-process reference (run-alone checks)
     seed: int = 0
     cache: dict[str, Any] = field(default_factory=dict)
     why_missing: Callable[[str], str | None] | None = None  # the loader's explanation of a gap
@@ -74,46 +74,6 @@ def check_context(request: Any, assignment: str) -> CheckContext:
     from autograder.assignment import load_assignment
 
     return CheckContext(student=load_assignment(assignment).reference_student(), seed=0)
-
-
-def token_batch(
-    gen: torch.Generator,
-    batch: int,
-    length: int,
-    vocab: int,
-    pad_idx: int = PAD_IDX,
-    ragged: bool = True,
-    min_len: int = 2,
-) -> Tensor:
-    """Random target-like id sequences `<sos> w… <eos> <pad>…`, shape (batch, length).
-
-    Args:
-        gen: the seeded generator.
-        batch: rows.
-        length: columns (the common padded length).
-        vocab: vocabulary size; ordinary tokens are drawn from [4, vocab) and never equal pad_idx.
-        pad_idx: the padding id.
-        ragged: random true lengths (so rows end in padding); False fills every row.
-        min_len: shortest true length when ragged.
-
-    Returns:
-        LongTensor (batch, length).
-    """
-    ids = torch.randint(4, vocab, (batch, length), generator=gen)
-    ids[ids == pad_idx] = 4 if pad_idx != 4 else 5
-    for row in range(batch):
-        true_len = length
-        if ragged and length > min_len:
-            true_len = int(torch.randint(min_len, length + 1, (1,), generator=gen))
-        if length >= 1:
-            ids[row, 0] = SOS_IDX
-        if true_len >= 2:
-            ids[row, true_len - 1] = EOS_IDX
-        ids[row, true_len:] = pad_idx
-    if ragged and batch > 1 and length > min_len:
-        ids[0, length - 1] = EOS_IDX  # one full-length row so that L is the batch maximum
-        ids[0, 1 : length - 1] = ids[0, 1 : length - 1].clamp(min=4)
-    return ids
 
 
 def first_mismatch(actual: Tensor, expected: Tensor, close: bool) -> tuple[int, ...] | None:
@@ -175,7 +135,7 @@ class Transplant:
 
 
 def transplant_matching(
-    student: Any, handle: int, reference_module: nn.Module, reproduces: Callable[[dict[str, str]], bool], what: str
+    student: Student, handle: int, reference_module: nn.Module, reproduces: Callable[[dict[str, str]], bool], what: str
 ) -> Transplant:
     """Find a weight mapping under which the student's module reproduces the reference.
 

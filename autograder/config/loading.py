@@ -13,6 +13,15 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticUndefined
 
+from autograder.assignment_folder import (
+    ASSIGNMENTS_DIR,
+    AssignmentError,
+    available_assignments,
+    default_assignment_name,
+    read_config_sections,
+    read_settings,
+    read_training_part,
+)
 from autograder.config.base import ConfigError, KeyProblem, Section, describe_error
 from autograder.config.late import LateConfig
 from autograder.config.sections import AssignmentConfig, FeedbackConfig, GradingConfig, PartConfig, WorkerConfig
@@ -79,15 +88,12 @@ class GraderConfig(Section):
         """The part the assignment's training hook grades, when this configuration lists it.
 
         Returns:
-            Its name (`Assignment.training_part`), or None.
+            Its name (assignment.yml `training_part`), or None.
         """
-        from autograder.assignment import AssignmentError, assignment_of  # imported when asked
-
         try:
-            assignment = assignment_of(self)
+            part = read_training_part(ASSIGNMENTS_DIR / (self.assignment.name or default_assignment_name()))
         except AssignmentError:  # names none among several: grading itself says so
             return None
-        part = assignment.training_part if assignment.training is not None else None
         return part if part in self.parts else None
 
     def disabled_parts(self) -> dict[str, str]:
@@ -96,7 +102,7 @@ class GraderConfig(Section):
         Returns:
             {part: reason}; today only the training part, when training is not enabled.
         """
-        from autograder.reports.i18n import t  # the reason is student-facing text
+        from autograder.i18n import t  # the reason is student-facing text
 
         part = self.training_part()
         if not self.training.enabled and part is not None:
@@ -131,8 +137,6 @@ def assignment_section(config: GraderConfig, key: str, model: type[SectionModel]
 
 def _assignment_settings(name: Any) -> dict[str, Any]:
     """The named assignment's assignment.yml (read as text: the assignment's code is not imported)."""
-    from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, available_assignments, read_settings
-
     if name is not None and not isinstance(name, str):
         return {}  # the model reports the wrong type
     try:
@@ -179,8 +183,6 @@ def graded_name(raw: Any) -> str | None:
     Returns:
         The folder name, or None (none named among several, or a wrong type: validation says so).
     """
-    from autograder.assignment import available_assignments
-
     section = raw.get("assignment") if isinstance(raw, dict) else None
     name = section.get("name") if isinstance(section, dict) else None
     if name is None:
@@ -204,8 +206,6 @@ def config_model(name: str | None) -> type[GraderConfig]:
         ConfigError: a declared section cannot be imported, is no grader.yml section model, or
             replaces a core section (only `training` may be extended, by a TrainingSection).
     """
-    from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, available_assignments, read_config_sections
-
     if name is None or name not in available_assignments():
         return GraderConfig
     try:
@@ -319,8 +319,6 @@ def settings_for(raw: dict[str, Any], name: Any) -> dict[str, Any]:
 def _check_override_keys(overrides: dict[str, Any], name: str | None) -> None:
     """Refuse an override of a key that another assignment has and the graded one lacks (a flag
     meant for that one), naming the assignment; other unknown keys are validation's to report."""
-    from autograder.assignment import available_assignments
-
     for dotted in overrides:
         if has_key(config_model(name), dotted):
             continue
@@ -459,8 +457,6 @@ def describe(assignment: str | None = None) -> str:
     Raises:
         ConfigError: no such assignment, or its sections cannot be loaded.
     """
-    from autograder.assignment import available_assignments
-
     if assignment is not None and assignment not in available_assignments():
         raise ConfigError(f"unknown assignment {assignment!r} (assignments: {', '.join(available_assignments())})")
     if assignment is None:

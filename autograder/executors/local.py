@@ -12,9 +12,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from types import FrameType
 
-from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import GraderConfig
-from autograder.executors import ResultCallback
+from autograder.executors.base import ResultCallback
+from autograder.grading import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.results import SubmissionResult
 
 # On Ctrl-C the grader asks its pool processes to stop (SIGTERM); one that is grading unwinds (so

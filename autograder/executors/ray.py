@@ -1,6 +1,6 @@
 """The Ray executor: one Ray task per submission, placed by the resources its parts need.
 
-Each task runs the same `batch.grade_one` as the local executor on a node of the cluster: the
+Each task runs the same `grading.grade_one` as the local executor on a node of the cluster: the
 engine starts its sandboxed worker processes there (student code never runs in the Ray worker's
 own process) and the task returns the result as the engine's JSON text, which the driver parses
 and hands to the same resumable writer. Ray retries a task whose node or worker died. The
@@ -21,9 +21,10 @@ from typing import Any
 import ray
 
 from autograder.assignment import bundled_data_of
-from autograder.batch import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.config import PROJECT_ROOT, GraderConfig
-from autograder.executors import ClusterTooSmall, ResultCallback, ray_code
+from autograder.executors import ray_code
+from autograder.executors.base import ClusterTooSmall, ResultCallback
+from autograder.grading import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 from autograder.results_store import sidecar_files

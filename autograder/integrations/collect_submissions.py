@@ -21,8 +21,9 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
-from autograder.checkpoint_file import DEFAULT_NAMES, locate_checkpoint
+from assignments.transformer_mt.checkpoint_file import DEFAULT_NAMES
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
+from autograder.sidecar_files import locate_sidecar
 
 GITHUB = "https://github.com"
 MANIFEST = "manifest.csv"
@@ -167,7 +168,7 @@ def _copy_checkpoint(checkout: Path, notebook: str, target: Path) -> str | None:
     that checkpoint mode finds it beside the collected notebook; read without following links (a
     link or special file is not copied, and the grader reports the missing checkpoint).
     Returns: its path in the repository, or None."""
-    found = locate_checkpoint(checkout / notebook, list(DEFAULT_NAMES))
+    found = locate_sidecar(checkout / notebook, list(DEFAULT_NAMES))
     if found is None:
         return None
     relative = found[0].relative_to(checkout).as_posix()

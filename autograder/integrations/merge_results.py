@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config as grader_config
+from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import ConfigParts, is_skipped
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
-from autograder.reports.i18n import t, use_language
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
 # The worse status wins: a grader error anywhere must stay visible in the gradebook.

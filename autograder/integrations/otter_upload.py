@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.i18n import t
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, scan_upload, write_new
-from autograder.reports.i18n import t
 
 UPLOAD_DIR = "upload"  # <autograder>/upload, made by run_otter.py before Otter starts
 MANIFEST = "quarantine.json"  # in that folder: the graded file's name and the refused entries

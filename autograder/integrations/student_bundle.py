@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.assignment import ASSIGNMENTS_DIR, default_assignment_name, read_manifest
+from autograder.assignment_folder import ASSIGNMENTS_DIR, default_assignment_name, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE_DIR = ROOT / "student_template" / ".github" / "autograding"

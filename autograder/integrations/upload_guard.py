@@ -39,9 +39,9 @@ class UploadScan:
 
 
 def t(key: str, /, **fields: Any) -> str:
-    """A student-facing message (autograder.reports.i18n.t), imported on first use: the submission
+    """A student-facing message (autograder.i18n.t), imported on first use: the submission
     collector imports this module where the grader's dependencies (yaml) are not installed."""
-    from autograder.reports import i18n
+    from autograder import i18n
 
     return i18n.t(key, **fields)
 

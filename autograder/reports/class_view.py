@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.class_data import class_data
 from autograder.reports.common import format_points
-from autograder.reports.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.reports.sections import escape_html

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.files import check_stems
 from autograder.reports.html import write_html
-from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.markdown import render_submission
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.sections import ReportView, extra_sections
@@ -82,20 +82,22 @@ def write_feedback(
         The paths written.
     """
     check_stems(stems)
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
-        return _write_feedback(results, stems, config, out_dir, html, reporter)
+    assignment = assignment_of(config)
+    with use_language(config.feedback.language, assignment.messages_dir):
+        # What the assignment's extras mean, in its words.
+        return _write_feedback(results, stems, config, assignment.report_sections, out_dir, html, reporter)
 
 
 def _write_feedback(
     results: Sequence[SubmissionResult],
     stems: Sequence[str],
     config: GraderConfig,
+    view: ReportView | None,
     out_dir: Path,
     html: bool,
     reporter: bool,
 ) -> list[Path]:
     columns = part_columns(config.parts, results)
-    view = assignment_of(config).report_sections  # what the assignment's extras mean, in its words
     written = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for result, stem in zip(results, stems, strict=True):

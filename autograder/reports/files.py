@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import assignment_title, use_language
 from autograder.reports.markdown import render_markdown, render_submission
 from autograder.reports.submission_json import write_submission_json
 from autograder.results import SubmissionResult

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from autograder.i18n import current_language, part_title, t, use_language
 from autograder.reports.common import (
     ConfigParts,
     PartColumn,
@@ -26,7 +27,6 @@ from autograder.reports.common import (
     part_columns,
     skip_reason,
 )
-from autograder.reports.i18n import current_language, part_title, t, use_language
 from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import status_label
 from autograder.reports.submission_json import dumps_stable

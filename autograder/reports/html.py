@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from autograder.i18n import part_title, t
 from autograder.reports.common import (
     ConfigParts,
     PartColumn,
@@ -17,7 +18,6 @@ from autograder.reports.common import (
     part_possible,
     skip_reason,
 )
-from autograder.reports.i18n import part_title, t
 from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import status_label
 from autograder.reports.sections import ReportView, escape_html, extra_sections

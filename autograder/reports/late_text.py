@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from autograder.config import parse_moment
+from autograder.i18n import t
 from autograder.reports.common import format_points
-from autograder.reports.i18n import t
 from autograder.results import SubmissionResult
 
 

@@ -2,13 +2,14 @@
 
 Every student-derived string (file names, messages, notes) passes through `reports.md_safe`, so
 it cannot add headings, table rows, images, links or HTML. Labels come from the message
-catalogue (`reports.i18n`) in the current feedback language.
+catalogue (`autograder.i18n`) in the current feedback language.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from autograder.i18n import part_title, t
 from autograder.reports.common import (
     SKIPPED,
     ConfigParts,
@@ -22,7 +23,6 @@ from autograder.reports.common import (
     part_possible,
     skip_reason,
 )
-from autograder.reports.i18n import part_title, t
 from autograder.reports.late_text import late_lines
 from autograder.reports.md_safe import md_code, md_text
 from autograder.results import PartResult, SubmissionResult

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.i18n import t
 from autograder.reports.common import final_total, find_part, format_points, is_skipped
-from autograder.reports.i18n import t
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 

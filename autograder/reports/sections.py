@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.reports.i18n import t
+from autograder.i18n import t
 
 TRAINING = "training"  # the extras entry of the training part (autograder.part_kinds.TrainingPart)
 

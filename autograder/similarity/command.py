@@ -10,9 +10,9 @@ from pathlib import Path
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
-from autograder.cli import EXIT_OK, EXIT_USAGE
 from autograder.config import ConfigError
-from autograder.reports.i18n import use_language
+from autograder.exit_codes import EXIT_OK, EXIT_USAGE
+from autograder.i18n import use_language
 from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
 from autograder.similarity.extract import template_notebook
 from autograder.similarity.report import write_similarity_report

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.reports.i18n import t
+from autograder.i18n import t
 from autograder.reports.md_safe import csv_cell
 from autograder.similarity.compare import Pair, Submission, compare_pair
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import otter_uploads as uploads
 import pytest
 
-from autograder.reports.i18n import t as catalogue_text
+from autograder.i18n import t as catalogue_text
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(2400)]  # the module fixture grades six times on a shared machine
 UNIT_QUESTIONS = {"q1", "q2", "q3", "q4", "q5"}

@@ -14,8 +14,8 @@ from otter.test_files import GradingResults
 
 from autograder import otter_bridge as bridge
 from autograder.config import load_config
+from autograder.i18n import t, use_language
 from autograder.otter_bridge import BridgeOptions, EngineRun
-from autograder.reports.i18n import t, use_language
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = bridge.load_parts(REPO)

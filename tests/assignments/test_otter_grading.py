@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assignments.transformer_mt import build
-from autograder.reports.i18n import t as catalogue_text
+from autograder.i18n import t as catalogue_text
 
 REPO = build.REPO
 EXAMPLES = REPO / "examples"

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from assignments.transformer_mt import build
-from autograder.assignment import ASSIGNMENTS_DIR, read_bundled_data
+from autograder.assignment_folder import ASSIGNMENTS_DIR, read_bundled_data
 
 REPO = build.REPO
 STUDENT = build.STUDENT_DIR

@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autograder.batch import Submission, expand_paths, grade_all
+from autograder.batch import expand_paths, grade_all
 from autograder.config import load_config
+from autograder.engine import grade_submission
 from autograder.executors.local import LocalExecutor
+from autograder.grading import Submission
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "soundness" / "corpus"
@@ -32,4 +34,4 @@ def scores(results) -> dict[str, tuple[str, float, dict[str, float]]]:
 
 def local_scores(submissions: list[Submission]) -> dict:
     """The local executor's scores of the batch (two worker processes)."""
-    return scores(grade_all(submissions, load_config(), PARTS, executor=LocalExecutor(2)))
+    return scores(grade_all(submissions, load_config(), grade_submission, PARTS, executor=LocalExecutor(2)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import autograder.assignment as unit
-from autograder.assignment import Assignment, AssignmentError, load_assignment
+import autograder.assignment_folder as unit
+from autograder.assignment import Assignment, load_assignment
+from autograder.assignment_folder import AssignmentError
 from autograder.config import load_config
 from autograder.integrations.public_checks import PROVIDED_GLOBALS
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch
-from autograder.batch import Submission, SubmissionPathError, expand_paths, grade_all
+from autograder.batch import SubmissionPathError, expand_paths, grade_all
 from autograder.config import GraderConfig, load_config
+from autograder.grading import Submission, grader_error_result
 from autograder.reports.files import SUBMISSION_FILE_KINDS, check_stems
 from autograder.results import STATUS_ERROR, STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 
@@ -161,7 +161,7 @@ def test_a_wrong_return_type_is_a_grader_error(tmp_path):
 
 
 def test_error_result_skips_parts_that_were_not_selected():
-    result = batch.grader_error_result("x.py", CONFIG, ["decoder"], "it broke")
+    result = grader_error_result("x.py", CONFIG, ["decoder"], "it broke")
     graded = [p.part for p in result.parts if not p.checks]
     assert graded == ["decoder"]
     assert "(it broke)" in result.notes[0]

@@ -7,7 +7,7 @@ import pytest
 from autograder import credit
 from autograder.config import ConfigError, load_config
 from autograder.config.sections import PartConfig
-from autograder.reports.i18n import use_language
+from autograder.i18n import use_language
 from autograder.runner import Verdict
 
 PART = PartConfig(

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
-from autograder.reports.i18n import t
+from autograder.i18n import t
 from autograder.reports.submission_json import submission_json
 from autograder.results import SubmissionResult
 

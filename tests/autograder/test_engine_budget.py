@@ -6,7 +6,7 @@ from pathlib import Path
 
 from autograder.config import load_config
 from autograder.engine import grade_submission
-from autograder.reports.i18n import t, use_language
+from autograder.i18n import t, use_language
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks" / "slow_top_level.py"
 

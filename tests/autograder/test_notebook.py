@@ -294,7 +294,7 @@ STUDENT_TEMPLATE = Path(__file__).resolve().parents[2] / "student_template"
 
 
 def test_a_notebook_of_another_assignment_is_refused_naming_the_right_one() -> None:
-    from autograder.reports.i18n import use_language
+    from autograder.i18n import use_language
 
     part1 = STUDENT_TEMPLATE / "attention_encoder" / "attention_encoder.ipynb"
     with use_language("ko"):

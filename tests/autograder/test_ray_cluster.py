@@ -19,6 +19,7 @@ from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.batch import expand_paths, grade_all, grade_batch  # noqa: E402
 from autograder.config import load_config  # noqa: E402
+from autograder.engine import grade_submission  # noqa: E402
 from autograder.executors.ray import RayExecutor  # noqa: E402
 from autograder.results import STATUS_GRADED  # noqa: E402
 
@@ -62,10 +63,10 @@ def test_training_tasks_go_to_the_gpu_like_node_and_unit_tasks_anywhere(cluster,
     submissions = expand_paths([tmp_path])
     training = executor.prepare(load_config(overrides={"training.enabled": True}))
     assert training_settings(training).profile == "gpu"  # auto: the cluster offers the GPU-like resource
-    placed = grade_all(submissions, training, None, executor=executor, grade_function=where_and_sleep(0.2))
+    placed = grade_all(submissions, training, parts=None, executor=executor, grade_function=where_and_sleep(0.2))
     assert {r.notes[0] for r in placed} == {nodes["gpu"].node_id}
     units = executor.prepare(load_config())
-    placed = grade_all(submissions, units, None, executor=executor, grade_function=where_and_sleep(1.0))
+    placed = grade_all(submissions, units, parts=None, executor=executor, grade_function=where_and_sleep(1.0))
     assert {r.notes[0] for r in placed} == {nodes["plain"].node_id, nodes["gpu"].node_id}
 
 
@@ -75,14 +76,16 @@ def test_a_request_no_node_can_meet_is_refused_instead_of_waiting_forever(cluste
     nowhere = RayExecutor(gpu_resource="no_such_accelerator")
     config = load_config(overrides={"training.enabled": True, "training.profile": "gpu"})
     with pytest.raises(RuntimeError, match="no_such_accelerator"):
-        grade_all(expand_paths([tmp_path]), config, None, executor=nowhere, grade_function=where_and_sleep(0))
+        grade_all(expand_paths([tmp_path]), config, parts=None, executor=nowhere, grade_function=where_and_sleep(0))
 
 
 def test_the_cluster_gives_the_local_executors_scores(cluster, tmp_path):
     _, executor, _ = cluster
     submissions = small_batch(tmp_path / "subs")
     config = executor.prepare(load_config())
-    assert scores(grade_all(submissions, config, PARTS, executor=executor)) == local_scores(submissions)
+    assert scores(grade_all(submissions, config, grade_submission, PARTS, executor=executor)) == local_scores(
+        submissions
+    )
 
 
 def test_a_node_killed_mid_batch_loses_no_submission(cluster, tmp_path):

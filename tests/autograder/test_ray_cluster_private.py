@@ -29,6 +29,7 @@ from ray_helpers import PARTS, small_batch  # noqa: E402
 
 from autograder.batch import expand_paths, grade_all  # noqa: E402
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config  # noqa: E402
+from autograder.engine import grade_submission  # noqa: E402
 from autograder.executors import ray_code  # noqa: E402
 from autograder.executors.ray import RayExecutor, code_excludes  # noqa: E402
 from autograder.results import STATUS_ERROR, STATUS_GRADED, SubmissionResult  # noqa: E402
@@ -123,12 +124,12 @@ def report_code_folder(path: Path, config: GraderConfig, parts: list[str] | None
 
 def test_nothing_of_the_code_is_readable_by_others_during_or_after_a_batch(cluster, tmp_path: Path) -> None:
     executor, folders, _ = cluster
-    results = grade_all(small_batch(tmp_path / "subs"), executor.prepare(load_config()), PARTS, executor=executor)
+    results = grade_all(
+        small_batch(tmp_path / "subs"), executor.prepare(load_config()), grade_submission, PARTS, executor=executor
+    )
     assert [r.status for r in results] == [STATUS_GRADED] * len(results)
     assert len({r.points for r in results}) > 1  # the real checks and the reference ran on the nodes
-    during = grade_all(
-        small_batch(tmp_path / "again"), load_config(), None, executor=executor, grade_function=report_code_folder
-    )
+    during = grade_all(small_batch(tmp_path / "again"), load_config(), report_code_folder, None, executor=executor)
     for result in during:
         code, *open_to_others = result.notes
         assert Path(code).name.startswith(ray_code.PREFIX) and open_to_others == []
@@ -161,11 +162,7 @@ def test_what_a_task_prints_or_raises_quotes_no_code_in_the_nodes_logs(cluster, 
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / "a.ipynb").write_text("{}", encoding="utf-8")
     results = grade_all(
-        expand_paths([tmp_path / "subs"]),
-        load_config(),
-        None,
-        executor=executor,
-        grade_function=quote_the_code_and_fail,
+        expand_paths([tmp_path / "subs"]), load_config(), quote_the_code_and_fail, None, executor=executor
     )
     assert [r.status for r in results] == [STATUS_ERROR]
     assert "file not found" in json.dumps(results[0].to_json())
@@ -193,11 +190,7 @@ def test_the_copy_of_a_task_killed_mid_run_is_removed_by_the_next_task(cluster, 
     (tmp_path / "subs" / "a.ipynb").write_text("{}", encoding="utf-8")
     marker = tmp_path / "killed-code-folder"
     results = grade_all(
-        expand_paths([tmp_path / "subs"]),
-        load_config(),
-        None,
-        executor=executor,
-        grade_function=die_on_first_attempt(marker),
+        expand_paths([tmp_path / "subs"]), load_config(), die_on_first_attempt(marker), None, executor=executor
     )
     assert [r.status for r in results] == [STATUS_GRADED]  # Ray ran the task again
     killed = marker.read_text(encoding="utf-8")

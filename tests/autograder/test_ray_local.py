@@ -14,6 +14,7 @@ from ray_helpers import PARTS, local_scores, scores, small_batch  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.batch import grade_all, grade_batch  # noqa: E402
 from autograder.config import load_config  # noqa: E402
+from autograder.engine import grade_submission  # noqa: E402
 from autograder.executors.ray import RayExecutor  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -30,7 +31,7 @@ def test_local_ray_gives_the_local_executors_scores(local_ray, tmp_path):
     submissions = small_batch(tmp_path / "subs")
     config = local_ray.prepare(load_config())
     assert training_settings(config).profile == "cpu"  # auto, and no GPU in this Ray
-    on_ray = scores(grade_all(submissions, config, PARTS, executor=local_ray))
+    on_ray = scores(grade_all(submissions, config, grade_submission, PARTS, executor=local_ray))
     assert on_ray == local_scores(submissions)
     assert len({points for _, points, _ in on_ray.values()}) > 1  # the batch has different scores
 
@@ -38,10 +39,10 @@ def test_local_ray_gives_the_local_executors_scores(local_ray, tmp_path):
 def test_results_from_ray_go_through_the_resumable_writer(local_ray, tmp_path):
     submissions = small_batch(tmp_path / "subs")
     config = local_ray.prepare(load_config())
-    first = grade_batch(submissions, config, PARTS, tmp_path / "out", executor=local_ray)
+    first = grade_batch(submissions, config, PARTS, tmp_path / "out", grade_submission, executor=local_ray)
     assert len(first.graded) == len(submissions)
     assert sorted(p.stem for p in (tmp_path / "out" / ".grading" / "results").glob("*.json")) == sorted(
         s.stem for s in submissions
     )
-    again = grade_batch(submissions, config, PARTS, tmp_path / "out", executor=local_ray)
+    again = grade_batch(submissions, config, PARTS, tmp_path / "out", grade_submission, executor=local_ray)
     assert again.graded == [] and scores(again.results) == scores(first.results)

@@ -8,8 +8,8 @@ from assignments.transformer_mt.settings import TRAINING_MODES as CONFIG_MODES
 from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
 from autograder.assignment import assignment_of, load_assignment
 from autograder.config import load_config
+from autograder.i18n import LANGUAGES, catalogue
 from autograder.part_kinds import PART_KINDS, TrainingPart, UnitParts, part_kind
-from autograder.reports.i18n import LANGUAGES, catalogue
 
 GRADER_YML = Path(__file__).resolve().parents[2] / "grader.yml"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.checkpoint_file import CheckpointRefused, find_checkpoint
 from autograder.batch import expand_paths, grade_batch
-from autograder.checkpoint_file import CheckpointRefused, find_checkpoint
 from autograder.config import GraderConfig, load_config
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 from autograder.results_store import ResultsStore, sidecar_files, submission_digest
@@ -119,7 +119,7 @@ class NamedExecutor:
         return config
 
     def run(self, submissions, config, parts, grade_function, on_result) -> None:
-        from autograder.batch import grade_one
+        from autograder.grading import grade_one
 
         for index, submission in enumerate(submissions):
             on_result(index, grade_one(grade_function, submission, config, parts))

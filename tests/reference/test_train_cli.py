@@ -1,4 +1,4 @@
-"""Smoke tests of `python -m reference.train` and `python -m reference.translate` on a tiny config."""
+"""Smoke tests of the reference training CLI and `python -m reference.translate` on a tiny config."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from reference import train as train_cli
+from assignments.transformer_mt import reference_training as train_cli
 from reference import translate as translate_cli
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -127,7 +127,12 @@ def test_profile_from_a_custom_grader_yml(tmp_path):
 def test_module_entry_point(tmp_path):
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "MTKIT_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "reference.train", *tiny_args(tmp_path / "run", "--max-epochs", "1")],
+        [
+            sys.executable,
+            "-m",
+            "assignments.transformer_mt.reference_training",
+            *tiny_args(tmp_path / "run", "--max-epochs", "1"),
+        ],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

@@ -26,6 +26,7 @@ if str(HERE) not in sys.path:  # run as a script: the sibling helper modules are
 from soundness_grading import CORPUS_JOBS, corpus_config, grade_corpus  # noqa: E402
 
 from autograder.batch import expand_paths, grade_all  # noqa: E402
+from autograder.engine import grade_submission  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
 
 GOLDEN_FILE = HERE / "golden_scores.json"
@@ -73,7 +74,7 @@ def grade_examples(jobs: int = CORPUS_JOBS) -> dict[str, SubmissionResult]:
         Golden key -> result.
     """
     paths = example_paths()
-    results = grade_all(expand_paths(paths), corpus_config(EXAMPLES_TIMEOUT_S), jobs=jobs)
+    results = grade_all(expand_paths(paths), corpus_config(EXAMPLES_TIMEOUT_S), grade_submission, jobs=jobs)
     return {example_key(path): result for path, result in zip(paths, results, strict=True)}
 
 

@@ -44,7 +44,7 @@ def lines_lacking_korean(document: str) -> list[str]:
 
 def student_texts(result: SubmissionResult) -> list[str]:
     """Every text a result shows the student: check messages, load problems and notes (part titles
-    are the reports' to word, `autograder.reports.i18n.part_title`).
+    are the reports' to word, `autograder.i18n.part_title`).
 
     Args:
         result: one graded submission.

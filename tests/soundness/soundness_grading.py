@@ -18,6 +18,7 @@ from soundness_spec import DEGENERATE_CAPS, KINDS, Case, load_cases
 
 from autograder.batch import expand_paths, grade_all
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config
+from autograder.engine import grade_submission
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import submission_json
 from autograder.results import STATUS_ERROR, SubmissionResult
@@ -162,7 +163,7 @@ def grade_corpus(
     before, names_before = _snapshot(watched), _forged_names(folders)
     started = time.perf_counter()
     with _one_thread_per_job():
-        results = grade_all(submissions, config, jobs=jobs)
+        results = grade_all(submissions, config, grade_submission, jobs=jobs)
     seconds = time.perf_counter() - started
     planted = planted_files(before, _snapshot(watched), names_before, _forged_names(folders))
     stems = {case.id: submission.stem for case, submission in zip(cases, submissions, strict=True)}

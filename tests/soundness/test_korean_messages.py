@@ -21,8 +21,8 @@ from soundness_grading import CORPUS_LANGUAGE, CorpusRun, grade_corpus
 
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
+from autograder.i18n import assignment_title, use_language
 from autograder.reports.feedback import write_feedback
-from autograder.reports.i18n import assignment_title, use_language
 from autograder.results import SubmissionResult
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ from soundness_build import BASE_NOTEBOOK, build, stale_files
 from soundness_grading import FORGED_TEXT, corpus_config, planted_files, report_mismatches
 from soundness_spec import DEGENERATE_CAPS, MINIMUM_COUNTS, UNIT_PARTS, Case, load_cases
 
-from autograder.batch import grader_error_result
 from autograder.config import PROJECT_ROOT
 from autograder.credit import structural_share
+from autograder.grading import grader_error_result
 from autograder.reports.files import write_reports
 
 CASES = load_cases()

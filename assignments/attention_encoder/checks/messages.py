@@ -1,6 +1,6 @@
 """This assignment's student-facing messages: `assignments/attention_encoder/messages/<lang>.yml`.
 
-Same format and fallback as the engine's catalogue (autograder.reports.i18n): one key per message,
+Same format and fallback as the engine's catalogue (autograder.i18n): one key per message,
 `str.format` fields, English where a language lacks a key. The language is the engine's current
 one, so `feedback.language` in grader.yml governs these messages too.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from autograder.reports.i18n import FALLBACK, current_language
+from autograder.i18n import FALLBACK, current_language
 
 MESSAGES_DIR = Path(__file__).resolve().parents[1] / "messages"
 

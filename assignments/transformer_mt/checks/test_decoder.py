@@ -13,7 +13,8 @@ import torch
 
 import reference.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from autograder.checks.support import CheckContext, token_batch
+from assignments.transformer_mt.checks.token_batches import token_batch
+from autograder.checks.support import CheckContext
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
 SRC_VOCAB = 29

@@ -8,7 +8,8 @@ import torch
 
 import reference.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from autograder.checks.support import CheckContext, token_batch
+from assignments.transformer_mt.checks.token_batches import token_batch
+from autograder.checks.support import CheckContext
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
 SRC_VOCAB, TGT_VOCAB = 29, 23

@@ -6,8 +6,9 @@ import torch
 from torch import Tensor
 
 import reference.masks
+from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
-from autograder.checks.support import CheckContext, expect_tensor, fail, first_mismatch, require, token_batch
+from autograder.checks.support import CheckContext, expect_tensor, fail, first_mismatch, require
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 

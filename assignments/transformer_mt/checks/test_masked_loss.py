@@ -8,8 +8,9 @@ import torch
 from torch import Tensor, nn
 
 import reference.loss
+from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
-from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require, token_batch
+from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require
 from autograder.sandbox import TorchObject
 
 FUNCTION = "calculate_loss"

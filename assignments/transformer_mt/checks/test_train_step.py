@@ -18,8 +18,9 @@ from torch import Tensor, nn
 import reference.loss
 import reference.masks
 from assignments.transformer_mt.checks.probes import TRAIN_STEP_HELPER
+from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
-from autograder.checks.support import CheckContext, all_close, fail, require, token_batch
+from autograder.checks.support import CheckContext, all_close, fail, require
 from autograder.sandbox import Global
 
 FUNCTION = "process_batch_for_train"

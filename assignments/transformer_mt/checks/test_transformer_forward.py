@@ -13,8 +13,9 @@ import torch
 
 import reference.masks
 from assignments.transformer_mt.checks import module_checks as mc
+from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
-from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, token_batch
+from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
 
 SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2
 VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}

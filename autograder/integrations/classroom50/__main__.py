@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
-        from autograder.assignment import default_assignment_name
+        from autograder.assignment_folder import default_assignment_name
         from autograder.integrations.classroom50.build import BuildError, build
 
         config = _config(None, args.assignment, args.language)
@@ -111,8 +111,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{ok} of {len(rows)} repositories collected ({late} late); see {args.out / 'manifest.csv'}")
         return 0
     from autograder.assignment import assignment_of
+    from autograder.i18n import use_language
     from autograder.integrations.classroom50.publish import GRADEBOOK, publish
-    from autograder.reports.i18n import use_language
 
     config = _config(args.config, args.assignment, args.language)
     if not args.manifest.is_file():

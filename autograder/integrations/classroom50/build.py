@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import ASSIGNMENTS_DIR, available_assignments, load_assignment, read_manifest
+from autograder.assignment import load_assignment
+from autograder.assignment_folder import ASSIGNMENTS_DIR, available_assignments, read_manifest
+from autograder.i18n import LANGUAGES, part_title, use_language
 from autograder.integrations.public_checks import otter_test_files
 from autograder.integrations.student_bundle import GENERATED, ROOT
-from autograder.reports.i18n import LANGUAGES, part_title, use_language
 
 # Shipped besides the assignment's `ships.public_checks` list (paths from the project root).
 CLASSROOM50_MODULES = (

@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from autograder.i18n import t, use_language
 from autograder.integrations.classroom50.result_v1 import (
     RELEASE_BODY_FILENAME,
     RESULT_FILENAME,
@@ -38,7 +39,6 @@ from autograder.integrations.classroom50.result_v1 import (
     utc_stamp,
     write_status,
 )
-from autograder.reports.i18n import t, use_language
 
 SETTINGS_FILE = "assignment.json"
 CHILD_FLAG = "--child"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.config import GraderConfig
+from autograder.i18n import part_title, t
 from autograder.integrations.classroom50.result_v1 import (
     RELEASE_BODY_FILENAME,
     RESULT_FILENAME,
@@ -29,7 +30,6 @@ from autograder.integrations.classroom50.schema import result_problems
 from autograder.integrations.collect_submissions import GITHUB, safe_name
 from autograder.integrations.merge_results import MergeLog, merge_folders
 from autograder.reports.common import is_skipped
-from autograder.reports.i18n import part_title, t
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_GRADED, SubmissionResult
 

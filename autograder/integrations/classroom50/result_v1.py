@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from autograder.i18n import t
 from autograder.integrations.github import write_outputs
-from autograder.reports.i18n import t
 
 SCHEMA_ID = "classroom50/result/v1"
 RESULT_FILENAME = "result.json"

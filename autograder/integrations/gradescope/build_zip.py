@@ -9,13 +9,13 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograder.assignment import (
+from autograder.assignment import grader_yml_naming
+from autograder.assignment_folder import (
     ASSIGNMENTS_DIR,
     AssignmentError,
     BundledData,
     Manifest,
     default_assignment_name,
-    grader_yml_naming,
     read_bundled_data,
     read_manifest,
 )

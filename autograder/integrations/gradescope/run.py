@@ -13,10 +13,10 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.i18n import assignment_title, t, use_language
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.late import SubmissionTime, apply_late_policy
 from autograder.reports.gradescope import write_gradescope_results
-from autograder.reports.i18n import assignment_title, t, use_language
 from autograder.reports.table import render_report
 from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.submission_times import TimesError, gradescope_time
@@ -171,8 +171,10 @@ def grade_upload(
                 result = missing_result(config, t("gradescope.no_notebook"))
                 result.load_problems += refused
             else:
+                from autograder.engine import grade_submission  # heavy: only when there is a notebook
+
                 submission = batch.expand_paths([copy])[0]
-                result = batch.grade_all([submission], config, None, jobs=1)[0]
+                result = batch.grade_all([submission], config, grade_submission, None, jobs=1)[0]
                 result.notes[:0] = [n for n in [note, *refused] if n]
         metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
         apply_late_policy(result, upload_time(metadata), config.late)

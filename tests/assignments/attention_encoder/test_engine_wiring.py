@@ -14,10 +14,11 @@ import pytest
 import yaml
 
 from assignments import build
-from autograder.assignment import AssignmentError, grader_yml_naming, load_assignment, read_manifest
+from autograder.assignment import grader_yml_naming, load_assignment
+from autograder.assignment_folder import AssignmentError, read_manifest
 from autograder.config import load_config, validate
+from autograder.i18n import part_title, use_language
 from autograder.integrations.gradescope.build_zip import build_zip
-from autograder.reports.i18n import part_title, use_language
 
 REPO = build.REPO
 NAME = "attention_encoder"

@@ -128,7 +128,7 @@ def test_both_languages_have_the_same_keys_and_fields() -> None:
         for language in ("en", "ko")
     }
     # The assignment's title may be Korean only: English falls back to assignment.yml's title
-    # (autograder.reports.i18n.assignment_title), as the engine's catalogue test allows.
+    # (autograder.i18n.assignment_title), as the engine's catalogue test allows.
     assert set(catalogues["en"]) == set(catalogues["ko"]) - {"assignment.title"}
     for key, text in catalogues["en"].items():
         assert set(field.findall(text)) == set(field.findall(catalogues["ko"][key])), key

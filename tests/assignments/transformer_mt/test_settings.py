@@ -16,7 +16,7 @@ from assignments.transformer_mt.settings import (
     data_settings,
     training_settings,
 )
-from autograder.assignment import ASSIGNMENTS_DIR, read_bundled_data, read_config_sections
+from autograder.assignment_folder import ASSIGNMENTS_DIR, read_bundled_data, read_config_sections
 from autograder.config import ConfigError, TrainingSection, load_config
 
 ROOT = Path(__file__).resolve().parents[3]

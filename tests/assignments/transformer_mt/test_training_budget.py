@@ -17,7 +17,7 @@ from assignments.transformer_mt.training_modes import (
     train_and_evaluate,
 )
 from autograder.engine import grade_submission
-from autograder.reports.i18n import use_language
+from autograder.i18n import use_language
 
 PAIRS = SimpleNamespace(src=[[1, 5, 2]] * 100, tgt=[[1, 6, 7, 2]] * 100)
 DATA: Any = SimpleNamespace(splits={"train": PAIRS})  # the one field the loop reads of PreparedData

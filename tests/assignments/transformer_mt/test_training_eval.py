@@ -13,7 +13,7 @@ from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import NOT_FITTED, describe_unfitted, memorisation_gap
 from assignments.transformer_mt.training_part import _verdict
 from autograder.config import load_config
-from autograder.reports.i18n import use_language
+from autograder.i18n import use_language
 
 CONFIG = load_config(overrides={"feedback.language": "en"})
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import ASSIGNMENTS_DIR, AssignmentError, BundledData, read_bundled_data
+from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, BundledData, read_bundled_data
 from autograder.integrations.bundled_data import data_environment, main
 
 ROOT = Path(__file__).resolve().parents[3]

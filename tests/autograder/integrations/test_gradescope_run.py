@@ -16,10 +16,10 @@ import jsonschema
 import pytest
 from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
+from autograder.i18n import t
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import environment_overrides, pick_submission
 from autograder.reports.gradescope import load_schema
-from autograder.reports.i18n import t
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
 NOTEBOOK_FIXTURES = ROOT / "tests" / "fixtures" / "notebooks"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
 
+from autograder.i18n import t
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks
-from autograder.reports.i18n import t
 from autograder.reports.reporter_payload import decode_payload, reporter_env_name
 
 TEMPLATE = ROOT / "student_template"

@@ -7,10 +7,10 @@ import io
 from pathlib import Path
 
 from autograder.config import LateConfig, load_config
+from autograder.i18n import use_language
 from autograder.late import SOURCE_GIT_COMMIT, SubmissionTime, apply_late_policy
 from autograder.reports.gradebook import LATE_COLUMNS, render_gradebook
 from autograder.reports.gradescope import gradescope_results
-from autograder.reports.i18n import use_language
 from autograder.reports.late_text import late_lines
 from autograder.reports.markdown import render_submission
 from autograder.reports.submission_json import read_submission_json

@@ -7,7 +7,7 @@ import csv
 import io
 from pathlib import Path
 
-from autograder.reports.i18n import use_language
+from autograder.i18n import use_language
 from autograder.reports.regrade import diff_results, render_regrade_csv
 from autograder.reports.submission_json import read_submission_json
 

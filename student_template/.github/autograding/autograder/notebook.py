@@ -119,7 +119,7 @@ class LoadedSubmission:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
             file appears to define it (or it is defined after all).
         """
-        from autograder.reports.i18n import t  # student-facing
+        from autograder.i18n import t  # student-facing
 
         if any(name in s.defines for s in self.statements):
             return None
@@ -196,7 +196,7 @@ def load_submission(
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
     """
-    from autograder.reports.i18n import t  # the size message is student-facing
+    from autograder.i18n import t  # the size message is student-facing
 
     path = Path(path)
     kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
@@ -259,7 +259,7 @@ def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> Loade
 def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
     """The code cells' sources, or an error message saying why this is not a usable notebook
     (one of another assignment than `assignment` included)."""
-    from autograder.reports.i18n import t  # the reasons are student-facing
+    from autograder.i18n import t  # the reasons are student-facing
 
     try:
         document = json.loads(text)

@@ -8,8 +8,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from autograder.i18n import t
 from autograder.notebook_rules import bound_names, drop_reason
-from autograder.reports.i18n import t
 
 # Cell magics whose body IPython runs as Python; any other `%%magic` cell (bash, writefile, html,
 # ...) is not Python at all and is skipped whole.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.i18n import use_language
 from autograder.integrations.classroom50.result_v1 import (
     Identity,
     PartOutcome,
@@ -20,7 +21,6 @@ from autograder.integrations.classroom50.result_v1 import (
     write_status,
 )
 from autograder.integrations.classroom50.schema import SCHEMA_PATH, result_problems
-from autograder.reports.i18n import use_language
 
 IDENTITY = Identity(
     "transformers-2026",

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.i18n import LANGUAGES, t, use_language
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
-from autograder.reports.i18n import LANGUAGES, t, use_language
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 
 # The module globals the grader injects (the assignment's `Assignment.grader_globals`; a test

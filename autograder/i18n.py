@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-MESSAGES_DIR = Path(__file__).resolve().parent / "messages"
+MESSAGES_DIR = Path(__file__).resolve().parent / "reports" / "messages"
 LANGUAGES = ("ko", "en")
 FALLBACK = "en"
 

@@ -13,6 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.sidecar_files import candidate_names, locate_sidecar
+
 # grader.yml's default training.checkpoint_names (also used by the submission collector, which
 # runs without the grader's dependencies).
 DEFAULT_NAMES = (
@@ -43,41 +45,6 @@ class SubmittedCheckpoint:
         return len(self.data) / 1e6
 
 
-def candidate_names(submission: Path, patterns: list[str]) -> list[tuple[str, str]]:
-    """The file names to look for, in order, each with the pattern it comes from.
-
-    Args:
-        submission: the notebook (or .py export) being graded.
-        patterns: grader.yml's training.checkpoint_names; `{stem}` is the notebook's stem.
-
-    Returns:
-        (name, pattern) pairs; patterns without `{stem}` only when no other submission of the
-        same kind shares the folder (in a folder of many notebooks, `checkpoint.pt` belongs to
-        nobody in particular).
-    """
-    folder = submission.parent
-    alone = not any(
-        p.suffix == submission.suffix and p.name != submission.name for p in folder.iterdir() if p.is_file()
-    )
-    names: list[tuple[str, str]] = []
-    for pattern in patterns:
-        if "{stem}" in pattern or alone:
-            name = pattern.replace("{stem}", submission.stem)
-            if name not in (n for n, _ in names):
-                names.append((name, pattern))
-    return names
-
-
-def locate_checkpoint(submission: Path, patterns: list[str]) -> tuple[Path, str] | None:
-    """The first candidate that exists beside `submission` (links included: they are refused
-    when read, with a message), and the pattern it matched; None when there is none."""
-    for name, pattern in candidate_names(Path(submission), patterns):
-        path = Path(submission).parent / name
-        if os.path.lexists(path):
-            return path, pattern
-    return None
-
-
 def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> SubmittedCheckpoint:
     """Read the checkpoint that belongs to `submission`.
 
@@ -93,18 +60,18 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
         CheckpointRefused: none found, a link, not a regular file, or too large.
     """
     submission = Path(submission)
-    found = locate_checkpoint(submission, patterns)
+    found = locate_sidecar(submission, patterns)
     if found is not None:
         data = _read_regular_file(found[0], found[0].name, max_mb)
         return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
     looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
-    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
 
     raise CheckpointRefused(t("checkpoint.not_found", submission=submission.name, looked_for=looked_for))
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    from autograder.reports.i18n import t  # student-facing; the collector imports this module without yaml
+    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
 
     not_a_file = CheckpointRefused(t("checkpoint.not_a_file", name=name))
     try:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from assignments.transformer_mt.checkpoint_file import CheckpointRefused, find_checkpoint
 from assignments.transformer_mt.settings import training_settings
-from autograder.checkpoint_file import CheckpointRefused, candidate_names, find_checkpoint
 from autograder.config import load_config
+from autograder.sidecar_files import candidate_names
 
 PATTERNS = training_settings(load_config()).checkpoint_names
 

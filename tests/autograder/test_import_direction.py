@@ -1,0 +1,96 @@
+"""Imports run one way: executors, the store, the config loader and reference/ stay below what uses them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def package_of(path: Path) -> list[str]:
+    """The package a file below ROOT belongs to, as name parts (anchors its relative imports)."""
+    return list(path.relative_to(ROOT).parent.parts)
+
+
+def imports_of(source: str, package: list[str]) -> set[str]:
+    """Every module a source imports, anywhere in it (function-level and TYPE_CHECKING imports too).
+
+    Args:
+        source: Python source text.
+        package: the package its module lives in, as name parts.
+
+    Returns:
+        Absolute dotted names; `from X import y` yields X and X.y (y may be a submodule).
+    """
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: `.` is the package itself, each further dot one level up
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def offending(files: list[Path], forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    """The files among `files` that import a forbidden module (or one below it), with what they import."""
+    found = {}
+    for path in files:
+        imported = imports_of(path.read_text(encoding="utf-8"), package_of(path))
+        hits = sorted(name for name in imported if any(name == f or name.startswith(f + ".") for f in forbidden))
+        if hits:
+            found[path.relative_to(ROOT).as_posix()] = hits
+    return found
+
+
+def python_files(folder: str) -> list[Path]:
+    """The Python files below ROOT/folder (or the one file it names)."""
+    target = ROOT / folder
+    files = [target] if target.is_file() else sorted(target.rglob("*.py"))
+    assert files, f"{folder} was not found"
+    return files
+
+
+@pytest.mark.parametrize(
+    ("where", "forbidden"),
+    [
+        # The engine is passed to the batch by the front end; executors get what they run as arguments.
+        ("autograder/executors", ("autograder.batch", "autograder.engine")),
+        ("autograder/batch.py", ("autograder.engine",)),
+        ("autograder/grading.py", ("autograder.batch", "autograder.engine", "autograder.executors")),
+        # The store keeps results; reports/ renders them.
+        (
+            "autograder/results_store.py",
+            ("autograder.reports.files", "autograder.reports.feedback", "autograder.reports.class_view"),
+        ),
+        # Validating a configuration reads assignment folders as files, never the loadable assignment.
+        ("autograder/config", ("autograder.assignment",)),
+        ("autograder/assignment_folder.py", ("autograder.config", "autograder.assignment")),
+        # The trusted solution sits below the grader; the engine's check helpers name no assignment.
+        ("reference", ("autograder", "assignments")),
+        ("autograder/checks", ("mtkit", "assignments", "reference")),
+    ],
+)
+def test_imports_run_one_way(where: str, forbidden: tuple[str, ...]) -> None:
+    assert offending(python_files(where), forbidden) == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from autograder.batch import grade_all\n",
+        "import autograder.batch\n",
+        "def f():\n    from ..batch import grade_all\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from autograder import batch\n",
+    ],
+)
+def test_every_import_form_is_seen(source: str) -> None:
+    imported = imports_of(source, ["autograder", "executors"])
+    assert "autograder.batch" in imported
