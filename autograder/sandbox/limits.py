@@ -55,5 +55,5 @@ class Limits:
     isolation: Isolation = "auto"
     sandbox_uid: int | None = None
     max_skipped_statements: int = 3
-    warm_start: bool = False
+    warm_start: bool = True
     warm_preload: tuple[str, ...] = ()
