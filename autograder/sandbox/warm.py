@@ -241,6 +241,7 @@ def fork_or_popen(
 
 @atexit.register
 def _close_all() -> None:
-    for zygote in list(_zygotes.values()):
-        zygote.close()
+    for key, zygote in list(_zygotes.items()):
+        if key[-1] == os.getpid():  # not a zygote of the process this one was forked from
+            zygote.close()
     _zygotes.clear()
