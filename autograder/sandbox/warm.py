@@ -22,6 +22,9 @@ from .plan import SandboxDir, build_config, build_env, sandbox_uid
 
 ZYGOTE_READY_S = 120.0  # its imports under load; beyond this the cold start is used
 FORK_REPLY_S = 10.0
+# A fork inherits the zygote's address space (about 1.9 GB with the course's modules), which counts
+# against its RLIMIT_AS; with less than this left of memory_mb the worker starts cold instead.
+WARM_MIN_FREE_MB = 1024
 # pyarrow (imported by datasets) starts a jemalloc background thread; the zygote must have one thread
 ZYGOTE_ONLY_ENV = {"JE_ARROW_MALLOC_CONF": "background_thread:false"}
 
@@ -123,9 +126,14 @@ class Zygote:
             theirs.close()
         ready, _, _ = select.select([self._sock], [], [], ZYGOTE_READY_S)
         answer = self._sock.recv(4096) if ready else b""
-        if answer != READY:
+        try:
+            # what every fork starts with, counted by its RLIMIT_AS (memory_mb)
+            self.address_space_mb = int(json.loads(answer.removeprefix(READY))["address_space_mb"])
+        except (ValueError, KeyError, TypeError):
             self.close()
-            raise ZygoteUnavailable(f"the zygote did not start: {answer.decode(errors='replace') or 'no answer'}")
+            raise ZygoteUnavailable(
+                f"the zygote did not start: {answer.decode(errors='replace') or 'no answer'}"
+            ) from None
 
     def fork(self, request: dict[str, Any], fds: Sequence[int], exit_r: int) -> ForkedWorker:
         """Fork one jailed worker.
@@ -199,6 +207,8 @@ def warm_zygote(limits: Limits, isolation: str) -> Zygote | None:
                 zygote = _zygotes[key] = Zygote(limits, limits.warm_preload)
             except (ZygoteUnavailable, OSError):
                 _broken.add(key)
+        if zygote is not None and limits.memory_mb < zygote.address_space_mb + WARM_MIN_FREE_MB:
+            return None  # the preloaded modules would leave the student too little of memory_mb
         return zygote
 
 
@@ -237,6 +247,12 @@ def fork_or_popen(
         return cold()
     finally:
         os.close(exit_w)
+
+
+def zygote_pids() -> list[int]:
+    """Returns: the pids of this process's running zygotes."""
+    with _registry_lock:
+        return [zygote.proc.pid for key, zygote in _zygotes.items() if key[-1] == os.getpid() and zygote.alive]
 
 
 @atexit.register

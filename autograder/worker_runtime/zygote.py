@@ -28,7 +28,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET  # = UNSHARE_FLAGS
 PR_SET_PDEATHSIG = 1
 FDS_PER_START = 5  # request (read end), reply (write end), status (write end), output (write end), exit (write end)
-READY = b"ready"
+READY = b"ready "  # followed by {"address_space_mb": N}
 EXIT_KEEPER_FAILED = 75  # = jail.EXIT_JAIL_FAILED: the namespaces could not be made
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> None:
         sock.sendall(json.dumps({"error": f"the zygote has {threads} threads after its imports"}).encode())
         os._exit(1)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
-    sock.sendall(READY)
+    sock.sendall(READY + json.dumps({"address_space_mb": _address_space_mb()}).encode())
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, FDS_PER_START)
@@ -77,6 +77,15 @@ def main(argv: list[str]) -> None:
         socket.send_fds(sock, [json.dumps(reply).encode()], [pidfd] if pidfd >= 0 else [])
         if pidfd >= 0:
             os.close(pidfd)
+
+
+def _address_space_mb() -> int:
+    """Returns: this process's virtual memory size (what RLIMIT_AS counts) in MB."""
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) >> 10
+    return 0
 
 
 def _die_with(parent_pid: int) -> None:
