@@ -21,7 +21,7 @@ from .limits import Limits
 from .plan import SandboxDir, build_config, build_env, sandbox_uid
 
 ZYGOTE_READY_S = 120.0  # its imports under load; beyond this the cold start is used
-FORK_REPLY_S = 10.0
+FORK_REPLY_S = 60.0  # a fork takes milliseconds; generous for a loaded machine
 # A fork inherits the zygote's address space (about 1.9 GB with the course's modules), which counts
 # against its RLIMIT_AS; with less than this left of memory_mb the worker starts cold instead.
 WARM_MIN_FREE_MB = 1024
@@ -47,15 +47,20 @@ class ForkedWorker:
 
     def poll(self) -> int | None:
         """Returns: the return code, or None while the keeper runs."""
-        if self.returncode is None and self._pidfd >= 0 and select.select([self._pidfd], [], [], 0)[0]:
+        if self.returncode is None and self._pidfd >= 0 and self._ended(0):
             self._collect()
         return self.returncode
+
+    def _ended(self, timeout_s: float | None) -> bool:
+        poller = select.poll()  # not select.select: descriptors above 1023 are fine
+        poller.register(self._pidfd, select.POLLIN)
+        return bool(poller.poll(None if timeout_s is None else int(timeout_s * 1000)))
 
     def wait(self, timeout: float | None = None) -> int:
         """Args: seconds to wait (None: no limit). Returns: the return code.
         Raises: subprocess.TimeoutExpired."""
         if self.returncode is None and self._pidfd >= 0:
-            if not select.select([self._pidfd], [], [], timeout)[0]:
+            if not self._ended(timeout):
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
             self._collect()
         assert self.returncode is not None
