@@ -26,9 +26,15 @@ SECRET = "warm-start-secret-7c1e"  # appears only in the submission's statements
 SOURCE = [("reach_zygote.py", 1, (FIXTURES / "reach_zygote.py").read_text()), ("cell 2", 1, f"secret = {SECRET!r}")]
 
 
-def _zygote_of(worker: Worker) -> warm.Zygote:
+def _handle_of(worker: Worker) -> ForkedWorker | subprocess.Popen[bytes]:
+    """Returns: the handle on the worker's process (a forked keeper, or a cold launcher)."""
     process = worker._launcher.current
-    assert process is not None and isinstance(process.proc, ForkedWorker), "the worker was not forked warm"
+    assert process is not None
+    return process.proc
+
+
+def _zygote_of(worker: Worker) -> warm.Zygote:
+    assert isinstance(_handle_of(worker), ForkedWorker), "the worker was not forked warm"
     zygote = warm.warm_zygote(worker.limits, "namespace")
     assert zygote is not None
     return zygote
@@ -42,7 +48,7 @@ def _parent(pid: int) -> int:
 def test_a_warm_worker_is_forked_from_the_zygote_and_jailed_like_a_cold_one():
     with Worker(SOURCE, Limits(timeout_s=30)) as worker:
         zygote = _zygote_of(worker)
-        keeper = worker._launcher.current.proc.pid
+        keeper = _handle_of(worker).pid
         assert _parent(keeper) == zygote.proc.pid
         assert worker.isolation["mode"] == "namespace"
         pid, uid, visible = worker.call("whoami", [])
@@ -53,7 +59,7 @@ def test_a_warm_worker_is_forked_from_the_zygote_and_jailed_like_a_cold_one():
 def test_the_submission_cannot_signal_trace_or_read_the_zygote_or_its_keeper():
     with Worker(SOURCE, Limits(timeout_s=30)) as worker:
         zygote = _zygote_of(worker)
-        for pid in (zygote.proc.pid, worker._launcher.current.proc.pid, os.getpid()):
+        for pid in (zygote.proc.pid, _handle_of(worker).pid, os.getpid()):
             found = worker.call("reach", [pid])
             assert found["kill"] == errno.ESRCH, found  # outside its pid namespace
             assert found["ptrace"] == errno.EPERM, found  # the seccomp filter
@@ -81,7 +87,7 @@ def test_sibling_workers_cannot_reach_each_other():
         assert first.isolation["uid"] != second.isolation["uid"]
         first.call("leave_note", ["first"])
         assert second.call("read_note", []) == "FileNotFoundError"  # a private /tmp each
-        sibling_keeper = second._launcher.current.proc.pid
+        sibling_keeper = _handle_of(second).pid
         found = first.call("reach", [sibling_keeper])
         assert found["kill"] == errno.ESRCH and found["pidfd_open"] == errno.ESRCH, found
         assert second.call("read_note", []) == "FileNotFoundError"
@@ -96,7 +102,7 @@ def test_the_zygote_receives_paths_and_pipes_but_never_the_submission(monkeypatc
         sent.append((message, Path(json.loads(message)["config_path"]).read_text()))
         return real_send_fds(sock, buffers, fds, *args)
 
-    monkeypatch.setattr(warm.socket, "send_fds", spy)
+    monkeypatch.setattr(socket, "send_fds", spy)  # the module warm uses
     with Worker(SOURCE, Limits(timeout_s=30)) as worker:
         _zygote_of(worker)
         assert worker.call("whoami", [])[0] == 2
@@ -121,7 +127,7 @@ def test_a_dead_zygote_is_replaced_and_a_failed_one_makes_workers_start_cold():
     warm.forget(replacement)  # counted as failed: this process starts these workers cold from now on
     with Worker(SOURCE, limits) as worker:
         assert worker.call("whoami", [])[0] == 2
-        assert isinstance(worker._launcher.current.proc, subprocess.Popen)
+        assert isinstance(_handle_of(worker), subprocess.Popen)
 
 
 KILLED_GRADER = """
@@ -130,7 +136,7 @@ sys.path.insert(0, sys.argv[1])
 from autograder.sandbox import Limits, Worker
 worker = Worker("import time", Limits(timeout_s=30))
 zygote = next(iter(__import__("autograder.sandbox.warm", fromlist=["x"])._zygotes.values()))
-print(json.dumps({"zygote": zygote.proc.pid, "keeper": worker._launcher.current.proc.pid}), flush=True)
+print(json.dumps({"zygote": zygote.proc.pid, "keeper": _handle_of(worker).pid}), flush=True)
 time.sleep(600)
 """
 
@@ -140,6 +146,7 @@ def test_a_killed_grader_takes_the_zygote_and_its_workers_with_it():
         [sys.executable, "-c", KILLED_GRADER, str(ROOT)], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
+        assert grader.stdout is not None
         pids = json.loads(grader.stdout.readline())
     finally:
         grader.kill()
@@ -163,4 +170,4 @@ def _running(pid: int) -> bool:
 def test_off_is_the_cold_start():
     with Worker(SOURCE, Limits(timeout_s=30, warm_start=False)) as worker:
         assert worker.call("whoami", [])[0] == 2
-        assert isinstance(worker._launcher.current.proc, subprocess.Popen)
+        assert isinstance(_handle_of(worker), subprocess.Popen)
