@@ -136,7 +136,7 @@ sys.path.insert(0, sys.argv[1])
 from autograder.sandbox import Limits, Worker
 worker = Worker("import time", Limits(timeout_s=30))
 zygote = next(iter(__import__("autograder.sandbox.warm", fromlist=["x"])._zygotes.values()))
-print(json.dumps({"zygote": zygote.proc.pid, "keeper": _handle_of(worker).pid}), flush=True)
+print(json.dumps({"zygote": zygote.proc.pid, "keeper": worker._launcher.current.proc.pid}), flush=True)
 time.sleep(600)
 """
 
