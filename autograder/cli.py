@@ -37,6 +37,7 @@ FLAG_TO_CONFIG_KEY = {
     "profile": "training.profile",
     "training_mode": "training.mode",
     "isolation": "worker.isolation",
+    "warm_start": "worker.warm_start",
     "language": "feedback.language",
     "deadline": "late.deadline",
     "submission_times": "late.times_file",
@@ -103,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how student code is jailed: auto (a jail, else refuse), namespace (root), "
         "userns (no root), weak (audit hook allowed when no jail can be made) "
         "(worker.isolation)",
+    )
+    grade.add_argument(
+        "--warm-start",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="root jail: fork workers from a zygote that has imported torch once (worker.warm_start)",
     )
     grade.add_argument(
         "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"

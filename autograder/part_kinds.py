@@ -91,6 +91,8 @@ def worker_limits(config: GraderConfig) -> Limits:
         threads=worker.threads,
         isolation=worker.isolation,
         reply_mb=worker.reply_mb,
+        warm_start=worker.warm_start,
+        warm_preload=tuple(worker.warm_preload),
     )
 
 

@@ -54,6 +54,7 @@ def training_limits(config: GraderConfig, budget_s: float) -> Limits:
         isolation=worker.isolation,
         # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
         reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64),
+        warm_start=False,  # one long worker with its own thread count: the cold start, as before
     )
 
 

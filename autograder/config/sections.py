@@ -10,6 +10,18 @@ from autograder.config.base import KeyProblem, Section
 
 Isolation = Literal["auto", "namespace", "userns", "weak"]
 Language = Literal["ko", "en"]
+# What the course's template and examples import from installed packages (worker.warm_preload).
+DEFAULT_WARM_PRELOAD = (
+    "numpy",
+    "torch.nn",
+    "torch.utils.data",
+    "tqdm.auto",
+    "datasets",
+    "spacy",
+    "matplotlib.pyplot",
+    "seaborn",
+    "nltk.translate.bleu_score",
+)
 
 
 class AssignmentConfig(Section):
@@ -39,6 +51,24 @@ class WorkerConfig(Section):
             "unprivileged user namespaces); grading is refused when neither can be made. namespace | "
             "userns: only that jail. weak: a jail when possible, else only the audit hook (best effort; "
             "every report says so). See docs/SECURITY.md."
+        ),
+    )
+    warm_start: bool = Field(
+        default=False,
+        description=(
+            "Root jail only: fork each worker from a zygote of this grading process, which has imported "
+            "torch and warm_preload once, instead of starting Python afresh (about 5 s per submission). "
+            "Each fork still gets its own namespaces, uid, limits, seccomp filter and reaper before any "
+            "student code runs; the zygote never sees a submission. false (the default until the whole "
+            "soundness corpus and attack corpus have been run warm): every worker starts cold, as the jail "
+            "without root always does. See docs/SECURITY.md."
+        ),
+    )
+    warm_preload: list[str] = Field(
+        default=list(DEFAULT_WARM_PRELOAD),
+        description=(
+            "Modules the zygote imports once (installed packages the course's notebooks import; never "
+            "project code). A submission's other imports load in its own worker."
         ),
     )
     reply_mb: int = Field(

@@ -37,6 +37,9 @@ class Limits:
             that worker's processes and workers cannot signal each other; 65534 = nobody.
         max_skipped_statements: statements that kill or hang the worker at start-up are skipped
             (and reported) up to this many; beyond it the worker counts as failed to start.
+        warm_start: root jail only: fork each worker from this grading process's zygote, which
+            has imported torch and `warm_preload` once (the other modes start cold).
+        warm_preload: modules the zygote imports (student-independent; a fixed, declared list).
     """
 
     timeout_s: float = 20.0
@@ -52,3 +55,5 @@ class Limits:
     isolation: Isolation = "auto"
     sandbox_uid: int | None = None
     max_skipped_statements: int = 3
+    warm_start: bool = False
+    warm_preload: tuple[str, ...] = ()

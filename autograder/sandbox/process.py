@@ -128,6 +128,29 @@ def die_with_grader(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", DIE_WITH_GRADER, str(os.getpid()), *argv]
 
 
+def popen_worker(
+    argv: Sequence[str], env: dict[str, str], cwd: str, child_fds: Sequence[int], output_w: int
+) -> subprocess.Popen[bytes]:
+    """The cold start: Popen a launcher command line under DIE_WITH_GRADER.
+
+    Args:
+        argv: the launcher's command line; env, cwd: its environment and directory.
+        child_fds: (request, reply, status) fds it inherits (-1: none); output_w: its stdout/stderr.
+    Returns:
+        the process, in a session of its own.
+    """
+    return subprocess.Popen(
+        die_with_grader(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=output_w,
+        stderr=output_w,
+        pass_fds=[fd for fd in child_fds if fd >= 0],
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+
+
 def _nonblocking(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 
@@ -144,6 +167,7 @@ class WorkerProcess:
         with_status_pipe: bool,
         max_reply_bytes: int,
         memory_limit_mb: int | None = None,
+        start: Callable[[Sequence[int], int], Any] | None = None,
     ) -> None:
         """Args:
         build_argv: given the child's (request, reply, status) fds, returns the command line.
@@ -152,6 +176,8 @@ class WorkerProcess:
         with_status_pipe: jailed modes: the reaper reports the worker's exit status.
         max_reply_bytes: replies larger than this fail the request.
         memory_limit_mb: limit of the resident memory of the whole process tree (None: none).
+        start: given the child's fds and the output pipe's write end, starts the worker some other
+            way (the warm start) and returns a Popen-like handle; None: Popen of build_argv.
         """
         request_r, self.request_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
@@ -159,15 +185,10 @@ class WorkerProcess:
         self.output_r, output_w = os.pipe()
         child_fds = (request_r, reply_w, status_w)
         try:
-            self.proc = subprocess.Popen(
-                die_with_grader(build_argv(child_fds)),
-                stdin=subprocess.DEVNULL,
-                stdout=output_w,
-                stderr=output_w,
-                pass_fds=[fd for fd in child_fds if fd >= 0],
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
+            self.proc = (
+                start(child_fds, output_w)
+                if start is not None
+                else popen_worker(build_argv(child_fds), env, cwd, child_fds, output_w)
             )
         finally:
             for fd in (*child_fds, output_w):
@@ -179,8 +200,9 @@ class WorkerProcess:
         for fd in (self.request_w, self.reply_r):
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups for big tensors
-        try:
-            self.pidfd = os.pidfd_open(self.proc.pid)
+        try:  # a forked worker's handle has the pidfd the zygote opened before the worker ran
+            pidfd_dup = getattr(self.proc, "pidfd_dup", None)
+            self.pidfd = pidfd_dup() if pidfd_dup is not None else os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
             self.pidfd = -1
         self.memory_watch = TreeMemoryWatch(self.proc.pid, memory_limit_mb) if memory_limit_mb else None

@@ -26,8 +26,9 @@ from .plan import (
     preload_candidates,
     sandbox_uid,
 )
-from .process import ExchangeError, OutputLog, WorkerProcess
+from .process import ExchangeError, OutputLog, WorkerProcess, popen_worker
 from .replies import clean_report, text
+from .warm import fork_or_popen, warm_zygote
 
 LOAD_REQUEST_ID = 0
 BUDGET_REASON = "the submission's time budget ran out"
@@ -102,14 +103,41 @@ class Launcher:
         uid = sandbox_uid(self.uid, isolation)
         config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
         config_path = self.sandbox.write_config(json.dumps(config))
+        env = build_env(self.limits, isolation, self.sandbox)
+        zygote = warm_zygote(self.limits, isolation)
+        start = None
+        if zygote is not None:
+            request = {
+                "lib_dir": str(self.sandbox.lib),
+                "config_path": str(config_path),
+                "env": env,
+                "cwd": str(self.sandbox.work),
+            }
+
+            def start(child_fds: Sequence[int], output_w: int) -> Any:
+                return fork_or_popen(
+                    zygote,
+                    request,
+                    child_fds,
+                    output_w,
+                    lambda: popen_worker(
+                        build_command(isolation, self.sandbox, config_path, child_fds),
+                        env,
+                        str(self.sandbox.work),
+                        child_fds,
+                        output_w,
+                    ),
+                )
+
         process = WorkerProcess(
             lambda fds: build_command(isolation, self.sandbox, config_path, fds),
-            build_env(self.limits, isolation, self.sandbox),
+            env,
             str(self.sandbox.work),
             self.output,
             isolation in JAILED_MODES,
             self.limits.reply_mb << 20,
             memory_limit_mb=self.limits.memory_mb,
+            start=start,
         )
         return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
 

@@ -93,7 +93,10 @@ def _written_outside() -> list[str]:
 def _survivors(tag: str, uid: int) -> list[int]:
     """Processes left by the sandbox: the grader's own uid when it is not root (the jail maps the
     student onto it), else any process whose command line holds this run's temp dir."""
-    ours = {os.getpid(), *(_ancestors())}
+    # the warm start's zygote lives as long as this grading process (it is not the sandbox's)
+    from autograder.sandbox.warm import zygote_pids
+
+    ours = {os.getpid(), *(_ancestors()), *zygote_pids()}
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in ours:

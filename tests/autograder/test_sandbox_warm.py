@@ -1,0 +1,173 @@
+"""The warm start (root jail): workers forked from a zygote keep the cold start's isolation (reach_zygote.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import Limits, Worker, warm
+from autograder.sandbox.plan import choose_isolation
+from autograder.sandbox.warm import ForkedWorker
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or choose_isolation(Limits()) != "namespace", reason="the warm start is for the root jail"
+)
+SECRET = "warm-start-secret-7c1e"  # appears only in the submission's statements
+SOURCE = [("reach_zygote.py", 1, (FIXTURES / "reach_zygote.py").read_text()), ("cell 2", 1, f"secret = {SECRET!r}")]
+
+
+def _handle_of(worker: Worker) -> ForkedWorker | subprocess.Popen[bytes]:
+    """Returns: the handle on the worker's process (a forked keeper, or a cold launcher)."""
+    process = worker._launcher.current
+    assert process is not None
+    return process.proc
+
+
+def _zygote_of(worker: Worker) -> warm.Zygote:
+    assert isinstance(_handle_of(worker), ForkedWorker), "the worker was not forked warm"
+    zygote = warm.warm_zygote(worker.limits, "namespace")
+    assert zygote is not None
+    return zygote
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        return int(handle.read().rsplit(b")", 1)[1].split()[1])
+
+
+def test_a_warm_worker_is_forked_from_the_zygote_and_jailed_like_a_cold_one():
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
+        zygote = _zygote_of(worker)
+        keeper = _handle_of(worker).pid
+        assert _parent(keeper) == zygote.proc.pid
+        assert worker.isolation["mode"] == "namespace"
+        pid, uid, visible = worker.call("whoami", [])
+        assert pid == 2 and visible == [1, 2]  # its own pid namespace: the reaper and itself
+        assert uid == worker.isolation["uid"] and uid >= 1 << 20
+
+
+def test_the_submission_cannot_signal_trace_or_read_the_zygote_or_its_keeper():
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
+        zygote = _zygote_of(worker)
+        for pid in (zygote.proc.pid, _handle_of(worker).pid, os.getpid()):
+            found = worker.call("reach", [pid])
+            assert found["kill"] == errno.ESRCH, found  # outside its pid namespace
+            assert found["ptrace"] == errno.EPERM, found  # the seccomp filter
+            assert found["pidfd_open"] == errno.ESRCH, found
+            assert found["proc_mem"] == errno.ENOENT and found["proc_environ"] == errno.ENOENT, found
+        assert zygote.alive
+
+
+def test_the_worker_inherits_no_descriptor_of_the_zygote():
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
+        _zygote_of(worker)
+        described = worker.call("descriptors", [])
+    kinds = {fd: target.split(":")[0] for fd, target in described.items()}
+    assert "socket" not in kinds.values(), described  # not the zygote's control socket
+    pipes = [fd for fd, kind in kinds.items() if kind == "pipe"]
+    assert len(pipes) == 4, described  # stdout and stderr (one pipe), request, reply
+    assert set(kinds) - set(pipes) == {0} and described[0] == "/dev/null", described
+
+
+def test_sibling_workers_cannot_reach_each_other():
+    limits = Limits(timeout_s=30, warm_start=True)
+    with Worker(SOURCE, limits) as first, Worker(SOURCE, limits) as second:
+        _zygote_of(first)
+        _zygote_of(second)
+        assert first.isolation["uid"] != second.isolation["uid"]
+        first.call("leave_note", ["first"])
+        assert second.call("read_note", []) == "FileNotFoundError"  # a private /tmp each
+        sibling_keeper = _handle_of(second).pid
+        found = first.call("reach", [sibling_keeper])
+        assert found["kill"] == errno.ESRCH and found["pidfd_open"] == errno.ESRCH, found
+        assert second.call("read_note", []) == "FileNotFoundError"
+
+
+def test_the_zygote_receives_paths_and_pipes_but_never_the_submission(monkeypatch):
+    sent: list[tuple[bytes, str]] = []
+    real_send_fds = socket.send_fds
+
+    def spy(sock, buffers, fds, *args):
+        message = b"".join(bytes(b) for b in buffers)
+        sent.append((message, Path(json.loads(message)["config_path"]).read_text()))
+        return real_send_fds(sock, buffers, fds, *args)
+
+    monkeypatch.setattr(socket, "send_fds", spy)  # the module warm uses
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
+        _zygote_of(worker)
+        assert worker.call("whoami", [])[0] == 2
+    assert sent
+    for message, config in sent:
+        assert set(json.loads(message)) == {"lib_dir", "config_path", "env", "cwd"}
+        assert SECRET not in message.decode() and SECRET not in config
+        assert "statements" not in json.loads(config)
+
+
+def test_a_dead_zygote_is_replaced_and_a_failed_one_makes_workers_start_cold():
+    limits = Limits(timeout_s=30, warm_start=True, warm_preload=("json",))  # a zygote of its own, killed below
+    with Worker(SOURCE, limits) as worker:
+        zygote = _zygote_of(worker)
+    zygote.proc.kill()
+    zygote.proc.wait(timeout=10)
+    with Worker(SOURCE, limits) as worker:
+        assert worker.call("whoami", [])[0] == 2
+        assert _zygote_of(worker) is not zygote  # a fresh zygote took over
+    replacement = warm.warm_zygote(limits, "namespace")
+    assert replacement is not None
+    warm.forget(replacement)  # counted as failed: this process starts these workers cold from now on
+    with Worker(SOURCE, limits) as worker:
+        assert worker.call("whoami", [])[0] == 2
+        assert isinstance(_handle_of(worker), subprocess.Popen)
+
+
+KILLED_GRADER = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from autograder.sandbox import Limits, Worker
+worker = Worker("import time", Limits(timeout_s=30, warm_start=True))
+zygote = next(iter(__import__("autograder.sandbox.warm", fromlist=["x"])._zygotes.values()))
+print(json.dumps({"zygote": zygote.proc.pid, "keeper": worker._launcher.current.proc.pid}), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_grader_takes_the_zygote_and_its_workers_with_it():
+    grader = subprocess.Popen(
+        [sys.executable, "-c", KILLED_GRADER, str(ROOT)], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert grader.stdout is not None
+        pids = json.loads(grader.stdout.readline())
+    finally:
+        grader.kill()
+        grader.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    alive = list(pids.values())
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in alive if _running(pid)]
+        time.sleep(0.2)
+    assert not alive, pids
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def test_off_is_the_cold_start():
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=False)) as worker:
+        assert worker.call("whoami", [])[0] == 2
+        assert isinstance(_handle_of(worker), subprocess.Popen)
