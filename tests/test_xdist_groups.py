@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xdist_groups import SHARED_ONCE_FIXTURES, read_groups, write_groups, xdist_group_of
+from xdist_groups import LONG_GROUPS, SHARED_ONCE_FIXTURES, group_rank, read_groups, write_groups, xdist_group_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +47,15 @@ def test_a_group_runs_on_one_worker_under_xdist():
     assert set(workers) == set(GROUPED_RUN), done.stdout[-3000:]
     # Before the scheduler read the workers' tables, a file's tests were spread over both workers.
     assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+
+
+def test_shared_fixtures_then_long_files_are_handed_out_first():
+    groups = {"tests/a.py": 40, LONG_GROUPS[0]: 1, "corpus_run": 200, "reference_cpu_run": 2, "tests/b.py": 90}
+    assert sorted(groups, key=lambda g: group_rank(g, groups[g])) == [
+        "reference_cpu_run",
+        "corpus_run",
+        LONG_GROUPS[0],
+        "tests/b.py",
+        "tests/a.py",
+    ]
+    assert all((REPO_ROOT / group).is_file() for group in LONG_GROUPS), LONG_GROUPS  # renamed files stay listed

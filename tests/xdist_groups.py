@@ -12,6 +12,17 @@ from typing import Any
 # that needs it, so every test using one of these runs in the same group (one worker): each is
 # built once per run. A new test that reads the soundness corpus just asks for `corpus_run`.
 SHARED_ONCE_FIXTURES = ("reference_cpu_run", "corpus_run", "autograder_zip", "assign_out", "graded_examples")
+# Files whose tests take minutes without a shared fixture (gradings of many generated notebooks,
+# a full training through the engine, real-notebook batches killed and resumed). The scheduler
+# hands them out right after the shared groups: started last, one of them would stretch the tier's
+# tail while the other worker idles.
+LONG_GROUPS = (
+    "tests/assignments/transformer_mt/test_training_part.py",
+    "tests/soundness/test_degenerate_answers.py",
+    "tests/assignments/attention_encoder/test_part1_degenerate_answers.py",
+    "tests/autograder/test_batch_resume.py",
+    "tests/autograder/integrations/classroom50/test_classroom50_autograder.py",
+)
 # workerinput key naming the folder where each worker writes the groups of the tests it collected.
 GROUPS_DIR_KEY = "fixture_groups_dir"
 
@@ -31,6 +42,20 @@ def xdist_group_of(nodeid: str, fixturenames: list[str] | tuple[str, ...]) -> st
     """
     shared = [name for name in SHARED_ONCE_FIXTURES if name in fixturenames]
     return shared[0] if shared else nodeid.split("::", 1)[0]
+
+
+def group_rank(group: str, tests: int) -> tuple[int, int]:
+    """Sort key of a group in the scheduler's queue: shared fixtures, then long files, then by size.
+
+    Args:
+        group: the group's name (`xdist_group_of`).
+        tests: how many tests it holds.
+
+    Returns:
+        A key; smaller is handed out earlier.
+    """
+    ordered = (*SHARED_ONCE_FIXTURES, *LONG_GROUPS)
+    return (ordered.index(group), 0) if group in ordered else (len(ordered), -tests)
 
 
 def write_groups(groups_dir: Path, worker_id: str, groups: dict[str, str]) -> None:
@@ -74,9 +99,32 @@ def make_fixture_group_scheduler(config: Any, log: Any, groups_dir: Path) -> Any
     from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class FixtureGroupScheduling(LoadScopeScheduling):
-        """Whole groups go to one worker; the biggest groups are handed out first."""
+        """Whole groups go to one worker, the costliest first; a worker queues one group ahead at most."""
 
         _groups: dict[str, str] | None = None
+        _ranked = False
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self._ranked:  # the queue is complete once schedule() hands out the first unit
+                ranked = sorted(self.workqueue.items(), key=lambda unit: group_rank(unit[0], len(unit[1])))
+                self.workqueue.clear()
+                self.workqueue.update(ranked)
+                self._ranked = True
+            super()._assign_work_unit(node)
+
+        def _reschedule(self, node: Any) -> None:
+            # LoadScopeScheduling queues another group on a worker once it has 2 tests or fewer
+            # left, so a worker still busy for minutes with its last two tests holds a group the
+            # idle worker could run. A worker runs its last test only once it has a next one (or is
+            # told to stop), so it is handed a group when it has one test left.
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
 
         def _split_scope(self, nodeid: str) -> str:
             # Called only once every worker has finished collecting (schedule() and later).
