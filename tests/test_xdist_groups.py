@@ -5,7 +5,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xdist_groups import LONG_GROUPS, SHARED_ONCE_FIXTURES, group_rank, read_groups, write_groups, xdist_group_of
+from xdist_groups import (
+    LONG_GROUPS,
+    SHARED_ONCE_FIXTURES,
+    group_rank,
+    groups_of,
+    read_groups,
+    write_groups,
+    xdist_group_of,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,3 +67,25 @@ def test_shared_fixtures_then_long_files_are_handed_out_first():
         "tests/a.py",
     ]
     assert all((REPO_ROOT / group).is_file() for group in LONG_GROUPS), LONG_GROUPS  # renamed files stay listed
+
+
+class _Item:
+    def __init__(self, nodeid: str, fixturenames: tuple[str, ...]) -> None:
+        self.nodeid, self.fixturenames = nodeid, fixturenames
+
+
+def test_a_file_goes_whole_into_the_group_of_the_costliest_shared_fixture_it_uses():
+    items = [
+        _Item("tests/g.py::t_valid", ("gradescope_results", "graded_examples")),
+        _Item("tests/g.py::t_scores", ("gradescope_results",)),
+        _Item("tests/h.py::t", ("corpus_run",)),
+        _Item("tests/h.py::u", ("reference_cpu_run",)),
+        _Item("tests/i.py::t", ()),
+    ]
+    assert groups_of(items) == {
+        "tests/g.py::t_valid": "graded_examples",
+        "tests/g.py::t_scores": "graded_examples",
+        "tests/h.py::t": "reference_cpu_run",
+        "tests/h.py::u": "reference_cpu_run",
+        "tests/i.py::t": "tests/i.py",
+    }
