@@ -4,14 +4,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 # Before torch is imported anywhere: busy-waiting OpenMP threads slow tests 3-5x on a shared
 # 2-core machine (the Makefile exports the same setting).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
-from xdist_groups import xdist_group_of
+from xdist_groups import GROUPS_DIR_KEY, groups_of, make_fixture_group_scheduler, write_groups
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the repository checkout (in development and in CI alike).
@@ -22,6 +24,8 @@ PROJECT_SOURCES = ("pyproject.toml", "setup.py", "requirements.lock", "autograde
 # CI machine runs it several times slower than a quiet one), and where its CPU seconds are written.
 LOADED_MACHINE_WALL_FACTOR = 3
 CPU_TIME_FILE = "CPU_TIME.json"
+# The xdist controller's folder for the workers' group tables (pytest_configure).
+_GROUPS_DIR = pytest.StashKey[Path]()
 
 
 @pytest.fixture(scope="session")
@@ -144,9 +148,35 @@ def autograder_zip(assign_out: Path, tmp_path_factory: pytest.TempPathFactory) -
     return destination
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put each test in its xdist group (only when pytest-xdist is loaded)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.nodeid, getattr(item, "fixturenames", ()))))
+def pytest_configure(config: pytest.Config) -> None:
+    """On the xdist controller: the folder where the workers write their tests' groups."""
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.stash[_GROUPS_DIR] = Path(tempfile.mkdtemp(prefix="xdist-groups-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the groups folder (controller only)."""
+    groups_dir = config.stash.get(_GROUPS_DIR, None)
+    if groups_dir is not None:
+        shutil.rmtree(groups_dir, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tell each xdist worker where to write its tests' groups (a pytest-xdist hook)."""
+    node.workerinput[GROUPS_DIR_KEY] = str(node.config.stash[_GROUPS_DIR])
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup`: whole groups (tests/xdist_groups.py) per worker, each built once."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return make_fixture_group_scheduler(config, log, config.stash[_GROUPS_DIR])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On an xdist worker: write each collected test's group for the controller's scheduler."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None and GROUPS_DIR_KEY in workerinput:
+        write_groups(Path(workerinput[GROUPS_DIR_KEY]), workerinput["workerid"], groups_of(session.items))
