@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from import_graph import imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,35 +15,11 @@ def package_of(path: Path) -> list[str]:
     return list(path.relative_to(ROOT).parent.parts)
 
 
-def imports_of(source: str, package: list[str]) -> set[str]:
-    """Every module a source imports, anywhere in it (function-level and TYPE_CHECKING imports too).
-
-    Args:
-        source: Python source text.
-        package: the package its module lives in, as name parts.
-
-    Returns:
-        Absolute dotted names; `from X import y` yields X and X.y (y may be a submodule).
-    """
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: `.` is the package itself, each further dot one level up
-                anchor = package[: len(package) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
 def offending(files: list[Path], forbidden: tuple[str, ...]) -> dict[str, list[str]]:
     """The files among `files` that import a forbidden module (or one below it), with what they import."""
     found = {}
     for path in files:
-        imported = imports_of(path.read_text(encoding="utf-8"), package_of(path))
+        imported = imported_modules(path.read_text(encoding="utf-8"), ".".join(package_of(path)))
         hits = sorted(name for name in imported if any(name == f or name.startswith(f + ".") for f in forbidden))
         if hits:
             found[path.relative_to(ROOT).as_posix()] = hits
@@ -92,5 +68,5 @@ def test_imports_run_one_way(where: str, forbidden: tuple[str, ...]) -> None:
     ],
 )
 def test_every_import_form_is_seen(source: str) -> None:
-    imported = imports_of(source, ["autograder", "executors"])
+    imported = imported_modules(source, "autograder.executors")
     assert "autograder.batch" in imported

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_scripts import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL_DIR = REPO / "tests" / "fixtures" / "multi30k_small"
@@ -16,12 +15,7 @@ TINY = ["embedding_dim=16", "feed_forward_dim=32", "num_heads=2", "num_layers=1"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("device_share_bench", REPO / "bench" / "device_share.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("device_share")
 
 
 def test_a_slowdown_is_measured_against_one_training_alone() -> None:
