@@ -20,9 +20,9 @@ from typing import Any
 
 import ray
 
+import autograder.executors.ray_code as ray_code
 from autograder.assignment import bundled_data_of
 from autograder.config import PROJECT_ROOT, GraderConfig
-from autograder.executors import ray_code
 from autograder.executors.base import ClusterTooSmall, ResultCallback
 from autograder.grading import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.reports.submission_json import dumps_stable

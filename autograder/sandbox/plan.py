@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import autograder.sandbox.userns as userns
 from autograder.worker_runtime.bootstrap import BOOT_CODE, EXIT_DROP_FAILED
 from autograder.worker_runtime.guards import visible_by_deepest_root
 from autograder.worker_runtime.jail import EXIT_JAIL_FAILED, JAIL_HOME, JAIL_LIB
 
-from . import userns
 from .limits import JAILED_MODES, Limits
 
 RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
