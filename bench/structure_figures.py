@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from import_graph import imported_modules  # noqa: E402
+
 PACKAGES = ("autograder", "assignments", "reference")
 # Words that name an assignment's own concepts; the engine (autograder/) should not need them.
 # ("en" is left out: it is also the English catalogue's language code.)
@@ -50,22 +52,12 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     here = module_name(path)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            names = [f"{base}.{alias.name}" for alias in node.names] + [base]
-        else:
-            continue
-        for name in names:
-            while name and name not in modules:
-                name = name.rpartition(".")[0]
-            if name and name != here:
-                found.add(name)
+    # the same parser as the import-direction tests (tests/import_graph.py), so figure and test agree
+    for name in imported_modules(path.read_text(encoding="utf-8"), package):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name and name != here:
+            found.add(name)
     return found
 
 
