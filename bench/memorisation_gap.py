@@ -1,7 +1,7 @@
 """Benchmark: validation vs test BLEU of honest and memorising runs (sets training.memorisation_gap).
 
 Honest runs train on the training split; a memorising run trains on the public validation pairs.
-Both are scored with the grader's trusted decoder (reference.evaluate) on validation and on the
+Both are scored with the grader's trusted decoder (reference.transformer_mt.evaluate) on validation and on the
 test split (test_2016_flickr). Examples:
 
     python bench/memorisation_gap.py checkpoint runs/cpu/checkpoint.pt      # an honest run's weights
@@ -27,9 +27,9 @@ from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data, memorisation_gap
 from autograder.config import load_config
 from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
-from reference.evaluate import evaluate_model
-from reference.model import Transformer
-from reference.train import build_model, reference_recipe_fns
+from reference.transformer_mt.evaluate import evaluate_model
+from reference.transformer_mt.model import Transformer
+from reference.transformer_mt.train import build_model, reference_recipe_fns
 
 
 def both_splits(model: Transformer, data, threshold: float) -> dict:

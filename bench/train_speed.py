@@ -23,7 +23,7 @@ from mtkit.batching import bucket_batches, fixed_pad_pair_batch, pad_pair_batch,
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.training import make_optimizer, seed_everything, train_step  # noqa: E402
-from reference.train import build_model, reference_recipe_fns  # noqa: E402
+from reference.transformer_mt.train import build_model, reference_recipe_fns  # noqa: E402
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """CLI `python -m assignments.transformer_mt.reference_training`: train the reference Transformer with a
-grader.yml profile (the settings resolved here, the training in `reference.train`)."""
+grader.yml profile (the settings resolved here, the training in `reference.transformer_mt.train`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import yaml
 
 from assignments.transformer_mt.settings import data_settings, training_settings
 from autograder.config import load_config
-from reference.train import TrainingRun, run
+from reference.transformer_mt.train import TrainingRun, run
 
 
 def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
         args: parsed command-line arguments (see `_parser`).
 
     Returns:
-        The resolved settings of `reference.train.run`.
+        The resolved settings of `reference.transformer_mt.train.run`.
     """
     base = load_config(args.config)
     name = training_settings(base).profile_name(args.profile)

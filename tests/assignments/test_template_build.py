@@ -21,9 +21,9 @@ STUDENT = build.STUDENT_DIR
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 # Reference definitions that are graded parts (their bodies are the solution).
 GRADED_REFERENCE = {
-    "reference/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
-    "reference/masks.py": ("create_look_ahead_mask_for_attention",),
-    "reference/loss.py": ("calculate_loss",),
+    "reference/transformer_mt/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
+    "reference/transformer_mt/masks.py": ("create_look_ahead_mask_for_attention",),
+    "reference/transformer_mt/loss.py": ("calculate_loss",),
 }
 
 
@@ -242,7 +242,7 @@ def test_autograder_zip_holds_engine_and_pins(autograder_zip: Path) -> None:
         "autograder/otter_bridge.py",
         "assignments/transformer_mt/checks/test_decoder.py",
         "autograder/worker_runtime/server.py",
-        "reference/model.py",
+        "reference/transformer_mt/model.py",
         "mtkit/decoding.py",
     ):
         assert required in names, required

@@ -147,7 +147,7 @@ def quote_the_code_and_fail(path: Path, config: GraderConfig, parts: list[str] |
     import reference
     from autograder.config import load_config as load
 
-    source = Path(reference.__file__).with_name("model.py").read_text(encoding="utf-8").splitlines()
+    source = Path(reference.__file__).parent.joinpath("transformer_mt", "model.py").read_text(encoding="utf-8").splitlines()
     line = max(source, key=len)
     print(line)
     print(line, file=sys.stderr)
@@ -214,5 +214,5 @@ def test_the_walk_finds_the_code_when_shipped_the_ray_way(cluster) -> None:
     unpacked = ray.get(import_from_working_dir.remote())
     assert any(unpacked.startswith(folder) for folder in folders), unpacked
     found = code_readable_by_others(folders)
-    assert any(p.endswith("/reference/model.py") for p in found["by_name"]), found
+    assert any(p.endswith("/reference/transformer_mt/model.py") for p in found["by_name"]), found
     assert any("/assignments/" in p for p in found["by_content"]), found

@@ -81,9 +81,9 @@ def small_data_run(tmp_path):
     from mtkit.constants import PAD_IDX
     from mtkit.dataset import prepare_data
     from mtkit.training import seed_everything
-    from reference.loss import calculate_loss
-    from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-    from reference.model import Transformer
+    from reference.transformer_mt.loss import calculate_loss
+    from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+    from reference.transformer_mt.model import Transformer
 
     data = prepare_data(
         Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",

@@ -25,9 +25,9 @@ from mtkit.training import (
     seed_everything,
     train,
 )
-from reference.loss import calculate_loss
-from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.model import Transformer
+from reference.transformer_mt.loss import calculate_loss
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from reference.transformer_mt.model import Transformer
 
 SMALL_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-import reference.model
+import reference.transformer_mt.model
 from reference import attention_encoder as ae
 
 PAD = 3
@@ -14,7 +14,7 @@ PAD = 3
 
 def test_the_reference_is_part_2s_given_code_not_a_copy() -> None:
     for name in (*ae.GRADED, "TokenEmbedding", "TransformerEmbedding", "LayerNormalization"):
-        assert getattr(ae, name) is getattr(reference.model, name)
+        assert getattr(ae, name) is getattr(reference.transformer_mt.model, name)
 
 
 def test_attention_by_hand() -> None:

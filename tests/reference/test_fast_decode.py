@@ -1,4 +1,4 @@
-"""Tests for reference.fast_decode: same tokens as the generic greedy decoder, robust to near-ties."""
+"""Tests for reference.transformer_mt.fast_decode: same tokens as the generic greedy decoder, robust to near-ties."""
 
 import copy
 import random
@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from mtkit.decoding import greedy_translate
-from reference.fast_decode import LengthCap, fast_greedy_translate
-from reference.loss import calculate_loss
-from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.model import MultiHeadAttention, Transformer
+from reference.transformer_mt.fast_decode import LengthCap, fast_greedy_translate
+from reference.transformer_mt.loss import calculate_loss
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from reference.transformer_mt.model import MultiHeadAttention, Transformer
 
 SOS, EOS, PAD = 1, 2, 3
 V_SRC, V_TGT = 20, 16

@@ -9,8 +9,8 @@ from torch import Tensor, nn
 
 from mtkit.bleu import corpus_bleu
 from mtkit.decoding import greedy_translate
-from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.model import Transformer
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from reference.transformer_mt.model import Transformer
 
 
 @pytest.fixture(scope="module", autouse=True)

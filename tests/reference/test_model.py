@@ -1,4 +1,4 @@
-"""Tests for reference.model: SPEC layout, numerics, dropout placement, causality, padding."""
+"""Tests for reference.transformer_mt.model: SPEC layout, numerics, dropout placement, causality, padding."""
 
 import math
 
@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.model import (
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from reference.transformer_mt.model import (
     DecoderLayer,
     EncoderLayer,
     MultiHeadAttention,

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import reference.model
+import reference.transformer_mt.model
 from assignments.attention_encoder.checks.messages import t
 from assignments.attention_encoder.checks.probes import reference_with_probes, used_probes
 from autograder.checks import modules
@@ -120,10 +120,10 @@ class _Texts(modules.ModuleTexts):
         return t("ae.module.gradient", name=name, difference=f"{difference:.3g}")
 
 
-# Part 1's reference classes are Part 2's given code (reference.model); the reference is built
+# Part 1's reference classes are Part 2's given code (reference.transformer_mt.model); the reference is built
 # with the probes the student's module actually used.
 CHECKS = modules.ModuleChecks(
-    _Texts(), lambda cls: getattr(reference.model, cls), reference_with_probes, used_probes=used_probes
+    _Texts(), lambda cls: getattr(reference.transformer_mt.model, cls), reference_with_probes, used_probes=used_probes
 )
 
 

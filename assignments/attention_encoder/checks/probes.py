@@ -130,20 +130,20 @@ def used_probes(substitute: dict[str, str], module_classes: list[str]) -> dict[s
 def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     """Let probes stand in for reference classes while reference modules are constructed.
 
-    Part 1's reference classes live in `reference.model` (Part 2's given code), whose module
+    Part 1's reference classes live in `reference.transformer_mt.model` (Part 2's given code), whose module
     globals they look each other up in; those globals are rebound for the duration.
 
     Args:
         substitute: reference class name -> probe name, e.g. {"EncoderLayer": "ProbeEncoderLayer"}.
     """
-    import reference.model
+    import reference.transformer_mt.model
 
     probes = probe_classes()
-    saved = {name: getattr(reference.model, name) for name in substitute}
+    saved = {name: getattr(reference.transformer_mt.model, name) for name in substitute}
     try:
         for name, probe in substitute.items():
-            setattr(reference.model, name, probes[probe])
+            setattr(reference.transformer_mt.model, name, probes[probe])
         yield
     finally:
         for name, original in saved.items():
-            setattr(reference.model, name, original)
+            setattr(reference.transformer_mt.model, name, original)

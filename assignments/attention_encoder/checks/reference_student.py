@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import reference.attention_encoder as part1
-import reference.model
+import reference.transformer_mt.model
 from assignments.attention_encoder.checks.helpers import helpers_namespace
 from assignments.attention_encoder.checks.probes import reference_with_probes
 from autograder.checks.inprocess import InProcessStudent
@@ -40,4 +40,4 @@ class ReferenceStudent(InProcessStudent):
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, built with probes standing in for the substituted classes."""
         with reference_with_probes(dict(substitute)):
-            yield getattr(reference.model, cls)
+            yield getattr(reference.transformer_mt.model, cls)

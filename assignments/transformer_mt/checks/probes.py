@@ -239,14 +239,14 @@ def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     Args:
         substitute: reference class name -> probe name, e.g. {"DecoderLayer": "ProbeDecoderLayer"}.
     """
-    import reference.model
+    import reference.transformer_mt.model
 
     probes = probe_classes()
-    saved = {name: getattr(reference.model, name) for name in substitute}
+    saved = {name: getattr(reference.transformer_mt.model, name) for name in substitute}
     try:
         for name, probe in substitute.items():
-            setattr(reference.model, name, probes[probe])
+            setattr(reference.transformer_mt.model, name, probes[probe])
         yield
     finally:
         for name, original in saved.items():
-            setattr(reference.model, name, original)
+            setattr(reference.transformer_mt.model, name, original)

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
-import reference.loss
-import reference.masks
-import reference.model
+import reference.transformer_mt.loss
+import reference.transformer_mt.masks
+import reference.transformer_mt.model
 from assignments.transformer_mt.checks.probes import probe_namespace, reference_with_probes
 from autograder.checks.inprocess import InProcessStudent
 
@@ -68,12 +68,12 @@ class ReferenceStudent(InProcessStudent):
         g = self.globals
         return {
             "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
-                reference.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
+                reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
             ),
             "create_padding_mask_for_attention": lambda batch, pad_idx: (
-                reference.masks.create_padding_mask_for_attention(batch, pad_idx)
+                reference.transformer_mt.masks.create_padding_mask_for_attention(batch, pad_idx)
             ),
-            "calculate_loss": lambda output, tgt, criterion: reference.loss.calculate_loss(
+            "calculate_loss": lambda output, tgt, criterion: reference.transformer_mt.loss.calculate_loss(
                 output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]
             ),
         }
@@ -96,7 +96,7 @@ class ReferenceStudent(InProcessStudent):
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, with probes standing in; the Transformer gets the run's languages."""
-        constructor = getattr(reference.model, cls)
+        constructor = getattr(reference.transformer_mt.model, cls)
         with reference_with_probes(dict(substitute)):
             if cls != "Transformer":
                 yield constructor

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-import reference.masks
+import reference.transformer_mt.masks
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import token_batch
 from autograder.checks.support import CheckContext
@@ -23,8 +23,8 @@ def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) ->
     return [
         dec,
         enc,
-        reference.masks.create_padding_mask_for_attention(src, 3),
-        reference.masks.create_look_ahead_mask_for_attention(tgt, 3),
+        reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3),
+        reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3),
     ]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-import reference.loss
+import reference.transformer_mt.loss
 from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require
@@ -37,7 +37,7 @@ def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pa
 
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
-    return reference.loss.calculate_loss(logits, tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx)
+    return reference.transformer_mt.loss.calculate_loss(logits, tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx)
 
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:

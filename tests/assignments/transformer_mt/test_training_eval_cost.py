@@ -12,8 +12,8 @@ import torch
 import assignments.transformer_mt.training_eval as training_eval
 from mtkit.constants import EOS_IDX
 from mtkit.dataset import PreparedData, prepare_data
-from reference.evaluate import TRUSTED_LENGTH_CAP
-from reference.train import build_model
+from reference.transformer_mt.evaluate import TRUSTED_LENGTH_CAP
+from reference.transformer_mt.train import build_model
 
 SMALL_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}

@@ -18,7 +18,7 @@ import torch
 from assignments.transformer_mt.training_eval import NOT_FITTED, load_data
 from autograder.engine import grade_submission
 from mtkit.training import save_checkpoint
-from reference.train import build_model
+from reference.transformer_mt.train import build_model
 
 ATTACKS = Path(__file__).resolve().parents[2] / "fixtures" / "attacks"
 # The model sizes of the attack notebooks' hyperparameter cell (student_hparams, checkpoint).

@@ -14,9 +14,9 @@ from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission
 from autograder.results import SubmissionResult
 from mtkit.training import save_checkpoint
-from reference.evaluate import evaluate_model
-from reference.model import Transformer
-from reference.train import build_model
+from reference.transformer_mt.evaluate import evaluate_model
+from reference.transformer_mt.model import Transformer
+from reference.transformer_mt.train import build_model
 
 # The model sizes of tests/fixtures/training/variants.yml's tiny_hyperparameters.
 ENGLISH = {"feedback.language": "en"}

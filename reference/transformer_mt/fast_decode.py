@@ -13,8 +13,8 @@ from torch import Tensor
 
 from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
 from mtkit.decoding import decode_in_length_order
-from reference.masks import create_padding_mask_for_attention
-from reference.model import DecoderLayer, LayerNormalization, Transformer
+from reference.transformer_mt.masks import create_padding_mask_for_attention
+from reference.transformer_mt.model import DecoderLayer, LayerNormalization, Transformer
 
 # Same tokens as mtkit.decoding.greedy_translate with the reference masks (up to float noise in
 # near-ties), computed incrementally: the encoder runs once per batch, each decoder layer's
@@ -99,7 +99,7 @@ def fast_greedy_translate(
     pad_idx: int = PAD_IDX,
     length_cap: LengthCap | None = None,
 ) -> list[list[int]]:
-    """Greedy-translate with a `reference.model.Transformer` (or any module with its exact layout).
+    """Greedy-translate with a `reference.transformer_mt.model.Transformer` (or any module with its exact layout).
 
     Args:
         model: the reference Transformer (its weights are read; dropout is never applied).
