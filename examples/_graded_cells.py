@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from _notebook_cells import code
 
+from assignments.solution_source import indented, reference_statements
+
+_MODEL = "reference/transformer_mt/model.py"
+_BODY = " " * 12  # a method body inside the cells' four-space literal indent
+
+
+def _reference(definition: str, statements: str) -> str:
+    """Statements of the reference model, indented as a method body of these literals (one source)."""
+    return indented(reference_statements(_MODEL, definition, statements), _BODY)
+
+
 # ----------------------------------------------------------------------------------- part 1: mask
 # The course notebook's blank ends in a space (`look_ahead_mask = `), written \x20 here.
 MASK_TEMPLATE = code('''
@@ -85,22 +96,19 @@ DECODER_LAYER_TEMPLATE = code("""
             #####################################
 """)
 
-_DECODER_LAYER_INIT = """
+# The sublayers are the reference's; the two forward methods below are the student's own spellings.
+_DECODER_LAYER_INIT = (
+    """
     class DecoderLayer(nn.Module):
         def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
             super(DecoderLayer, self).__init__()
             ###### 여기에 코드를 작성하세요 ######
-            self.masked_multi_head_attention = MultiHeadAttention(embedding_dim, num_heads)
-            self.norm1 = LayerNormalization(embedding_dim)
-            self.dropout1 = nn.Dropout(drop_prob)
-            self.enc_dec_attention = MultiHeadAttention(embedding_dim, num_heads)
-            self.norm2 = LayerNormalization(embedding_dim)
-            self.dropout2 = nn.Dropout(drop_prob)
-            self.feed_forward_neural_network = FeedForwardNeuralNetwork(embedding_dim, feed_forward_dim, drop_prob)
-            self.norm3 = LayerNormalization(embedding_dim)
-            self.dropout3 = nn.Dropout(drop_prob)
+"""
+    + _reference("DecoderLayer.__init__", "1:")
+    + """
             #####################################
 """
+)
 
 # The student's first attempt (left in its cell) feeds the layer input, not the first sublayer's
 # output, to the encoder-decoder attention; a later cell redefines the class correctly.
@@ -169,17 +177,18 @@ DECODER_TEMPLATE = code('''
     """
 ''')
 
-DECODER_CORRECT = code("""
+# The sublayers are the reference's, then a student's print; `forward` fits the original template's
+# `return output`.
+DECODER_CORRECT = code(
+    """
     class Decoder(nn.Module):
         def __init__(self, vocab_size, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers,
                      drop_prob):
             super(Decoder, self).__init__()
             ###### 여기에 코드를 작성하세요 ######
-            self.transformer_embedding = TransformerEmbedding(vocab_size, embedding_dim, sequence_length)
-            self.decoder_layers = nn.ModuleList(
-                [DecoderLayer(embedding_dim, feed_forward_dim, num_heads, drop_prob) for _ in range(num_layers)]
-            )
-            self.dense_layer = nn.Linear(embedding_dim, vocab_size)
+"""
+    + _reference("Decoder.__init__", "1:")
+    + """
             print(f"Decoder: {num_layers} layers, vocabulary {vocab_size}")
             #####################################
 
@@ -191,7 +200,8 @@ DECODER_CORRECT = code("""
             output = self.dense_layer(x)
             #####################################
             return output
-""")
+"""
+)
 
 # ---------------------------------------------------------------------------- part 4: Transformer
 _TRANSFORMER = """
@@ -223,15 +233,7 @@ _TRANSFORMER = """
             return generated
 """
 TRANSFORMER_TEMPLATE = code(_TRANSFORMER.replace("    FORWARD_BODY\n", "\n"))
-TRANSFORMER_CORRECT = code(
-    _TRANSFORMER.replace(
-        "    FORWARD_BODY",
-        (
-            "            encoder_output = self.encoder(src_batch, src_padding_mask)\n"
-            "            decoder_output = self.decoder(tgt_batch, encoder_output, src_padding_mask, tgt_attention_mask)"
-        ),
-    )
-)
+TRANSFORMER_CORRECT = code(_TRANSFORMER.replace("    FORWARD_BODY", _reference("Transformer.forward", ":2")))
 
 # ------------------------------------------------------------------------------- part 5: the loss
 _LOSS = '''

@@ -14,6 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the cell modules sit beside this script
+sys.path.insert(1, str(HERE.parent))  # they take the solution's code from the reference through assignments/
 
 import _graded_cells as graded  # noqa: E402
 import _notebook_cells as given  # noqa: E402

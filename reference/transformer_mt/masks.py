@@ -49,10 +49,11 @@ def create_look_ahead_mask_for_attention(
     Returns:
         bool (B, 1, T, T): [b, 0, i, j] is True iff j <= i and token j of row b is not padding.
     """
-    t = tgt_batch.size(1)
-    causal = torch.ones(t, t, dtype=torch.bool, device=tgt_batch.device).tril()  # (T, T), j <= i
-    key_ok = (tgt_batch != pad_idx)[:, None, None, :]  # (B, 1, 1, T)
-    return (causal[None, None] & key_ok).to(_target_device(tgt_batch, device))
+    tgt_length = tgt_batch.size(1)
+    padding_mask = create_padding_mask_for_attention(tgt_batch, pad_idx, device)  # (B, 1, T, T)
+    # (T, T) lower triangle of ones, j <= i; the master notebook's solution line is generated from it.
+    look_ahead_mask = torch.tril(torch.ones(tgt_length, tgt_length, device=padding_mask.device))
+    return look_ahead_mask.bool() & padding_mask  # broadcasts to (B, 1, T, T)
 
 
 def create_padding_mask_for_loss(batch: Tensor, pad_idx: int, device: torch.device | str | None = None) -> Tensor:

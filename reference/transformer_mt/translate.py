@@ -1,4 +1,4 @@
-"""CLI `python -m reference.transformer_mt.translate`: German -> English with a checkpoint from reference.transformer_mt.train."""
+"""CLI `python -m reference.transformer_mt.translate`: German -> English with a checkpoint from its train module."""
 
 from __future__ import annotations
 

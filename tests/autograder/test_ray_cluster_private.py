@@ -147,7 +147,9 @@ def quote_the_code_and_fail(path: Path, config: GraderConfig, parts: list[str] |
     import reference
     from autograder.config import load_config as load
 
-    source = Path(reference.__file__).parent.joinpath("transformer_mt", "model.py").read_text(encoding="utf-8").splitlines()
+    source = (
+        Path(reference.__file__).parent.joinpath("transformer_mt", "model.py").read_text(encoding="utf-8").splitlines()
+    )
     line = max(source, key=len)
     print(line)
     print(line, file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Tests for reference.transformer_mt.evaluate: hand-computed BLEU, honest decoding inputs, the labelled extra metric."""
+"""Tests for reference.transformer_mt.evaluate: hand-computed BLEU, honest decoding, the labelled extra metric."""
 
 import math
 from pathlib import Path

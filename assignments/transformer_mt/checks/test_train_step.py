@@ -92,7 +92,9 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         # A step that computes the loss itself must compute the masked loss of the assignment.
         # The mask checks above passed, so the model ran and its output was recorded.
         expected_loss = float(
-            reference.transformer_mt.loss.calculate_loss(cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3)
+            reference.transformer_mt.loss.calculate_loss(
+                cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3
+            )
         )
     returned = report.get("returned")
     if not isinstance(returned, float):

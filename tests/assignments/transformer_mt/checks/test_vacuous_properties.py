@@ -113,7 +113,9 @@ def test_a_real_loss_with_one_bug_keeps_the_properties_it_has() -> None:
 
     def by_batch(output: torch.Tensor, tgt: torch.Tensor, criterion: Any) -> torch.Tensor:
         pad = student.globals["pad_idx"]  # the case's pad_idx (set_globals)
-        mean = reference.transformer_mt.loss.calculate_loss(output, tgt, torch.nn.CrossEntropyLoss(reduction="none"), pad)
+        mean = reference.transformer_mt.loss.calculate_loss(
+            output, tgt, torch.nn.CrossEntropyLoss(reduction="none"), pad
+        )
         return mean * int((tgt[:, 1:] != pad).sum()) / tgt.shape[0]
 
     student.replaced = {"calculate_loss": by_batch}
