@@ -137,6 +137,14 @@ class Assignment:
     # title the parts in reports.
     messages_dir: Path | None = None
 
+    def __reduce__(self) -> tuple[Callable[[str], Assignment], tuple[str]]:
+        """Pickled by name: a pool process or Ray node that unpickles it imports its own copy.
+
+        Its paths (`folder`, `worker_paths`) are those of the process that loaded it, so each
+        process that grades must hold its own (the grader's code on a Ray node is a private copy).
+        """
+        return load_assignment, (self.name,)
+
     @property
     def training_part(self) -> str | None:
         """The part the training hook grades (assignment.yml `training_part`; None: no training part)."""
@@ -225,7 +233,7 @@ def bundled_data_of(config: GraderConfig) -> BundledData | None:
 
 
 def assignment_of(config: GraderConfig) -> Assignment:
-    """The assignment a configuration grades.
+    """The assignment a configuration grades: a front end's one load, passed down from there.
 
     Args:
         config: the validated configuration.

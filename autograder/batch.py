@@ -16,6 +16,7 @@ from autograder.reports.files import RESERVED_STEMS
 from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
+    from autograder.assignment import Assignment
     from autograder.executors import Executor, ResultCallback
     from autograder.reports.regrade import PointsChange
     from autograder.results_store import ResultsStore
@@ -154,8 +155,9 @@ def grade_all(
     Args:
         submissions: from `expand_paths`.
         config: the validated configuration, passed to the grade function.
-        grade_function: `grade_submission(path, config, parts)` (the engine's, passed by the front
-            end). With jobs > 1 or another executor it must be picklable (a module-level function).
+        grade_function: `grade_submission(path, config, parts)` (the engine's, bound to the
+            assignment and passed by the front end). With jobs > 1 or another executor it must be
+            picklable (a module-level function, or a `functools.partial` of one).
         parts: the parts to grade (None: all).
         jobs: the number of parallel worker processes of the default local executor (one job
             grades in this process).
@@ -206,6 +208,7 @@ def grade_batch(
     parts: list[str] | None,
     out_dir: Path,
     grade_function: GradeFunction,
+    assignment: Assignment,
     executor: Executor | None = None,
     regrade: bool = False,
     progress: bool = False,
@@ -222,6 +225,8 @@ def grade_batch(
         parts: the selected parts (None: all).
         out_dir: the report folder (the store is its `.grading` subfolder).
         grade_function: the engine's `grade_submission`, passed by the front end.
+        assignment: the assignment `config` names, loaded once by the front end (its side files,
+            catalogue and report sections).
         executor: where to grade (None: the local executor with grading.jobs).
         regrade: grade everything again, whatever is stored.
         progress: show a progress bar.
@@ -240,8 +245,13 @@ def grade_batch(
 
     with SnapshotFolder() as snapshots:
         # Each file is read once: the digest that decides reuse is of the bytes that are graded.
-        taken = [snapshots.take(s.path, sidecar_files(s.path, config, parts)) for s in submissions]
-        copies = [Submission(t.path, s.label, s.stem) for t, s in zip(taken, submissions, strict=True)]
+        sides = [sidecar_files(s.path, config, parts, assignment.sidecar_names) for s in submissions]
+        taken = [snapshots.take(s.path, found) for s, found in zip(submissions, sides, strict=True)]
+        # A copy's side files lie beside it under their own names.
+        copies = [
+            Submission(t.path, s.label, s.stem, tuple(t.path.parent / side.name for side in found))
+            for t, s, found in zip(taken, submissions, sides, strict=True)
+        ]
         digests = [t.sha256 for t in taken]
         return _grade_resumably(
             submissions,
@@ -251,6 +261,7 @@ def grade_batch(
             parts,
             out_dir,
             grade_function,
+            assignment,
             executor,
             regrade,
             progress,
@@ -267,6 +278,7 @@ def _grade_resumably(
     parts: list[str] | None,
     out_dir: Path,
     grade_function: GradeFunction,
+    assignment: Assignment,
     executor: Executor | None,
     regrade: bool,
     progress: bool,
@@ -274,7 +286,6 @@ def _grade_resumably(
     reporter: bool,
 ) -> BatchRun:
     """`grade_batch` once the snapshots are taken: `copies` are graded, `submissions` name them."""
-    from autograder.assignment import assignment_of
     from autograder.i18n import use_language
     from autograder.late import apply_late_policy
     from autograder.reports.publish import publish_reports, remove_scratch
@@ -326,7 +337,7 @@ def _grade_resumably(
                 executor_kind,
             )
         )
-        publish_reports([result], [submission.stem], config, out_dir, html, reporter, batch_files=False)
+        publish_reports([result], [submission.stem], config, assignment, out_dir, html, reporter, batch_files=False)
         results[index] = result
 
     if todo:
@@ -350,12 +361,12 @@ def _grade_resumably(
             raise BatchInterrupted(current) from None
     ordered = [results[index] for index in range(len(submissions))]
     everything, stems = with_rest_of_store(store, ordered, [s.stem for s in submissions])
-    publish_reports(everything, stems, config, out_dir, html, reporter)
+    publish_reports(everything, stems, config, assignment, out_dir, html, reporter)
     changes = []
     if regraded:
         old = {submissions[i].label: stored[i].result for i in regraded}
         changes = diff_results(old, {submissions[i].label: results[i] for i in regraded})
-        with use_language(config.feedback.language, assignment_of(config).messages_dir):
+        with use_language(config.feedback.language, assignment.messages_dir):
             write_regrade_csv(changes, out_dir / REGRADE_NAME)
     return BatchRun(
         ordered,
@@ -381,10 +392,9 @@ def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResul
     """
     from autograder.results_store import ResultsStore
 
+    config = stored_config(out_dir)
     store = ResultsStore(out_dir)
-    if not (store.folder / "batch.json").is_file():
-        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
-    config, batch = store.config(), store.batch()
+    batch = store.batch()
     results, stems, missing = [], [], []
     for entry in batch["submissions"]:
         record = store.load(entry["stem"])
@@ -428,11 +438,34 @@ def with_rest_of_store(
     return everything, all_stems
 
 
-def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -> tuple[int, list[str]]:
+def stored_config(out_dir: Path) -> GraderConfig:
+    """The configuration of the last batch graded into out_dir (what a front end loads its assignment from).
+
+    Args:
+        out_dir: a report folder written by `grade_batch`.
+
+    Returns:
+        The configuration, validated again.
+
+    Raises:
+        FileNotFoundError: out_dir holds no stored batch.
+    """
+    from autograder.results_store import ResultsStore
+
+    store = ResultsStore(out_dir)
+    if not (store.folder / "batch.json").is_file():
+        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+    return store.config()
+
+
+def rebuild_reports(
+    out_dir: Path, assignment: Assignment, html: bool = False, reporter: bool = False
+) -> tuple[int, list[str]]:
     """Rebuild the reports of the last batch graded into out_dir from its stored results.
 
     Args:
         out_dir: a report folder written by `grade_batch`.
+        assignment: the assignment its stored configuration names (`stored_config`), loaded by the front end.
         html: also write the HTML feedback.
         reporter: also write the reporter payloads.
 
@@ -450,5 +483,5 @@ def rebuild_reports(out_dir: Path, html: bool = False, reporter: bool = False) -
     # The batch's submissions without a current record stay out (listed as missing).
     batch_stems = {entry["stem"] for entry in store.batch()["submissions"]}
     everything, all_stems = with_rest_of_store(store, results, stems, skip=batch_stems)
-    publish_reports(everything, all_stems, config, out_dir, html, reporter, missing=missing)
+    publish_reports(everything, all_stems, config, assignment, out_dir, html, reporter, missing=missing)
     return len(results), missing

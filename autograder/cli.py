@@ -6,11 +6,13 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from autograder import batch
 from autograder import config as grader_config
+from autograder.assignment import Assignment, assignment_of
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
@@ -288,10 +290,12 @@ def _command_grade(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         # The engine is imported here, by the front end, and passed down to the batch and the executors.
-        from autograder.engine import grade_submission as grade_function
+        from autograder.engine import grade_submission
     except ImportError as error:
         print(f"error: cannot load the grading engine (autograder.engine): {error}", file=sys.stderr)
         return EXIT_CRASH
+    assignment = assignment_of(config)  # loaded once here, passed down with the engine
+    grade_function = partial(grade_submission, assignment=assignment)
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
     try:  # before any submission: a host without a jail is refused once, in one line
@@ -326,6 +330,7 @@ def _command_grade(args: argparse.Namespace) -> int:
             out_dir,
             executor=executor,
             grade_function=grade_function,
+            assignment=assignment,
             regrade=args.regrade,
             progress=show_progress,
             html=args.html,
@@ -358,29 +363,26 @@ def _command_grade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _command_class_view(out_dir: Path) -> int:
+def _command_class_view(out_dir: Path, assignment: Assignment) -> int:
     from autograder.reports.class_view import CLASS_HTML, write_class_view
 
-    try:
-        config, results, _, missing = batch.load_stored_batch(out_dir)
-    except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    write_class_view(results, config, out_dir, missing)
+    config, results, _, missing = batch.load_stored_batch(out_dir)
+    write_class_view(results, config, assignment, out_dir, missing)
     print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
-    if args.compare is not None:
-        return command_compare(args.out_dir, args.compare)
-    if args.class_view:
-        return _command_class_view(args.out_dir)
-    try:
-        reported, missing = batch.rebuild_reports(args.out_dir, html=args.html, reporter=args.reporter_payload)
+    try:  # the assignment the stored batch graded, loaded once for whichever report is asked
+        assignment = assignment_of(batch.stored_config(args.out_dir))
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if args.compare is not None:
+        return command_compare(args.out_dir, args.compare, assignment)
+    if args.class_view:
+        return _command_class_view(args.out_dir, assignment)
+    reported, missing = batch.rebuild_reports(args.out_dir, assignment, html=args.html, reporter=args.reporter_payload)
     print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
     if missing:
         print(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import credit
-from autograder.assignment import Assignment, assignment_of
+from autograder.assignment import Assignment
 from autograder.config import GraderConfig
 from autograder.i18n import t, use_language
 from autograder.notebook import load_submission
@@ -67,20 +67,23 @@ def _score(
     return results
 
 
-def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None = None) -> SubmissionResult:
+def grade_submission(
+    path: Path, config: GraderConfig, parts: list[str] | None = None, *, assignment: Assignment
+) -> SubmissionResult:
     """Grade one notebook (or .py export) against the hidden checks.
+
+    A front end binds `assignment` (`functools.partial`) and passes the result down as the batch's
+    grade function; it reaches pool processes and Ray nodes by name (`Assignment.__reduce__`).
 
     Args:
         path: the submission file.
         config: the validated grader.yml configuration.
         parts: part names to grade; None grades every part (training only when enabled).
+        assignment: the assignment `config` names, loaded once by the front end.
 
     Returns:
         The per-part, per-check result with student-facing messages (in feedback.language).
     """
-    # The executors hand the engine a configuration (picklable, sent to pool processes and Ray
-    # nodes); the assignment it names is loaded here, once per grading, and passed down.
-    assignment = assignment_of(config)
     with use_language(config.feedback.language, assignment.messages_dir):
         return _grade_submission(path, config, assignment, parts)
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from autograder.config import GraderConfig
 from autograder.results import STATUS_ERROR, CheckResult, PartResult, SubmissionResult
 
-# The engine's `grade_submission(path, config, parts)`, passed down by the front end that grades.
+# The engine's `grade_submission(path, config, parts)`, bound to the assignment and passed down by
+# the front end that grades.
 GradeFunction = Callable[[Path, GraderConfig, "list[str] | None"], SubmissionResult]
 
 
@@ -23,6 +24,9 @@ class Submission:
     path: Path
     label: str  # SubmissionResult.submission and the gradebook's `file`: the name, or a path
     stem: str  # file-system-safe stem of `<stem>.json`, `<stem>.results.json`, `<stem>.md`
+    # The files beside `path` that its grading reads (`results_store.sidecar_files`, found by the
+    # batch from the assignment's `sidecar_names`); an executor that grades elsewhere ships them.
+    sidecars: tuple[Path, ...] = ()
 
 
 def _skip_reason(part: str, config: GraderConfig, parts: Sequence[str] | None) -> str:

@@ -6,10 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.exit_codes import EXIT_OK, EXIT_USAGE
 from autograder.reports.regrade import PointsChange, changed_submissions
+
+if TYPE_CHECKING:
+    from autograder.assignment import Assignment
 
 
 def add_export_parser(commands: Any) -> None:
@@ -59,17 +62,17 @@ def print_changes(changes: Sequence[PointsChange], path: Path) -> None:
             print(f"  {change.submission}: {old} -> {new}", file=sys.stderr)
 
 
-def command_compare(out_dir: Path, old_out: Path) -> int:
+def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int:
     """`report OUT_DIR --compare OLD_OUT`: write OUT_DIR/regrade.csv, the changes since OLD_OUT.
 
     Args:
         out_dir: the report folder of the new grading.
         old_out: the report folder of the earlier grading (a copy kept before regrading).
+        assignment: the assignment out_dir's stored batch graded (its catalogue), loaded by the CLI.
 
     Returns:
         The exit code.
     """
-    from autograder.assignment import assignment_of
     from autograder.batch import load_stored_batch
     from autograder.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
@@ -82,7 +85,7 @@ def command_compare(out_dir: Path, old_out: Path) -> int:
         return EXIT_USAGE
     changes = diff_results({r.submission: r for r in old}, {r.submission: r for r in new})
     path = out_dir / REGRADE_NAME
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+    with use_language(config.feedback.language, assignment.messages_dir):
         write_regrade_csv(changes, path)
     print_changes(changes, path)
     return EXIT_OK

@@ -158,11 +158,11 @@ def load_parts(engine_root: Path) -> dict[str, PartConfig]:
     return engine_config(engine_root).parts
 
 
-def _copy_checkpoint(submission: Path, copy: Path, engine_root: Path) -> None:
-    """Checkpoint mode looks for the weights beside the graded file: bring the submitted ones
-    along under the copy's stem (a link stays a link, so the engine refuses it as it should)."""
-    config = engine_config(engine_root)
-    hook = assignment_of(config).sidecar_names
+def _copy_sidecar(submission: Path, copy: Path, config: GraderConfig) -> None:
+    """The training part reads the assignment's side files beside the graded file: bring the
+    submitted one along under the copy's stem (a link stays a link, so the engine refuses it as it
+    should)."""
+    hook = assignment_of(config).sidecar_names  # the bridge's engine run: its one load
     patterns = hook(config, "{stem}") if hook is not None else []  # names with the stem left as "{stem}"
     if not patterns:
         return
@@ -198,8 +198,9 @@ def run_engine(
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
         write_new(copy, read_beneath(submission.parent, submission.name))  # no link followed
-        if train and engine_config(engine_root).training_part() in parts:
-            _copy_checkpoint(submission, copy, engine_root)
+        config = engine_config(engine_root)
+        if train and config.training_part() in parts:
+            _copy_sidecar(submission, copy, config)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
         command = [
             sys.executable,
@@ -220,7 +221,7 @@ def run_engine(
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")])),
         }
-        bundled = bundled_data_of(engine_config(engine_root))  # the assignment's data, bundled by build --data
+        bundled = bundled_data_of(config)  # the assignment's data, bundled by build --data
         if bundled is not None:
             env.update(bundled.environment(engine_root, env))
         with open(log_path, "wb") as log:

@@ -30,7 +30,7 @@ class LoadedForGrading:
     why_missing: Callable[[str], str | None]  # LoadedSubmission.why_missing ("not defined" messages)
     config: GraderConfig
     started: float  # time.monotonic() when grading began
-    assignment: Assignment  # the assignment graded, loaded once by the engine
+    assignment: Assignment  # the assignment graded, loaded once by the front end and passed down
 
 
 @dataclass

@@ -11,14 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autograder.assignment import assignment_of
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
 from autograder.sidecar_files import locate_sidecar
 from autograder.submission_snapshot import read_submission
+
+if TYPE_CHECKING:
+    from autograder.assignment import SidecarHook
 
 STORE_DIR = ".grading"  # inside the report folder
 PREVIOUS_DIR = "previous"  # in the store: each record as it was before a regrade replaced it
@@ -92,7 +94,9 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
     return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
 
 
-def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None) -> list[Path]:
+def sidecar_files(
+    path: Path, config: GraderConfig, parts: Sequence[str] | None, hook: SidecarHook | None
+) -> list[Path]:
     """Files beside the submission that its grading reads: the one the assignment's training part
     reads when it is graded (`Assignment.sidecar_names` gives the candidates; Part 2: checkpoint
     mode's checkpoint), links included (the engine refuses them).
@@ -101,12 +105,12 @@ def sidecar_files(path: Path, config: GraderConfig, parts: Sequence[str] | None)
         path: the submission file.
         config: the validated configuration.
         parts: the selected parts (None: all).
+        hook: the graded assignment's `sidecar_names` (None: it reads no side file).
 
     Returns:
         The existing candidate files, in the order the assignment gives.
     """
     part = config.training_part()
-    hook = assignment_of(config).sidecar_names
     if part is None or hook is None or part in config.disabled_parts() or (parts is not None and part not in parts):
         return []
     # The engine's own choice (autograder.sidecar_files.locate_sidecar): the first candidate that exists,

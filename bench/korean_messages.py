@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,12 +32,15 @@ KOREAN = {"feedback.language": "ko"}
 def _held_out(jobs: int) -> list[SubmissionResult]:
     from soundness_grading import corpus_config
 
+    from autograder.assignment import assignment_of
     from autograder.batch import expand_paths, grade_all
     from autograder.engine import grade_submission
 
     cheats = [case for case in load_cases() if case.id in CHEATS]
     paths = sorted(HELD_OUT.glob("bug_*.ipynb")) + [case.path for case in cheats]
-    return grade_all(expand_paths(paths), corpus_config(overrides=KOREAN), grade_submission, jobs=jobs)
+    config = corpus_config(overrides=KOREAN)
+    grade = partial(grade_submission, assignment=assignment_of(config))
+    return grade_all(expand_paths(paths), config, grade, jobs=jobs)
 
 
 def _corpus(jobs: int) -> list[SubmissionResult]:

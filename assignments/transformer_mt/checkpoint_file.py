@@ -15,8 +15,8 @@ from pathlib import Path
 
 from autograder.sidecar_files import candidate_names, locate_sidecar
 
-# grader.yml's default training.checkpoint_names (also used by the submission collector, which
-# runs without the grader's dependencies).
+# grader.yml's default training.checkpoint_names (the instructors' workflow passes the same names
+# to the submission collector's --sidecar-names).
 DEFAULT_NAMES = (
     "{stem}.pt",
     "{stem}.pth",
@@ -65,13 +65,13 @@ def find_checkpoint(submission: Path, patterns: list[str], max_mb: float) -> Sub
         data = _read_regular_file(found[0], found[0].name, max_mb)
         return SubmittedCheckpoint(found[0].name, data, hashlib.sha256(data).hexdigest())
     looked_for = ", ".join(f"`{name}`" for name, _ in candidate_names(submission, patterns))
-    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
+    from assignments.transformer_mt.messages import t  # student-facing, Part 2's catalogue; lazily: yaml
 
     raise CheckpointRefused(t("checkpoint.not_found", submission=submission.name, looked_for=looked_for))
 
 
 def _read_regular_file(path: Path, name: str, max_mb: float) -> bytes:
-    from autograder.i18n import t  # student-facing; the collector imports this module without yaml
+    from assignments.transformer_mt.messages import t  # student-facing, Part 2's catalogue; lazily: yaml
 
     not_a_file = CheckpointRefused(t("checkpoint.not_a_file", name=name))
     try:

@@ -27,7 +27,6 @@ from autograder.executors.base import ClusterTooSmall, ResultCallback
 from autograder.grading import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
-from autograder.results_store import sidecar_files
 from autograder.submission_snapshot import read_submission, write_copy
 
 TASK_RETRIES = 3  # a task whose node or worker process died runs again elsewhere
@@ -237,7 +236,8 @@ class RayExecutor:
             submissions: the submissions to grade.
             config: the configuration from `prepare`.
             parts: the selected parts (None: all).
-            grade_function: the engine's grade function (a module-level function).
+            grade_function: the engine's grade function (picklable: a module-level function, or one
+                bound to the assignment with functools.partial).
             on_result: called once per submission, in completion order.
         """
         self._connect()
@@ -247,7 +247,7 @@ class RayExecutor:
         pending = {}
         for index, submission in enumerate(submissions):
             # the same files, read the same way, as the local executor grades (a link stays one)
-            data, sides, _ = read_submission(submission.path, sidecar_files(submission.path, config, parts))
+            data, sides, _ = read_submission(submission.path, submission.sidecars)
             pending[submit(submission.path.name, data, sides, submission.label, submission.stem, parts)] = index
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

@@ -21,14 +21,13 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
-from assignments.transformer_mt.checkpoint_file import DEFAULT_NAMES
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
 from autograder.sidecar_files import locate_sidecar
 
 GITHUB = "https://github.com"
 MANIFEST = "manifest.csv"
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-MAX_CHECKPOINT_BYTES = 512 * 1024 * 1024
+MAX_SIDECAR_BYTES = 512 * 1024 * 1024
 GIT_ERROR_CHARS = 400  # git's error output kept in the manifest's detail column
 
 
@@ -44,7 +43,9 @@ class Collected:
     notebook: str = ""  # path inside the repository
     file: str = ""  # the copy under <out>/notebooks/
     detail: str = ""
-    checkpoint: str = ""  # with --with-checkpoint: the checkpoint's path inside the repository
+    # With --sidecar-names: the side file's path inside the repository (the column keeps the name it
+    # has in the manifest's format: Part 2's side file is its checkpoint).
+    checkpoint: str = ""
 
 
 def parse_deadline(text: str) -> str:
@@ -163,17 +164,46 @@ def _kind(checkout: Path, relative: str) -> str | None:
     return "a hard link" if status.st_nlink > 1 else None
 
 
-def _copy_checkpoint(checkout: Path, notebook: str, target: Path) -> str | None:
-    """Copy the checkpoint beside the notebook (grader.yml's default names) to `target`'s stem, so
-    that checkpoint mode finds it beside the collected notebook; read without following links (a
-    link or special file is not copied, and the grader reports the missing checkpoint).
-    Returns: its path in the repository, or None."""
-    found = locate_sidecar(checkout / notebook, list(DEFAULT_NAMES))
+def _copy_sidecar(checkout: Path, notebook: str, target: Path, names: Sequence[str]) -> str | None:
+    """Copy the first of `names` found beside the notebook to `target`'s stem, so that the grading
+    finds it beside the collected notebook; read without following links (a link or special file
+    is not copied, and the grader reports the missing file).
+
+    Args:
+        checkout: the clone, checked out.
+        notebook: the notebook's path in it.
+        target: the notebook's copy.
+        names: the assignment's side-file names (`{stem}`: the notebook's stem), in the order looked for.
+
+    Returns:
+        The side file's path in the repository, or None (none found).
+    """
+    found = locate_sidecar(checkout / notebook, list(names))
     if found is None:
         return None
     relative = found[0].relative_to(checkout).as_posix()
-    write_new(target.with_suffix(found[0].suffix), read_beneath(checkout, relative, MAX_CHECKPOINT_BYTES))
+    write_new(target.with_suffix(found[0].suffix), read_beneath(checkout, relative, MAX_SIDECAR_BYTES))
     return relative
+
+
+def parse_sidecar_names(text: str) -> tuple[str, ...]:
+    """`--sidecar-names` as file names.
+
+    Args:
+        text: comma-separated names, e.g. "{stem}.pt,checkpoint.pt" ("" for none).
+
+    Returns:
+        The names, in the order given.
+
+    Raises:
+        ValueError: a name with a folder in it, or one that would not keep the notebook's stem's
+            suffix (a copy is renamed `<owner>__<name><suffix>`).
+    """
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        if "/" in name or "\\" in name or not Path(name.replace("{stem}", "x")).suffix:
+            raise ValueError(f"--sidecar-names: {name!r} is not a file name with a suffix")
+    return names
 
 
 def collect_one(
@@ -183,7 +213,7 @@ def collect_one(
     notebook: str = "",
     token: str = "",
     base_url: str = GITHUB,
-    with_checkpoint: bool = False,
+    sidecar_names: Sequence[str] = (),
 ) -> Collected:
     """Clone one repository, check out its last commit before the deadline, copy its notebook.
 
@@ -194,8 +224,8 @@ def collect_one(
         notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
         token: a token that can read the repository ("" for public or local ones).
         base_url: where `owner/name` entries live.
-        with_checkpoint: also copy the checkpoint beside the notebook, as `<owner>__<name>.pt`
-            (or .pth/.safetensors), for grading in checkpoint mode.
+        sidecar_names: also copy the first of these files found beside the notebook (the
+            assignment's side files, e.g. Part 2's checkpoint), as `<owner>__<name><suffix>`.
 
     Returns:
         The manifest row.
@@ -213,11 +243,11 @@ def collect_one(
             return Collected(entry, "no-commit-before-deadline", detail=str(error))
         if not commit:
             return Collected(entry, "no-commit-before-deadline")
-        return copy_at_commit(checkout, entry, commit, out, notebook, with_checkpoint)
+        return copy_at_commit(checkout, entry, commit, out, notebook, sidecar_names)
 
 
 def copy_at_commit(
-    checkout: Path, entry: str, commit: str, out: Path, notebook: str = "", with_checkpoint: bool = False
+    checkout: Path, entry: str, commit: str, out: Path, notebook: str = "", sidecar_names: Sequence[str] = ()
 ) -> Collected:
     """Check out `commit` in a clone and copy its notebook to `<out>/notebooks/<owner>__<name>.ipynb`.
 
@@ -227,7 +257,7 @@ def copy_at_commit(
         commit: the commit to take.
         out: the output folder.
         notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
-        with_checkpoint: also copy the checkpoint beside the notebook.
+        sidecar_names: also copy the first of these files found beside the notebook.
 
     Returns:
         The manifest row (`ok`, or why nothing was copied).
@@ -244,15 +274,15 @@ def copy_at_commit(
         data = read_beneath(checkout, picked, MAX_NOTEBOOK_BYTES)
     except UnsafeFile as error:
         return Collected(entry, "refused", commit, date, picked, detail=str(error))
-    for old in [target, *(target.with_suffix(s) for s in (".pt", ".pth", ".safetensors"))]:
+    for old in [target, *(target.with_suffix(Path(n.replace("{stem}", "x")).suffix) for n in sidecar_names)]:
         if os.path.lexists(old):  # an earlier collection's copies
             os.unlink(old)
     write_new(target, data)
     row = Collected(entry, "ok", commit, date, picked, target.relative_to(out).as_posix(), detail=detail)
-    if with_checkpoint:
+    if sidecar_names:
         try:
-            row.checkpoint = _copy_checkpoint(checkout, picked, target) or ""
-        except (UnsafeFile, OSError) as error:
+            row.checkpoint = _copy_sidecar(checkout, picked, target, sidecar_names) or ""
+        except (UnsafeFile, OSError) as error:  # the manifest's wording
             row.detail = "; ".join(filter(None, [row.detail, f"checkpoint not copied: {error}"]))
     return row
 
@@ -281,14 +311,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--notebook", default="", help="notebook path in each repository")
     parser.add_argument("--base-url", default=GITHUB)
     parser.add_argument(
-        "--with-checkpoint",
-        action="store_true",
-        help="also copy the checkpoint beside each notebook (training.mode: checkpoint)",
+        "--sidecar-names",
+        default="",
+        metavar="NAMES",
+        help="comma-separated files to copy from beside each notebook, {stem} standing for its stem: the "
+        "assignment's side files (Part 2's checkpoint mode: grader.yml training.checkpoint_names)",
     )
     args = parser.parse_args(argv)
     try:
         deadline = parse_deadline(args.deadline)
         entries = read_repo_list(args.repos)
+        sidecar_names = parse_sidecar_names(args.sidecar_names)
     except (ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -298,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for entry in entries:
         try:  # one bad repository never stops the class's batch
             row = collect_one(
-                entry, deadline, args.out, args.notebook, token, args.base_url, with_checkpoint=args.with_checkpoint
+                entry, deadline, args.out, args.notebook, token, args.base_url, sidecar_names=sidecar_names
             )
         except Exception as error:  # noqa: BLE001 (reported in the manifest, the batch goes on)
             row = Collected(entry, "collect-failed", detail=f"{type(error).__name__}: {error}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config as grader_config
+from autograder.assignment import assignment_of
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
@@ -307,8 +308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for source, outcome, detail in log.rows:
         if outcome != "merged":
             print(f"{outcome}: {source}: {detail}", file=sys.stderr)
-    write_reports(results, stems, config, args.out)
-    write_feedback(results, stems, config, args.out, html=args.html, reporter=args.reporter_payload)
+    assignment = assignment_of(config)  # this front end's one load
+    write_reports(results, stems, config, assignment, args.out)
+    write_feedback(results, stems, config, assignment, args.out, html=args.html, reporter=args.reporter_payload)
     print(f"merged {len(results)} submissions into {args.out}")
     return 0
 

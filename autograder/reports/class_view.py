@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.assignment import assignment_of
 from autograder.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.class_data import class_data
 from autograder.reports.common import format_points
@@ -20,6 +19,7 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
+    from autograder.assignment import Assignment
     from autograder.config import GraderConfig
 
 CLASS_HTML = "class.html"
@@ -233,13 +233,18 @@ def class_csvs(data: dict[str, Any]) -> dict[str, str]:
 
 
 def write_class_view(
-    results: Sequence[SubmissionResult], config: GraderConfig, out_dir: Path, missing: Sequence[str] = ()
+    results: Sequence[SubmissionResult],
+    config: GraderConfig,
+    assignment: Assignment,
+    out_dir: Path,
+    missing: Sequence[str] = (),
 ) -> list[Path]:
     """Write class.html, class.json and the class_*.csv tables for a batch.
 
     Args:
         results: the batch's results with a current stored result.
         config: the validated configuration (parts, training part, language).
+        assignment: the graded assignment (its message catalogue).
         out_dir: the folder to write into (created when missing).
         missing: labels of the batch's submissions without a current result.
 
@@ -247,7 +252,7 @@ def write_class_view(
         The paths written.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+    with use_language(config.feedback.language, assignment.messages_dir):
         title = assignment_title(config.assignment.title)  # the course language's, as every report shows
         data = class_data(results, config.parts, config.training_part(), title, missing)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}

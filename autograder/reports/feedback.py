@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.assignment import assignment_of
 from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.files import check_stems
@@ -18,6 +17,7 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
+    from autograder.assignment import Assignment
     from autograder.config import GraderConfig
 
 
@@ -63,6 +63,7 @@ def write_feedback(
     results: Sequence[SubmissionResult],
     stems: Sequence[str],
     config: GraderConfig,
+    assignment: Assignment,
     out_dir: Path,
     html: bool = False,
     reporter: bool = False,
@@ -74,6 +75,7 @@ def write_feedback(
         results: the graded submissions.
         stems: their file-name stems (same order).
         config: the validated configuration.
+        assignment: the graded assignment (its message catalogue and report sections).
         out_dir: the report folder.
         html: write the HTML page and its Markdown version.
         reporter: write the reporter payloads.
@@ -82,7 +84,6 @@ def write_feedback(
         The paths written.
     """
     check_stems(stems)
-    assignment = assignment_of(config)
     with use_language(config.feedback.language, assignment.messages_dir):
         # What the assignment's extras mean, in its words.
         return _write_feedback(results, stems, config, assignment.report_sections, out_dir, html, reporter)

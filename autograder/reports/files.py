@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.assignment import assignment_of
 from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import part_columns
 from autograder.reports.gradebook import write_gradebook
@@ -16,6 +15,7 @@ from autograder.reports.submission_json import write_submission_json
 from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
+    from autograder.assignment import Assignment
     from autograder.config import GraderConfig
 
 GRADEBOOK_NAME = "gradebook.csv"
@@ -52,7 +52,11 @@ def check_stems(stems: Sequence[str]) -> None:
 
 
 def write_reports(
-    results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig, out_dir: Path
+    results: Sequence[SubmissionResult],
+    stems: Sequence[str],
+    config: GraderConfig,
+    assignment: Assignment,
+    out_dir: Path,
 ) -> list[Path]:
     """Write, per submission, `<stem>.results.json` (Gradescope), `<stem>.json` (the full result)
     and `<stem>.md`; and for the batch `gradebook.csv` and `summary.md`.
@@ -61,6 +65,7 @@ def write_reports(
         results: the graded submissions.
         stems: a unique file-name stem per result (same order).
         config: the validated configuration (parts and assignment title).
+        assignment: the graded assignment (its message catalogue).
         out_dir: the output folder; created when missing.
 
     Returns:
@@ -69,7 +74,7 @@ def write_reports(
     if len(stems) != len(results) or len(set(stems)) != len(stems):
         raise ValueError("write_reports needs one unique stem per result")
     check_stems(stems)
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+    with use_language(config.feedback.language, assignment.messages_dir):
         return _write_reports(results, stems, config, out_dir)
 
 

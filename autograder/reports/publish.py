@@ -7,12 +7,16 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
 from autograder.reports.class_view import write_class_view
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.results import SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.assignment import Assignment
 
 SCRATCH_PREFIX = ".publishing-"
 
@@ -31,6 +35,7 @@ def publish_reports(
     results: Sequence[SubmissionResult],
     stems: Sequence[str],
     config: GraderConfig,
+    assignment: Assignment,
     out_dir: Path,
     html: bool = False,
     reporter: bool = False,
@@ -44,6 +49,7 @@ def publish_reports(
         results: the results to report.
         stems: their unique file stems.
         config: the validated configuration.
+        assignment: the graded assignment (its catalogue, report sections).
         out_dir: the report folder.
         html: also the HTML feedback pages.
         reporter: also the reporter payloads.
@@ -54,11 +60,11 @@ def publish_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
     try:
-        write_reports(results, stems, config, scratch)
+        write_reports(results, stems, config, assignment, scratch)
         if html or reporter:
-            write_feedback(results, stems, config, scratch, html=html, reporter=reporter)
+            write_feedback(results, stems, config, assignment, scratch, html=html, reporter=reporter)
         if batch_files:
-            write_class_view(results, config, scratch, missing)
+            write_class_view(results, config, assignment, scratch, missing)
         for path in sorted(scratch.iterdir()):
             if batch_files or path.name not in (GRADEBOOK_NAME, SUMMARY_NAME):
                 os.replace(path, out_dir / path.name)

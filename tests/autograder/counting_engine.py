@@ -11,6 +11,7 @@ import os
 import time
 from pathlib import Path
 
+from autograder.assignment import Assignment
 from autograder.config import GraderConfig
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
 
@@ -37,11 +38,13 @@ def _fake(path: Path, config: GraderConfig, parts: list[str] | None) -> Submissi
     return SubmissionResult(Path(path).name, STATUS_GRADED, results)
 
 
-def grade_submission(path: Path, config: GraderConfig, parts: list[str] | None = None) -> SubmissionResult:
+def grade_submission(
+    path: Path, config: GraderConfig, parts: list[str] | None = None, *, assignment: Assignment
+) -> SubmissionResult:
     """Log the start, then grade (really or fakely, see the module docstring)."""
     _log_start(path)
     if os.environ.get("GRADING_ENGINE") == "real":
         from autograder.engine import grade_submission as real
 
-        return real(path, config, parts)
+        return real(path, config, parts, assignment=assignment)
     return _fake(path, config, parts)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pickle
+from functools import partial
+
 import pytest
 
 import autograder.assignment_folder as unit
@@ -36,3 +39,15 @@ def test_an_unknown_or_ambiguous_assignment_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setattr(unit, "available_assignments", lambda: ["a", "b"])
     with pytest.raises(AssignmentError, match="name the assignment"):
         unit.default_assignment_name()
+
+
+@pytest.mark.parametrize("name", ["transformer_mt", "attention_encoder"])
+def test_an_assignment_pickles_by_name_and_the_bound_grade_function_with_it(name: str) -> None:
+    """Pool processes and Ray nodes import their own copy: no path of this process travels."""
+    from autograder.engine import grade_submission
+
+    assignment = load_assignment(name)
+    data = pickle.dumps(assignment)
+    assert str(assignment.folder).encode() not in data and pickle.loads(data) is assignment
+    bound = pickle.loads(pickle.dumps(partial(grade_submission, assignment=assignment)))
+    assert bound.func is grade_submission and bound.keywords == {"assignment": assignment}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 import counting_engine
@@ -13,6 +14,7 @@ import pytest
 from resume_helpers import kill_group, run_grader, scores, start_grader, stored, wait_until
 from test_batch_resume import fake_batch, real_batch
 
+from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch
 from autograder.config import load_config
 
@@ -86,7 +88,9 @@ def test_ctrl_c_stops_a_batch_cleanly_fake_engine(jobs, tmp_path, monkeypatch):
     monkeypatch.setenv("GRADING_FAKE_SECONDS", "0")
     reference_out = tmp_path / "reference"
     config = load_config(overrides={"feedback.language": "en", "grading.progress": False})
-    grade_batch(expand_paths([subs]), config, None, reference_out, grade_function=counting_engine.grade_submission)
+    part2 = load_assignment("transformer_mt")
+    grade = partial(counting_engine.grade_submission, assignment=part2)
+    grade_batch(expand_paths([subs]), config, None, reference_out, grade_function=grade, assignment=part2)
     monkeypatch.setenv("GRADING_FAKE_SECONDS", "1")
     interrupt_mid_batch(subs, tmp_path, "fake", ["--jobs", jobs, "--language", "en"], 2, reference_out)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch
 from autograder.config import load_config
 from autograder.results_store import PREVIOUS_DIR, STORE_DIR
@@ -64,12 +65,27 @@ def passed_mask(out: Path) -> set[str]:
 def test_regrade_lists_exactly_the_students_whose_points_change(tmp_path):
     subs, out = make_class(tmp_path / "subs"), tmp_path / "out"
     submissions = expand_paths([subs])
-    grade_batch(submissions, load_config(FIXTURES / "results" / "grader.yml"), None, out, grade_function=fake_grade)
+    grade_batch(
+        submissions,
+        load_config(FIXTURES / "results" / "grader.yml"),
+        None,
+        out,
+        grade_function=fake_grade,
+        assignment=load_assignment("transformer_mt"),
+    )
     winners = passed_mask(out)
     assert 0 < len(winners) < 8  # the fake passes parts by content: some, not all
 
     config = load_config(changed_copy(tmp_path), {"feedback.language": "en"})
-    run = grade_batch(submissions, config, None, out, grade_function=fake_grade, regrade=True)
+    run = grade_batch(
+        submissions,
+        config,
+        None,
+        out,
+        grade_function=fake_grade,
+        assignment=load_assignment("transformer_mt"),
+        regrade=True,
+    )
 
     assert sorted(run.regraded) == [f"s{i}.ipynb" for i in range(8)]
     assert (out / STORE_DIR / PREVIOUS_DIR / "s0.json").is_file()  # the old results are kept

@@ -25,8 +25,8 @@ def engine(monkeypatch):
     """A fake autograder.engine: returns the `partial` fixture; records every call."""
     calls = []
 
-    def grade_submission(path, config, parts=None):
-        calls.append({"path": Path(path), "config": config, "parts": parts})
+    def grade_submission(path, config, parts=None, *, assignment):
+        calls.append({"path": Path(path), "config": config, "parts": parts, "assignment": assignment.name})
         if "raise" in Path(path).read_text(encoding="utf-8"):
             raise RuntimeError("engine bug")
         return read_submission_json(FIXTURES / "partial.json")

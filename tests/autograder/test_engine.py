@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from autograder.assignment import load_assignment
 from autograder.config import GraderConfig, load_config
-from autograder.engine import grade_submission
+from autograder.engine import grade_submission as engine_grade_submission
 from autograder.i18n import t
 from autograder.reports.submission_json import submission_json
 from autograder.results import SubmissionResult
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTEBOOK_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks"

@@ -18,6 +18,7 @@ import signal
 import stat
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,16 @@ ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 from ray_helpers import PARTS, small_batch  # noqa: E402
 
+from autograder.assignment import load_assignment  # noqa: E402
 from autograder.batch import expand_paths, grade_all  # noqa: E402
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config  # noqa: E402
-from autograder.engine import grade_submission  # noqa: E402
+from autograder.engine import grade_submission as engine_grade_submission  # noqa: E402
 from autograder.executors import ray_code  # noqa: E402
 from autograder.executors.ray import RayExecutor, code_excludes  # noqa: E402
 from autograder.results import STATUS_ERROR, STATUS_GRADED, SubmissionResult  # noqa: E402
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 pytestmark = pytest.mark.slow
 CODE_ROOTS = ("assignments/", "autograder/", "reference/")  # the hidden checks, the reference, the engine

@@ -15,6 +15,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from autograder.assignment import load_assignment  # noqa: E402
 from autograder.batch import expand_paths, grade_batch  # noqa: E402
 from autograder.config import GraderConfig, load_config  # noqa: E402
 from autograder.executors import ray_code  # noqa: E402
@@ -69,6 +70,7 @@ def test_a_shared_checkpoint_goes_to_nobody_and_the_code_is_private(executor: Ra
         tmp_path / "out",
         executor=executor,
         grade_function=report_surroundings,
+        assignment=load_assignment("transformer_mt"),
     )
     seen = {r.submission: json.loads(r.notes[0]) for r in run.results}
     assert seen["alice.ipynb"]["beside"] == ["alice.ipynb"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch, rebuild_reports
 from autograder.config import load_config
 from autograder.results_store import (
@@ -21,6 +22,7 @@ from autograder.results_store import (
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
+PART2 = load_assignment("transformer_mt")  # the assignment the fixture grader.yml names
 GRADED: list[str] = []  # file names, in grading order (in-process gradings only: jobs=1)
 
 
@@ -48,7 +50,7 @@ def make_submissions(folder: Path, count: int) -> list[Path]:
 
 
 def grade(folder: Path, out: Path, config=CONFIG, **kwargs):
-    return grade_batch(expand_paths([folder]), config, None, out, grade_function=fake_grade, **kwargs)
+    return grade_batch(expand_paths([folder]), config, None, out, grade_function=fake_grade, assignment=PART2, **kwargs)
 
 
 def test_atomic_write_replaces_whole_files_and_leaves_no_temporary(tmp_path):
@@ -74,12 +76,12 @@ def test_checkpoint_files_count_as_part_of_the_submission_in_checkpoint_mode(tmp
     notebook.write_text("{}")
     (tmp_path / "hw.pt").write_bytes(b"weights")
     config = load_config(FIXTURES / "grader.yml", {"training.enabled": True, "training.mode": "checkpoint"})
-    assert sidecar_files(notebook, CONFIG, None) == []
-    assert sidecar_files(notebook, config, None) == [tmp_path / "hw.pt"]
-    assert sidecar_files(notebook, config, ["decoder"]) == []
-    before = submission_digest(notebook, sidecar_files(notebook, config, None))
+    assert sidecar_files(notebook, CONFIG, None, PART2.sidecar_names) == []
+    assert sidecar_files(notebook, config, None, PART2.sidecar_names) == [tmp_path / "hw.pt"]
+    assert sidecar_files(notebook, config, ["decoder"], PART2.sidecar_names) == []
+    before = submission_digest(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names))
     (tmp_path / "hw.pt").write_bytes(b"other weights")
-    assert submission_digest(notebook, sidecar_files(notebook, config, None)) != before
+    assert submission_digest(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names)) != before
 
 
 def test_rerun_reuses_current_results_and_grades_changed_ones(tmp_path):
@@ -108,7 +110,7 @@ def test_each_result_is_stored_and_reported_the_moment_it_finishes(tmp_path):
         seen.append(sorted(p.name for p in out.glob("*.json")) if out.exists() else [])
         return fake_grade(path, config, parts)
 
-    grade_batch(expand_paths([tmp_path / "subs"]), CONFIG, None, out, grade_function=grade_and_look)
+    grade_batch(expand_paths([tmp_path / "subs"]), CONFIG, None, out, grade_function=grade_and_look, assignment=PART2)
     assert seen[0] == []
     assert seen[2] == ["s0.json", "s0.results.json", "s1.json", "s1.results.json"]
     log = (out / ".grading" / "events.log").read_text().splitlines()
@@ -139,7 +141,7 @@ def test_report_rebuilds_gradebook_and_summary_from_the_store(tmp_path, capsys):
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert rows == [line for line in expected.splitlines() if not line.startswith("s2.ipynb")]
     assert (out / "summary.md").is_file() and (out / "s1.md").is_file()
-    assert rebuild_reports(out) == (2, ["s2.ipynb"])
+    assert rebuild_reports(out, PART2) == (2, ["s2.ipynb"])
 
 
 def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp_path):
@@ -155,7 +157,7 @@ def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp
     late_rows = [row for row in rows if row.startswith("late.ipynb,")]
     assert len(late_rows) == 1 and sorted(rows) == sorted([*before, *late_rows])  # earlier rows unchanged
     assert "s1.ipynb" in (out / "summary.md").read_text()
-    assert rebuild_reports(out) == (1, [])  # the last batch is the late one; the gradebook keeps all four
+    assert rebuild_reports(out, PART2) == (1, [])  # the last batch is the late one; the gradebook keeps all four
     assert sorted((out / "gradebook.csv").read_text().splitlines()) == sorted(rows)
 
 
@@ -170,7 +172,7 @@ def test_a_store_with_results_of_other_inputs_reports_them_as_not_graded(tmp_pat
     grade(tmp_path / "subs", out)
     store = ResultsStore(out)
     store.start_batch(CONFIG, ["decoder"], inputs_digest(CONFIG, ["decoder"]), store.batch()["submissions"])
-    assert rebuild_reports(out) == (0, ["s0.ipynb", "s1.ipynb"])
+    assert rebuild_reports(out, PART2) == (0, ["s0.ipynb", "s1.ipynb"])
 
 
 def test_scratch_left_by_a_killed_batch_is_removed_on_rerun(tmp_path):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assignments.transformer_mt.checkpoint_file import CheckpointRefused, find_checkpoint
+from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch
 from autograder.config import GraderConfig, load_config
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
@@ -17,6 +18,7 @@ from autograder.submission_snapshot import SnapshotFolder, read_submission, take
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
 CHECKPOINT_MODE = load_config(FIXTURES / "grader.yml", {"training.enabled": True, "training.mode": "checkpoint"})
+PART2 = load_assignment("transformer_mt")  # the assignment the fixture grader.yml names
 TEMPLATE, SOLUTION = "# the template, nothing done\n", "# a solution\n"
 
 
@@ -45,11 +47,11 @@ def test_a_file_swapped_during_the_batch_and_back_keeps_no_grade_it_never_earned
         return points_for_content(path, config, parts)
 
     out = tmp_path / "out"
-    run = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=grade_and_swap)
+    run = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=grade_and_swap, assignment=PART2)
     assert [r.points for r in run.results] == [0, 0]  # b was graded as hashed: the template
     assert all(subs not in p.parents for p in graded_paths)  # private copies, not the folder
     victim.write_text(TEMPLATE, encoding="utf-8")  # and back
-    again = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content)
+    again = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content, assignment=PART2)
     assert again.reused == ["a.ipynb", "b.ipynb"] and [r.points for r in again.results] == [0, 0]
     record = ResultsStore(out).load("b")
     assert record is not None and record.submission_sha256 == submission_digest(victim)
@@ -67,7 +69,9 @@ def test_snapshots_are_private_and_removed_after_the_batch_also_when_it_fails(tm
         assert os.stat(Path(path).parent).st_mode & 0o077 == 0
         raise ValueError("engine bug")
 
-    run = grade_batch(expand_paths([subs]), CONFIG, None, tmp_path / "out", grade_function=look_then_fail)
+    run = grade_batch(
+        expand_paths([subs]), CONFIG, None, tmp_path / "out", grade_function=look_then_fail, assignment=PART2
+    )
     assert run.results[0].status == "grader-error"
     assert seen and not seen[0].exists()
 
@@ -82,11 +86,15 @@ def test_a_shared_checkpoint_belongs_to_nobody_and_is_not_copied(tmp_path: Path)
     alone.mkdir()
     (alone / "carol.ipynb").write_text(TEMPLATE, encoding="utf-8")
     (alone / "checkpoint.pt").write_bytes(b"carol's weights")
-    assert sidecar_files(shared / "alice.ipynb", CHECKPOINT_MODE, None) == []
-    assert sidecar_files(alone / "carol.ipynb", CHECKPOINT_MODE, None) == [alone / "checkpoint.pt"]
+    assert sidecar_files(shared / "alice.ipynb", CHECKPOINT_MODE, None, PART2.sidecar_names) == []
+    assert sidecar_files(alone / "carol.ipynb", CHECKPOINT_MODE, None, PART2.sidecar_names) == [alone / "checkpoint.pt"]
     with SnapshotFolder() as folder:
-        alice = folder.take(shared / "alice.ipynb", sidecar_files(shared / "alice.ipynb", CHECKPOINT_MODE, None))
-        carol = folder.take(alone / "carol.ipynb", sidecar_files(alone / "carol.ipynb", CHECKPOINT_MODE, None))
+        alice = folder.take(
+            shared / "alice.ipynb", sidecar_files(shared / "alice.ipynb", CHECKPOINT_MODE, None, PART2.sidecar_names)
+        )
+        carol = folder.take(
+            alone / "carol.ipynb", sidecar_files(alone / "carol.ipynb", CHECKPOINT_MODE, None, PART2.sidecar_names)
+        )
         assert sorted(p.name for p in alice.path.parent.iterdir()) == ["alice.ipynb"]
         assert (carol.path.parent / "checkpoint.pt").read_bytes() == b"carol's weights"
 
@@ -102,7 +110,9 @@ def test_a_linked_checkpoint_is_refused_in_the_copy_as_in_the_original(tmp_path:
     patterns = ["{stem}.pt"]
     with pytest.raises(CheckpointRefused) as original:
         find_checkpoint(sub / "hw.ipynb", patterns, 10)
-    snapshot = take(sub / "hw.ipynb", sidecar_files(sub / "hw.ipynb", CHECKPOINT_MODE, None), tmp_path / "copy")
+    snapshot = take(
+        sub / "hw.ipynb", sidecar_files(sub / "hw.ipynb", CHECKPOINT_MODE, None, PART2.sidecar_names), tmp_path / "copy"
+    )
     with pytest.raises(CheckpointRefused) as copied:
         find_checkpoint(snapshot.path, patterns, 10)
     assert str(copied.value) == str(original.value)
@@ -130,9 +140,19 @@ def test_the_store_records_the_executor_and_another_executor_grades_again(tmp_pa
     subs.mkdir()
     (subs / "a.ipynb").write_text(TEMPLATE, encoding="utf-8")
     out = tmp_path / "out"
-    grade_batch(expand_paths([subs]), CONFIG, None, out, executor=NamedExecutor(), grade_function=points_for_content)
+    grade_batch(
+        expand_paths([subs]),
+        CONFIG,
+        None,
+        out,
+        executor=NamedExecutor(),
+        grade_function=points_for_content,
+        assignment=PART2,
+    )
     record = ResultsStore(out).load("a")
     assert record is not None and record.executor == "ray"
-    local = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content)
+    local = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content, assignment=PART2)
     assert local.graded == ["a.ipynb"]
-    assert grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content).reused == ["a.ipynb"]
+    assert grade_batch(
+        expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content, assignment=PART2
+    ).reused == ["a.ipynb"]

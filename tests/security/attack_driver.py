@@ -128,6 +128,7 @@ def _ancestors() -> list[int]:
 
 def main(argv: list[str]) -> None:
     """Args: [output JSON path, attack names...]."""
+    from autograder.assignment import assignment_of
     from autograder.config import load_config
     from autograder.engine import grade_submission
 
@@ -135,13 +136,14 @@ def main(argv: list[str]) -> None:
     token, tag = os.environ["AUTOGRADER_FAKE_TOKEN"], os.environ["TMPDIR"]
     secret = f"secret-file-{token[::-1]}"
     config = load_config(None, {"worker.memory_mb": 1536, "worker.timeout_s": 40})
+    assignment = assignment_of(config)
     listener = Listener()
     matrix = {}
     for name in names:
         _plant(secret)
         before = (listener.connections, len(listener.received))
         began = time.monotonic()
-        result = grade_submission(FIXTURES / f"{name}.py", config, parts=["masked_loss"])
+        result = grade_submission(FIXTURES / f"{name}.py", config, parts=["masked_loss"], assignment=assignment)
         time.sleep(2)  # a surviving daemon would write again meanwhile
         survivors = _survivors(tag, os.getuid())
         text = json.dumps(result.to_json())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,13 @@ if str(HERE) not in sys.path:  # run as a script: the sibling helper modules are
 
 from soundness_grading import CORPUS_JOBS, corpus_config, grade_corpus  # noqa: E402
 
+from autograder.assignment import load_assignment  # noqa: E402
 from autograder.batch import expand_paths, grade_all  # noqa: E402
-from autograder.engine import grade_submission  # noqa: E402
+from autograder.engine import grade_submission as engine_grade_submission  # noqa: E402
 from autograder.results import SubmissionResult  # noqa: E402
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 GOLDEN_FILE = HERE / "golden_scores.json"
 EXAMPLES_DIR = HERE.parents[1] / "examples"

@@ -11,11 +11,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from soundness_spec import DEGENERATE_CAPS, KINDS, Case, load_cases
 
+from autograder.assignment import assignment_of
 from autograder.batch import expand_paths, grade_all
 from autograder.config import PROJECT_ROOT, GraderConfig, load_config
 from autograder.engine import grade_submission
@@ -156,6 +158,7 @@ def grade_corpus(
     """
     cases = load_cases() if cases is None else cases
     config = corpus_config(timeout_s, overrides)
+    assignment = assignment_of(config)  # Part 2's, or Part 1's when the overrides name it
     out_dir = Path(tempfile.mkdtemp(prefix="soundness-reports-")) if out_dir is None else out_dir
     submissions = expand_paths([case.path for case in cases])
     watched = _watched_paths(cases)
@@ -163,11 +166,11 @@ def grade_corpus(
     before, names_before = _snapshot(watched), _forged_names(folders)
     started = time.perf_counter()
     with _one_thread_per_job():
-        results = grade_all(submissions, config, grade_submission, jobs=jobs)
+        results = grade_all(submissions, config, partial(grade_submission, assignment=assignment), jobs=jobs)
     seconds = time.perf_counter() - started
     planted = planted_files(before, _snapshot(watched), names_before, _forged_names(folders))
     stems = {case.id: submission.stem for case, submission in zip(cases, submissions, strict=True)}
-    write_reports(results, [s.stem for s in submissions], config, out_dir)
+    write_reports(results, [s.stem for s in submissions], config, assignment, out_dir)
     by_id = {case.id: result for case, result in zip(cases, results, strict=True)}
     mismatches = report_mismatches(out_dir, {stems[case_id]: result for case_id, result in by_id.items()})
     return CorpusRun(cases, by_id, config, out_dir, stems, seconds, planted, mismatches)

@@ -111,7 +111,15 @@ class _Text(HTMLParser):
 def _feedback(run: CorpusRun) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="korean-feedback-"))
     stems = [run.stems[case.id] for case in run.cases]
-    write_feedback([run.results[case.id] for case in run.cases], stems, run.config, folder, html=True, reporter=True)
+    write_feedback(
+        [run.results[case.id] for case in run.cases],
+        stems,
+        run.config,
+        assignment_of(run.config),
+        folder,
+        html=True,
+        reporter=True,
+    )
     return folder
 
 

@@ -13,6 +13,7 @@ from soundness_build import BASE_NOTEBOOK, build, stale_files
 from soundness_grading import FORGED_TEXT, corpus_config, planted_files, report_mismatches
 from soundness_spec import DEGENERATE_CAPS, MINIMUM_COUNTS, UNIT_PARTS, Case, load_cases
 
+from autograder.assignment import assignment_of
 from autograder.config import PROJECT_ROOT
 from autograder.credit import structural_share
 from autograder.grading import grader_error_result
@@ -126,7 +127,7 @@ def test_planted_file_detection_sees_forged_text_and_forged_names(tmp_path: Path
 def test_report_check_notices_an_altered_report(tmp_path: Path) -> None:
     config = corpus_config()
     result = grader_error_result("x.ipynb", config, None, "for this test")
-    write_reports([result], ["x"], config, tmp_path)
+    write_reports([result], ["x"], config, assignment_of(config), tmp_path)
     assert report_mismatches(tmp_path, {"x": result}) == []
     (tmp_path / "x.json").write_text('{"points": 80}', encoding="utf-8")
     (tmp_path / "results.json").write_text("{}", encoding="utf-8")

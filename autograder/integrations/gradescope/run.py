@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from autograder.submission_times import TimesError, gradescope_time
 
 IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
 TRUE_WORDS = {"1", "true", "yes", "on"}
-CHECKPOINT_SUFFIXES = (".pt", ".pth", ".safetensors")
 METADATA_NAME = "submission_metadata.json"  # Gradescope puts it in /autograder, beside submission/
 
 
@@ -62,13 +62,29 @@ def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None =
     return None, ""
 
 
-def _private_copy(folder: Path, path: Path, scan: UploadScan, private: Path) -> Path | None:
-    """Copy the picked file and any checkpoint beside it into a private folder, reading each without
-    following links (nothing else of the upload comes along); the engine grades that copy.
-    Returns: the copy, or None."""
+def _private_copy(
+    folder: Path, path: Path, scan: UploadScan, private: Path, sidecar_names: Sequence[str] = ()
+) -> Path | None:
+    """Copy the picked file and its side files into a private folder, reading each without following
+    links (nothing else of the upload comes along); the engine grades that copy.
+
+    Args:
+        folder: the upload's folder.
+        path: the picked file.
+        scan: the upload's scan.
+        private: the private folder.
+        sidecar_names: the names of the files beside `path` that its grading reads (the assignment's
+            `sidecar_names`, for the picked file's stem); alone in the private folder, a name without
+            the stem is its own too.
+
+    Returns:
+        The copy, or None (a file could not be read safely).
+    """
     picked = path.relative_to(folder).as_posix()
     parent = picked.rpartition("/")[0]
-    beside = [picked] + [n for n in scan.files if n.rpartition("/")[0] == parent and n.endswith(CHECKPOINT_SUFFIXES)]
+    beside = [picked] + [
+        n for n in scan.files if n.rpartition("/")[0] == parent and n.rpartition("/")[2] in sidecar_names
+    ]
     try:
         for name in beside:
             write_new(private / name.rpartition("/")[2], read_beneath(folder, name))
@@ -160,13 +176,15 @@ def grade_upload(
         The result that was written.
     """
     config = grader_config.load_config(config_path, environment_overrides())
+    assignment = assignment_of(config)  # this front end's one load, passed down
     # The student reads the upload notes and the results in grader.yml's language (and part titles).
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):
+    with use_language(config.feedback.language, assignment.messages_dir):
         scan = scan_upload(submission_dir)
         refused = [t("upload.not_read", name=name, reason=reason) for name, reason in scan.refused.items()]
         path, note = pick_submission(submission_dir, preferred, scan)
         with tempfile.TemporaryDirectory(prefix="gradescope-upload-") as private:
-            copy = _private_copy(submission_dir, path, scan, Path(private)) if path is not None else None
+            sides = assignment.sidecar_names(config, path.stem) if path and assignment.sidecar_names else []
+            copy = _private_copy(submission_dir, path, scan, Path(private), sides) if path is not None else None
             if copy is None:
                 result = missing_result(config, t("gradescope.no_notebook"))
                 result.load_problems += refused
@@ -174,7 +192,8 @@ def grade_upload(
                 from autograder.engine import grade_submission  # heavy: only when there is a notebook
 
                 submission = batch.expand_paths([copy])[0]
-                result = batch.grade_all([submission], config, grade_submission, None, jobs=1)[0]
+                grade_function = partial(grade_submission, assignment=assignment)
+                result = batch.grade_all([submission], config, grade_function, None, jobs=1)[0]
                 result.notes[:0] = [n for n in [note, *refused] if n]
         metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
         apply_late_policy(result, upload_time(metadata), config.late)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -16,8 +17,12 @@ from assignments.transformer_mt.training_modes import (
     part_deadline_s,
     train_and_evaluate,
 )
-from autograder.engine import grade_submission
+from autograder.assignment import load_assignment
+from autograder.engine import grade_submission as engine_grade_submission
 from autograder.i18n import use_language
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 PAIRS = SimpleNamespace(src=[[1, 5, 2]] * 100, tgt=[[1, 6, 7, 2]] * 100)
 DATA: Any = SimpleNamespace(splits={"train": PAIRS})  # the one field the loop reads of PreparedData

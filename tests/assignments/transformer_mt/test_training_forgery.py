@@ -10,15 +10,20 @@ architecture, so weights whose logits do not match it earn nothing.
 from __future__ import annotations
 
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 import torch
 
 from assignments.transformer_mt.training_eval import NOT_FITTED, load_data
-from autograder.engine import grade_submission
+from autograder.assignment import load_assignment
+from autograder.engine import grade_submission as engine_grade_submission
 from mtkit.training import save_checkpoint
 from reference.transformer_mt.train import build_model
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 ATTACKS = Path(__file__).resolve().parents[2] / "fixtures" / "attacks"
 # The model sizes of the attack notebooks' hyperparameter cell (student_hparams, checkpoint).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,17 @@ import torch
 
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data
+from autograder.assignment import load_assignment
 from autograder.config import GraderConfig, load_config
-from autograder.engine import grade_submission
+from autograder.engine import grade_submission as engine_grade_submission
 from autograder.results import SubmissionResult
 from mtkit.training import save_checkpoint
 from reference.transformer_mt.evaluate import evaluate_model
 from reference.transformer_mt.model import Transformer
 from reference.transformer_mt.train import build_model
+
+# The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
+grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 # The model sizes of tests/fixtures/training/variants.yml's tiny_hyperparameters.
 ENGLISH = {"feedback.language": "en"}

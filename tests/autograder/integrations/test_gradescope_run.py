@@ -16,9 +16,12 @@ import jsonschema
 import pytest
 from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
+from autograder.assignment import load_assignment
+from autograder.config import load_config
 from autograder.i18n import t
 from autograder.integrations.gradescope.build_zip import build_zip
-from autograder.integrations.gradescope.run import environment_overrides, pick_submission
+from autograder.integrations.gradescope.run import _private_copy, environment_overrides, pick_submission
+from autograder.integrations.upload_guard import scan_upload
 from autograder.reports.gradescope import load_schema
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
@@ -116,6 +119,26 @@ def test_an_unreadable_upload_is_graded_zero_with_the_reason(tmp_path: Path) -> 
     document = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
     jsonschema.validate(document, load_schema())
     assert document["score"] == 0 and document["extra_data"]["status"] == "unreadable"
+
+
+@pytest.mark.parametrize("mode", ["checkpoint", "recipe"])
+def test_the_private_copy_takes_the_side_files_the_assignment_names(tmp_path: Path, mode: str) -> None:
+    upload = tmp_path / "upload"
+    (upload / "other").mkdir(parents=True)
+    for name in ("hw.ipynb", "hw.pt", "checkpoint.pth", "notes.pt", "other/hw.pt"):
+        (upload / name).write_bytes(name.encode())
+    config = load_config(None, {"training.mode": mode})
+    sidecar_names = load_assignment(config.assignment.name).sidecar_names
+    assert sidecar_names is not None
+    private = tmp_path / "private"
+    private.mkdir()
+    names = sidecar_names(config, "hw")
+    copy = _private_copy(upload, upload / "hw.ipynb", scan_upload(upload), private, names)
+    assert copy == private / "hw.ipynb"
+    copied = sorted(p.name for p in private.iterdir())
+    # checkpoint mode: Part 2's checkpoint names, beside the notebook only; the other modes read none
+    assert copied == (["checkpoint.pth", "hw.ipynb", "hw.pt"] if mode == "checkpoint" else ["hw.ipynb"])
+    assert all((private / name).read_bytes() == name.encode() for name in copied)
 
 
 def test_environment_switches_training_on() -> None:

@@ -20,6 +20,7 @@ DEADLINE = "2026-12-01T23:59:59+09:00"
 BEFORE = "2026-11-20T10:00:00+09:00"
 PARTS = grader_config.load_config(None).parts
 UNIT = [name for name in PARTS if name != "training"]
+SIDECAR_NAMES = "{stem}.pt,checkpoint.pt"  # Part 2's checkpoint names, as the workflow passes them
 
 
 def repo_with(
@@ -66,7 +67,7 @@ def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypa
     listing.write_text("\n".join(str(p) for p in repos.values()) + "\n", encoding="utf-8")
     out = tmp_path / "submissions"
     code = collect_submissions.main(
-        ["--repos", str(listing), "--deadline", DEADLINE, "--out", str(out), "--with-checkpoint"]
+        ["--repos", str(listing), "--deadline", DEADLINE, "--out", str(out), "--sidecar-names", SIDECAR_NAMES]
     )
     assert code == 0
     with (out / "manifest.csv").open(encoding="utf-8") as handle:
@@ -83,6 +84,14 @@ def test_collect_skips_and_reports_every_bad_repository(tmp_path: Path, monkeypa
     for path in (out / "notebooks").iterdir():
         assert not path.is_symlink() and token not in path.read_text(encoding="utf-8", errors="replace")
         assert path.stat().st_size < 1000
+
+
+def test_sidecar_names_are_file_names_with_a_suffix() -> None:
+    assert collect_submissions.parse_sidecar_names(" {stem}.pt, checkpoint.pt,") == ("{stem}.pt", "checkpoint.pt")
+    assert collect_submissions.parse_sidecar_names("") == ()
+    for bad in ("../secret.pt", "sub/{stem}.pt", "{stem}"):
+        with pytest.raises(ValueError, match="--sidecar-names"):
+            collect_submissions.parse_sidecar_names(bad)
 
 
 def result_for(

@@ -114,6 +114,16 @@ def test_collect_brings_the_checkpoint_of_the_same_commit_when_asked(classroom) 
     assert copied.read_text(encoding="utf-8") == "weights on time"  # named so that {stem}.pt finds it
 
 
+def test_the_collected_checkpoint_names_are_grader_ymls() -> None:
+    """The collect job has no YAML reader: the workflow spells grader.yml's checkpoint names out."""
+    from assignments.transformer_mt.settings import training_settings
+    from autograder.config import load_config
+
+    steps = load_workflow(INSTRUCTOR_WORKFLOW)["jobs"]["collect"]["steps"]
+    names = next(step for step in steps if step.get("id") == "collect")["env"]["CHECKPOINT_NAMES"]
+    assert names.split(",") == list(training_settings(load_config()).checkpoint_names)
+
+
 @pytest.mark.parametrize("deadline", ["yesterday", "2026-12-01 23:59", "2026-13-01T00:00:00+09:00"])
 def test_collect_refuses_a_deadline_git_would_misread(classroom, deadline) -> None:
     checkout, _ = classroom

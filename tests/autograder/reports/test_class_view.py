@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.assignment import assignment_of
 from autograder.config import load_config
 from autograder.reports.class_data import class_data, failed_checks, histogram, is_late
 from autograder.reports.class_view import (
@@ -35,6 +36,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RESULTS = FIXTURES / "results"
 CLASS_FIXTURES = FIXTURES / "reports" / "class_view"
 CONFIG = load_config(RESULTS / "grader.yml")
+PART2 = assignment_of(CONFIG)
 PART1 = load_config(overrides={"assignment.name": "attention_encoder", "training.enabled": True})
 PART1_TRAINING = "training"  # attention_encoder's training part (asserted below)
 
@@ -158,15 +160,15 @@ def test_training_summary_of_part_1_reads_accuracy_and_its_steps() -> None:
 
 
 def test_files_are_written_in_korean_by_default_and_english_on_request(tmp_path: Path) -> None:
-    written = write_class_view(a_class(), CONFIG, tmp_path, missing=["m.ipynb"])
+    written = write_class_view(a_class(), CONFIG, PART2, tmp_path, missing=["m.ipynb"])
     assert sorted(path.name for path in written) == sorted(CLASS_FILES)
     page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
     assert "반 전체 한눈에 보기" in page and page.count("<svg") == len(CONFIG.parts) + 1 + 2
     without_training = [r for r in a_class() if r.submission != "t.ipynb"][2:]  # nobody trained
-    write_class_view(without_training, CONFIG, tmp_path / "untrained")
+    write_class_view(without_training, CONFIG, PART2, tmp_path / "untrained")
     assert (tmp_path / "untrained" / CLASS_HTML).read_text(encoding="utf-8").count("<svg") == len(CONFIG.parts)
     english = CONFIG.model_copy(update={"feedback": CONFIG.feedback.model_copy(update={"language": "en"})})
-    write_class_view(a_class(), english, tmp_path / "en")
+    write_class_view(a_class(), english, PART2, tmp_path / "en")
     assert "the class at a glance" in (tmp_path / "en" / CLASS_HTML).read_text(encoding="utf-8")
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
     checks = list(csv.DictReader(io.StringIO((tmp_path / CLASS_CHECKS_CSV).read_text(encoding="utf-8"))))
@@ -194,7 +196,7 @@ def test_page_needs_no_network_and_escapes_student_text(tmp_path: Path) -> None:
     results = a_class()
     results[2].parts[0].checks[0].passed = False
     results[2].parts[0].checks[0].message = "<script>alert(1)</script> `x`"
-    write_class_view(results, CONFIG, tmp_path)
+    write_class_view(results, CONFIG, PART2, tmp_path)
     page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
@@ -234,7 +236,7 @@ def test_report_rebuild_also_writes_the_class_view(tmp_path: Path) -> None:
     reason="headless Chromium is not installed (Debian: apt-get install chromium)",
 )
 def test_class_page_renders_in_headless_chromium(tmp_path: Path) -> None:
-    write_class_view(a_class(), CONFIG, tmp_path)
+    write_class_view(a_class(), CONFIG, PART2, tmp_path)
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     assert browser is not None
     shot = Path(os.environ.get("HTML_SCREENSHOT_DIR", tempfile.gettempdir())) / "class-view.png"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.assignment import assignment_of
 from autograder.config import load_config
 from autograder.reports.common import format_points, graded_possible, graded_total, is_skipped, part_cell, part_columns
 from autograder.reports.files import write_reports
@@ -44,6 +45,6 @@ def test_columns_follow_the_config_then_append_unknown_parts():
 def test_write_reports_refuses_names_that_would_overwrite_each_other(tmp_path):
     result = read_submission_json(FIXTURES / "partial.json")
     with pytest.raises(ValueError, match="unique"):
-        write_reports([result, result], ["bob", "bob"], CONFIG, tmp_path)
+        write_reports([result, result], ["bob", "bob"], CONFIG, assignment_of(CONFIG), tmp_path)
     with pytest.raises(ValueError, match="summary"):
-        write_reports([result], ["summary"], CONFIG, tmp_path)
+        write_reports([result], ["summary"], CONFIG, assignment_of(CONFIG), tmp_path)
