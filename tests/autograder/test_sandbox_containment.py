@@ -63,7 +63,8 @@ def test_huge_allocations_fail_cleanly_and_name_memory(warm):
             with pytest.raises(WorkerFailure, match=r"ran out of memory \(limit 1536 MB\) at memory_hog.py"):
                 worker.call(func, [])
             assert worker.call("answer", []) == 42
-        assert isinstance(worker._launcher.current.proc, ForkedWorker) == warm  # each restart started so too
+        current = worker._launcher.current
+        assert current is not None and isinstance(current.proc, ForkedWorker) == warm  # restarts start so too
 
 
 def test_exit_or_hang_at_import_loses_only_that_statement():
