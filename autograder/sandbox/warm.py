@@ -141,6 +141,10 @@ class Zygote:
             raise ZygoteUnavailable(
                 f"the zygote did not start: {answer.decode(errors='replace') or 'no answer'}"
             ) from None
+        # Its imports are done and each fork runs from its own worker's directory: removed now, the
+        # zygote's copy of the runtime is not left behind by a process that ends without exit
+        # handlers (a Ray worker is killed at shutdown)
+        self.sandbox.remove()
 
     def fork(self, request: dict[str, Any], fds: Sequence[int], exit_r: int) -> ForkedWorker:
         """Fork one jailed worker.
