@@ -18,12 +18,14 @@ from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
 from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from autograder.exit_codes import EXIT_OK as EXIT_OK
+from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.i18n import t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
+from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
 # CLI flag (argparse dest) -> grader.yml key it overrides. training.profile and training.mode are
@@ -412,7 +414,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The exit code: 0 when grading completed (whatever the scores), 2 for usage or
-        configuration errors, 1 when the grader crashed before producing results.
+        configuration errors, 1 when the grader crashed before producing results, 130 after
+        Ctrl-C and 143 after SIGTERM (both stop the same way: what was stored stays).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["public-checks"]:  # its own parser: the student workflow's exact runner
@@ -420,6 +423,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")
     args = build_parser().parse_args(argv)
+    with sigterm_as_interrupt() as terminated:
+        try:
+            code = _run_command(args)
+        except KeyboardInterrupt:  # SIGTERM in the instant the command returned
+            code = EXIT_INTERRUPTED
+    return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Args: the parsed command line. Returns: its exit code (Ctrl-C and crashes included)."""
     try:
         if args.command == "config":
             try:

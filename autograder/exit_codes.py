@@ -4,3 +4,4 @@ EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results
 EXIT_USAGE = 2  # bad arguments or configuration
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process stopped by SIGINT
+EXIT_TERMINATED = 143  # SIGTERM, stopped as Ctrl-C is (results kept), reported as a shell reports SIGTERM

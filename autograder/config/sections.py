@@ -54,14 +54,15 @@ class WorkerConfig(Section):
         ),
     )
     warm_start: bool = Field(
-        default=False,
+        default=True,
         description=(
             "Root jail only: fork each worker from a zygote of this grading process, which has imported "
             "torch and warm_preload once, instead of starting Python afresh (about 5 s per submission). "
             "Each fork still gets its own namespaces, uid, limits, seccomp filter and reaper before any "
-            "student code runs; the zygote never sees a submission. false (the default until the whole "
-            "soundness corpus and attack corpus have been run warm): every worker starts cold, as the jail "
-            "without root always does. See docs/SECURITY.md."
+            "student code runs; the zygote never sees a submission; its memory limit is memory_mb plus "
+            "what the preload maps (measured), so the student keeps a cold worker's room. Workers start "
+            "cold when this is false, in the jail without root and in weak isolation, and when the "
+            "zygote cannot start. See docs/SECURITY.md."
         ),
     )
     warm_preload: list[str] = Field(

@@ -38,7 +38,8 @@ class Limits:
         max_skipped_statements: statements that kill or hang the worker at start-up are skipped
             (and reported) up to this many; beyond it the worker counts as failed to start.
         warm_start: root jail only: fork each worker from this grading process's zygote, which
-            has imported torch and `warm_preload` once (the other modes start cold).
+            has imported torch and `warm_preload` once (the other modes start cold). Off for a
+            bare Limits(); gradings take it from grader.yml's worker.warm_start (on by default).
         warm_preload: modules the zygote imports (student-independent; a fixed, declared list).
     """
 

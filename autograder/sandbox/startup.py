@@ -107,9 +107,13 @@ class Launcher:
         zygote = warm_zygote(self.limits, isolation)
         start = None
         if zygote is not None:
+            # the fork's own config: its memory rlimit also covers what the zygote preloaded (the
+            # cold fallback below keeps config_path, without that allowance)
+            allowance = zygote.memory_allowance_mb(config["limits"]["memory_rlimit"], self.preload)
+            warm_config = {**config, "limits": {**config["limits"], "preloaded_mb": allowance}}
             request = {
                 "lib_dir": str(self.sandbox.lib),
-                "config_path": str(config_path),
+                "config_path": str(self.sandbox.write_config(json.dumps(warm_config))),
                 "env": env,
                 "cwd": str(self.sandbox.work),
             }

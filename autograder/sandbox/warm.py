@@ -22,9 +22,6 @@ from .plan import SandboxDir, build_config, build_env, sandbox_uid
 
 ZYGOTE_READY_S = 120.0  # its imports under load; beyond this the cold start is used
 FORK_REPLY_S = 60.0  # a fork takes milliseconds; generous for a loaded machine
-# A fork inherits the zygote's address space (about 1.9 GB with the course's modules), which counts
-# against its RLIMIT_AS; with less than this left of memory_mb the worker starts cold instead.
-WARM_MIN_FREE_MB = 1024
 # pyarrow (imported by datasets) starts a jemalloc background thread; the zygote must have one thread
 ZYGOTE_ONLY_ENV = {"JE_ARROW_MALLOC_CONF": "background_thread:false"}
 
@@ -132,13 +129,22 @@ class Zygote:
         ready, _, _ = select.select([self._sock], [], [], ZYGOTE_READY_S)
         answer = self._sock.recv(4096) if ready else b""
         try:
-            # what every fork starts with, counted by its RLIMIT_AS (memory_mb)
-            self.address_space_mb = int(json.loads(answer.removeprefix(READY))["address_space_mb"])
+            ready = json.loads(answer.removeprefix(READY))
+            self.address_space_mb = int(ready["address_space_mb"])  # what every fork starts with mapped
+            # per preloaded module: what it mapped beyond the modules loaded before it, per limit kind
+            self.preloaded_mb = {
+                str(name): {kind: int(sizes[kind]) for kind in ("as", "data")}
+                for name, sizes in ready["preloaded_mb"].items()
+            }
         except (ValueError, KeyError, TypeError):
             self.close()
             raise ZygoteUnavailable(
                 f"the zygote did not start: {answer.decode(errors='replace') or 'no answer'}"
             ) from None
+        # Its imports are done and each fork runs from its own worker's directory: removed now, the
+        # zygote's copy of the runtime is not left behind by a process that ends without exit
+        # handlers (a Ray worker is killed at shutdown)
+        self.sandbox.remove()
 
     def fork(self, request: dict[str, Any], fds: Sequence[int], exit_r: int) -> ForkedWorker:
         """Fork one jailed worker.
@@ -168,6 +174,27 @@ class Zygote:
                 os.close(fd)
             raise ZygoteUnavailable(f"the zygote refused: {reply.get('error', 'no answer')}")
         return ForkedWorker(int(reply["pid"]), pidfds[0], exit_r)
+
+    def memory_allowance_mb(self, memory_rlimit: str, imported: Sequence[str]) -> int:
+        """What a fork's memory rlimit adds to memory_mb, so that the student keeps a cold worker's room.
+
+        A cold worker sets its limit before it imports torch, so torch and the modules its
+        submission imports count against memory_mb; a fork starts with the whole declared preload
+        mapped. The allowance is what the zygote measured for the preloaded modules the submission
+        does not import (matched by top-level package). A module's size is what it added after
+        those before it, so a shared dependency is counted with the first: the room is the cold
+        one, or larger by such a dependency, never smaller. The tree's resident memory stays
+        bounded by memory_mb (the tree watchdog), and the messages name memory_mb.
+
+        Args:
+            memory_rlimit: "as" (RLIMIT_AS) or "data" (RLIMIT_DATA, CUDA workers).
+            imported: the top-level installed modules the submission imports (`preload_candidates`).
+        Returns:
+            megabytes to add to the fork's limit.
+        """
+        kind = "as" if memory_rlimit == "as" else "data"
+        own = set(imported)
+        return sum(sizes[kind] for name, sizes in self.preloaded_mb.items() if name.split(".")[0] not in own)
 
     @property
     def alive(self) -> bool:
@@ -212,8 +239,6 @@ def warm_zygote(limits: Limits, isolation: str) -> Zygote | None:
                 zygote = _zygotes[key] = Zygote(limits, limits.warm_preload)
             except (ZygoteUnavailable, OSError):
                 _broken.add(key)
-        if zygote is not None and limits.memory_mb < zygote.address_space_mb + WARM_MIN_FREE_MB:
-            return None  # the preloaded modules would leave the student too little of memory_mb
         return zygote
 
 

@@ -98,12 +98,14 @@ def apply_rlimits(limits: dict[str, Any], limit_processes: bool) -> None:
     """Set the worker's resource limits (hard = soft, so student code cannot raise them).
 
     Args:
-        limits: memory_mb, memory_rlimit ("as" or "data"), cpu_s, file_mb, processes.
+        limits: memory_mb, memory_rlimit ("as" or "data"), cpu_s, file_mb, processes, and for a
+            warm start preloaded_mb (what the zygote's preload maps, added to the memory limit).
         limit_processes: set RLIMIT_NPROC (only meaningful when running as a separate user).
     """
     memory = resource.RLIMIT_AS if limits["memory_rlimit"] == "as" else resource.RLIMIT_DATA
+    memory_bytes = (limits["memory_mb"] + limits.get("preloaded_mb", 0)) << 20
     wanted = [
-        (memory, limits["memory_mb"] << 20, limits["memory_mb"] << 20),
+        (memory, memory_bytes, memory_bytes),
         # soft CPU limit sends SIGXCPU; the hard one a second later SIGKILL
         (resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1),
         (resource.RLIMIT_FSIZE, limits["file_mb"] << 20, limits["file_mb"] << 20),

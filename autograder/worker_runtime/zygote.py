@@ -28,7 +28,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET  # = UNSHARE_FLAGS
 PR_SET_PDEATHSIG = 1
 FDS_PER_START = 5  # request (read end), reply (write end), status (write end), output (write end), exit (write end)
-READY = b"ready "  # followed by {"address_space_mb": N}
+READY = b"ready "  # followed by {"address_space_mb": N, "preloaded_mb": {module: {"as": N, "data": N}}}
 EXIT_KEEPER_FAILED = 75  # = jail.EXIT_JAIL_FAILED: the namespaces could not be made
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -45,16 +45,23 @@ def main(argv: list[str]) -> None:
     bootstrap._clean_sys_path(config, lib_dir, in_namespace=False)
     import torch  # noqa: F401  (the point of the zygote: every fork starts with it imported)
 
+    importlib.import_module(f"{__package__}.server")
+    # A cold worker maps the interpreter, torch and the server under its memory limit too; what each
+    # module of the declared list adds on top (its dependencies not loaded before it included) is
+    # what a warm worker whose submission does not import it would lose of memory_mb: measured
+    preloaded: dict[str, dict[str, int]] = {}
     for name in config.get("preload", []):  # the declared, student-independent list
+        before = _memory_mb()
         with contextlib.suppress(BaseException):  # a broken module is the statement's problem later
             importlib.import_module(name)
-    importlib.import_module(f"{__package__}.server")
+        preloaded[name] = {kind: max(0, size - before[kind]) for kind, size in _memory_mb().items()}
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:  # fork copies only this thread; a lock another one holds would never be freed
         sock.sendall(json.dumps({"error": f"the zygote has {threads} threads after its imports"}).encode())
         os._exit(1)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
-    sock.sendall(READY + json.dumps({"address_space_mb": _address_space_mb()}).encode())
+    ready = {"address_space_mb": _memory_mb()["as"], "preloaded_mb": preloaded}
+    sock.sendall(READY + json.dumps(ready).encode())
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, FDS_PER_START)
@@ -79,13 +86,17 @@ def main(argv: list[str]) -> None:
             os.close(pidfd)
 
 
-def _address_space_mb() -> int:
-    """Returns: this process's virtual memory size (what RLIMIT_AS counts) in MB."""
+def _memory_mb() -> dict[str, int]:
+    """Returns: this process's memory as its limits count it, in MB: "as" the virtual size
+    (RLIMIT_AS), "data" the private writable mappings (RLIMIT_DATA, used on CUDA)."""
+    kinds = {"VmSize": "as", "VmData": "data"}
+    found = {"as": 0, "data": 0}
     with open("/proc/self/status", encoding="ascii") as handle:
         for line in handle:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) >> 10
-    return 0
+            name, _, value = line.partition(":")
+            if name in kinds:
+                found[kinds[name]] = int(value.split()[0]) >> 10  # kB
+    return found
 
 
 def _die_with(parent_pid: int) -> None:

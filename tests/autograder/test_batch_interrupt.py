@@ -1,4 +1,4 @@
-"""Ctrl-C mid-batch: one line on stderr, every finished result stored intact, no process left behind."""
+"""Ctrl-C or SIGTERM mid-batch: one line on stderr, every finished result stored intact, no process left behind."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from autograder.config import load_config
 STORED_WAIT_S = 300
 EXIT_WAIT_S = 120
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -44,11 +45,19 @@ def _alive(processes: list[psutil.Process]) -> list[str]:
 
 
 def interrupt_mid_batch(
-    subs: Path, tmp_path: Path, engine: str, args: list[str], stored_before: int, reference_out: Path | None = None
+    subs: Path,
+    tmp_path: Path,
+    engine: str,
+    args: list[str],
+    stored_before: int,
+    reference_out: Path | None = None,
+    stop: signal.Signals = signal.SIGINT,
 ) -> str:
-    """Grade, press Ctrl-C once results are stored, check the aftermath; returns the grader's stderr.
+    """Grade, stop it once results are stored, check the aftermath; returns the grader's stderr.
 
     reference_out: an uninterrupted grading of the same batch (None: graded here by the CLI).
+    stop: SIGINT goes to the whole process group (a terminal's Ctrl-C); SIGTERM only to the
+        grader's main process (`kill PID`, a job scheduler), which must stop its pool itself.
     """
     out = tmp_path / "out"
     if reference_out is None:
@@ -59,7 +68,10 @@ def interrupt_mid_batch(
         wait_until(lambda: len(stored(out)) >= stored_before, STORED_WAIT_S, "results to be stored")
         children = _descendants(process.pid)  # pool processes and, with the real engine, sandboxes
         assert children or args[args.index("--jobs") + 1] == "1", "a parallel batch runs no process to stop"
-        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+        if stop == signal.SIGINT:
+            os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+        else:
+            os.kill(process.pid, stop)
         _, stderr = process.communicate(timeout=EXIT_WAIT_S)
     finally:
         kill_group(process)
@@ -67,7 +79,7 @@ def interrupt_mid_batch(
     while _alive(children) and time.monotonic() < deadline:  # exit status is in; reaping may lag
         time.sleep(0.1)
     assert _alive(children) == []
-    assert process.returncode == EXIT_INTERRUPTED, stderr
+    assert process.returncode == (EXIT_INTERRUPTED if stop == signal.SIGINT else EXIT_TERMINATED), stderr
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines() == [stderr.strip()]  # one line
     kept = stored(out)
@@ -80,8 +92,9 @@ def interrupt_mid_batch(
     return stderr
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 @pytest.mark.parametrize("jobs", ["2", "1"])  # a pool of grading processes, or grading in the grader itself
-def test_ctrl_c_stops_a_batch_cleanly_fake_engine(jobs, tmp_path, monkeypatch):
+def test_ctrl_c_or_sigterm_stops_a_batch_cleanly_fake_engine(jobs, stop, tmp_path, monkeypatch):
     subs = fake_batch(tmp_path / "subs", 10)
     # The uninterrupted grading, in this process (the fake engine's results depend on content only).
     monkeypatch.setenv("GRADING_COUNT_FILE", str(tmp_path / "ref.log"))
@@ -92,11 +105,13 @@ def test_ctrl_c_stops_a_batch_cleanly_fake_engine(jobs, tmp_path, monkeypatch):
     grade = partial(counting_engine.grade_submission, assignment=part2)
     grade_batch(expand_paths([subs]), config, None, reference_out, grade_function=grade, assignment=part2)
     monkeypatch.setenv("GRADING_FAKE_SECONDS", "1")
-    interrupt_mid_batch(subs, tmp_path, "fake", ["--jobs", jobs, "--language", "en"], 2, reference_out)
+    interrupt_mid_batch(subs, tmp_path, "fake", ["--jobs", jobs, "--language", "en"], 2, reference_out, stop)
 
 
 @pytest.mark.e2e
-def test_ctrl_c_stops_a_parallel_batch_cleanly_real_notebooks(tmp_path):
-    """Real notebooks: the pool processes hold sandboxed workers, which must be gone too."""
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_a_parallel_batch_cleanly_real_notebooks(stop, tmp_path):
+    """Real notebooks: the pool processes hold sandboxed workers (forked from their zygotes, as
+    root), which must be gone too."""
     subs = real_batch(tmp_path / "subs")
-    interrupt_mid_batch(subs, tmp_path, "real", ["--jobs", "2", "--language", "en"], stored_before=1)
+    interrupt_mid_batch(subs, tmp_path, "real", ["--jobs", "2", "--language", "en"], stored_before=1, stop=stop)

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.config.sections import DEFAULT_WARM_PRELOAD
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.sandbox.plan import PROJECT_ROOT, choose_isolation
+from autograder.sandbox.warm import ForkedWorker
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 NAMESPACES = choose_isolation(Limits()) == "namespace"
@@ -50,14 +52,19 @@ def test_infinite_loop_times_out_and_a_fresh_worker_takes_over():
         assert len(worker.start_seconds) == 4
 
 
-def test_huge_allocations_fail_cleanly_and_name_memory():
-    with Worker(fixture_source("memory_hog.py"), Limits(memory_mb=1536), {}) as worker:
+# cold: a fresh Python per worker; warm (root jail): forked from a zygote that preloaded the course's modules
+@pytest.mark.parametrize("warm", [False, pytest.param(True, marks=needs_namespaces)], ids=["cold", "warm"])
+def test_huge_allocations_fail_cleanly_and_name_memory(warm):
+    limits = Limits(memory_mb=1536, warm_start=warm, warm_preload=DEFAULT_WARM_PRELOAD if warm else ())
+    with Worker(fixture_source("memory_hog.py"), limits, {}) as worker:
         at_import = errors_by_line(worker, "memory_hog.py")[line_of("memory_hog.py", "too_big_at_import =")]
         assert at_import["memory"] and "memory" in at_import["message"]
         for func in ("huge_tensor", "growing_list"):
             with pytest.raises(WorkerFailure, match=r"ran out of memory \(limit 1536 MB\) at memory_hog.py"):
                 worker.call(func, [])
             assert worker.call("answer", []) == 42
+        current = worker._launcher.current
+        assert current is not None and isinstance(current.proc, ForkedWorker) == warm  # restarts start so too
 
 
 def test_exit_or_hang_at_import_loses_only_that_statement():

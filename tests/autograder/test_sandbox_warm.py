@@ -9,10 +9,12 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from autograder.config.sections import DEFAULT_WARM_PRELOAD
 from autograder.sandbox import Limits, Worker, warm
 from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
@@ -165,6 +167,34 @@ def _running(pid: int) -> bool:
             return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
     except OSError:
         return False
+
+
+# What may differ between a warm and a cold worker's room: the interpreters are not mapped
+# identically (the zygote's start-up imports, heap arenas); far below what the preload maps.
+ROOM_TOLERANCE_MB = 64
+
+
+# the course's imports, as a notebook writes them (the top-level packages of DEFAULT_WARM_PRELOAD)
+COURSE_IMPORTS = ("course imports", 1, "\n".join(f"import {name}" for name in DEFAULT_WARM_PRELOAD))
+
+
+@pytest.mark.parametrize(
+    ("source", "allowed"), [(SOURCE, True), ([COURSE_IMPORTS, *SOURCE], False)], ids=["torch_only", "course"]
+)
+def test_a_warm_worker_keeps_the_memory_room_of_a_cold_one(source, allowed):
+    """The fork's rlimit adds what the preloaded modules the submission does not import map: a
+    submission importing none of them, or all of them, has the cold room under its limit."""
+    limits = Limits(timeout_s=60, memory_mb=3072, warm_start=True, warm_preload=DEFAULT_WARM_PRELOAD)
+    with Worker(source, limits) as worker:
+        zygote = _zygote_of(worker)
+        warm_limit, warm_room = worker.call("memory_room", [])
+    with Worker(source, replace(limits, warm_start=False)) as worker:
+        assert isinstance(_handle_of(worker), subprocess.Popen)
+        cold_limit, cold_room = worker.call("memory_room", [])
+    everything = sum(sizes["as"] for sizes in zygote.preloaded_mb.values())
+    assert everything > 100, zygote.preloaded_mb  # the course's modules map hundreds of MB
+    assert cold_limit == 3072 and warm_limit - 3072 == (everything if allowed else 0), zygote.preloaded_mb
+    assert abs(warm_room - cold_room) <= ROOM_TOLERANCE_MB, (warm_room, cold_room, zygote.preloaded_mb)
 
 
 def test_off_is_the_cold_start():

@@ -127,15 +127,17 @@ def _ancestors() -> list[int]:
 
 
 def main(argv: list[str]) -> None:
-    """Args: [output JSON path, attack names...]."""
+    """Args: [output JSON path, "warm" or "cold" (worker.warm_start), attack names...]."""
     from autograder.assignment import assignment_of
     from autograder.config import load_config
     from autograder.engine import grade_submission
+    from autograder.sandbox.warm import zygote_pids
 
-    out, names = Path(argv[0]), argv[1:]
+    out, start, names = Path(argv[0]), argv[1], argv[2:]
     token, tag = os.environ["AUTOGRADER_FAKE_TOKEN"], os.environ["TMPDIR"]
     secret = f"secret-file-{token[::-1]}"
-    config = load_config(None, {"worker.memory_mb": 1536, "worker.timeout_s": 40})
+    overrides = {"worker.memory_mb": 1536, "worker.timeout_s": 40, "worker.warm_start": start == "warm"}
+    config = load_config(None, overrides)
     assignment = assignment_of(config)
     listener = Listener()
     matrix = {}
@@ -160,6 +162,9 @@ def main(argv: list[str]) -> None:
             "secrets_read": int(token in leaked) + int(secret in leaked),
             "loopback_connections": listener.connections - before[0],
             "isolation": result.isolation,
+            # a zygote of this process forked the worker (none is made for a cold start, and one
+            # that failed a fork is closed: its workers start cold)
+            "warm": bool(zygote_pids()),
             "messages": part.messages,
             "seconds": round(time.monotonic() - began, 1),
         }

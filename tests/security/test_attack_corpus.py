@@ -35,7 +35,12 @@ ATTACKS = [
 IS_ROOT = os.geteuid() == 0
 
 
-@pytest.fixture(scope="module", params=["root", "non-root"])
+# root-warm: workers forked from the zygote (worker.warm_start, the default); root-cold: each worker
+# started afresh; non-root: the default configuration, which starts cold in the jail without root.
+IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm"}
+
+
+@pytest.fixture(scope="module", params=list(IDENTITIES))
 def corpus(request, tmp_path_factory):
     """Run every attack once as this identity; returns the driver's matrix {attack: counts}."""
     identity = request.param
@@ -72,7 +77,7 @@ def corpus(request, tmp_path_factory):
             "GITHUB_TOKEN": token,
         }
         out = work / "matrix.json"
-        argv = [sys.executable, str(DRIVER), str(out), *ATTACKS, "control_honest"]
+        argv = [sys.executable, str(DRIVER), str(out), IDENTITIES[identity], *ATTACKS, "control_honest"]
         if user is not None:
             argv = _as_user(user, argv)
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
@@ -81,7 +86,7 @@ def corpus(request, tmp_path_factory):
             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
         data = json.loads(out.read_text())
-        assert (data["uid"] == 0) == (identity == "root")
+        assert (data["uid"] == 0) == identity.startswith("root")
         leftovers = _processes_of(user) if user is not None else []
         print(f"\n[{identity}] " + json.dumps(data["matrix"], indent=None))  # the matrix, with -s
         yield identity, data["matrix"], leftovers
@@ -115,8 +120,15 @@ def test_the_points_measure_sees_a_working_solution(corpus):
 @pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_every_grading_ran_in_a_jail(corpus):
     identity, matrix, _ = corpus
-    expected = "namespace" if identity == "root" else "userns"
+    expected = "namespace" if identity.startswith("root") else "userns"
     assert {row["isolation"] for row in matrix.values()} == {expected}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
+def test_every_grading_started_warm_or_cold_as_configured(corpus):
+    identity, matrix, _ = corpus
+    assert {row["warm"] for row in matrix.values()} == {identity == "root-warm"}, matrix
 
 
 @pytest.mark.slow

@@ -55,16 +55,15 @@ def _left_behind(uid: int | None) -> list[int]:
         time.sleep(0.2)
 
 
-@pytest.fixture(params=["root", "non-root"])
-def identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, Path]]:
+def _as_identity(name: str) -> Iterator[tuple[str, str | None, Path]]:
     """(identity, throwaway user or None, a work folder it may write)."""
     if not IS_ROOT:
         pytest.skip("runs as root (the non-root grader is a throwaway user made by root)")
     work = Path(tempfile.mkdtemp(prefix="agsec-outlive-"))
     os.chmod(work, 0o755)
     try:
-        if request.param == "root":
-            yield "root", None, work
+        if name.startswith("root"):
+            yield name, None, work
         else:
             with throwaway_user() as user:
                 shutil.chown(work, user, user)
@@ -73,7 +72,23 @@ def identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, 
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _grader_argv(user: str | None, work: Path, route: str = "cli", assignment: str = "transformer_mt") -> list[str]:
+# root: the default configuration, workers forked from the zygote; root-cold: --no-warm-start;
+# non-root: the default configuration, which starts cold in the jail without root
+@pytest.fixture(params=["root", "root-cold", "non-root"])
+def identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, Path]]:
+    """(identity, throwaway user or None, a work folder it may write), for the CLI's gradings."""
+    yield from _as_identity(request.param)
+
+
+@pytest.fixture(params=["root", "non-root"])
+def otter_identity(request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None, Path]]:
+    """The same for `otter run`, which grades with the default configuration (no flags)."""
+    yield from _as_identity(request.param)
+
+
+def _grader_argv(
+    user: str | None, work: Path, route: str = "cli", assignment: str = "transformer_mt", cold: bool = False
+) -> list[str]:
     target = ["--assignment", "attention_encoder", str(ATTACK_AT_LOAD), "--parts", "attention"]
     argv = [
         sys.executable,
@@ -87,6 +102,7 @@ def _grader_argv(user: str | None, work: Path, route: str = "cli", assignment: s
         "--language",
         "en",
         *(["--executor", "ray"] if route == "ray" else []),
+        *(["--no-warm-start"] if cold else []),
     ]
     return as_user(user, argv) if user is not None else argv
 
@@ -112,7 +128,7 @@ def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], 
     name, user, work = identity
     uid = pwd.getpwnam(user).pw_uid if user is not None else None
     done = subprocess.run(
-        _grader_argv(user, work, route, assignment),
+        _grader_argv(user, work, route, assignment, cold=name == "root-cold"),
         env=_env(work),
         cwd=str(ROOT),
         capture_output=True,
@@ -124,7 +140,7 @@ def test_grading_leaves_nothing_running(identity: tuple[str, str | None, Path], 
     results = json.loads(done.stdout)
     text = json.dumps(results)
     assert "outlive attempt" in text, f"the attack did not run:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-    assert results[0]["isolation"] == ("namespace" if name == "root" else "userns")
+    assert results[0]["isolation"] == ("namespace" if name.startswith("root") else "userns")
     assert left == [], f"[{name}] processes outlived the grader: {left}; attack report: {text[:1500]}"
     assert "injected" not in text and "mem open" not in text, text[:1500]
     if route == "ray":  # attack 7: the Ray the batch started (under TMPDIR) kept no code others can read
@@ -153,7 +169,11 @@ def test_a_killed_grader_leaves_nothing_running(identity: tuple[str, str | None,
     name, user, work = identity
     uid = pwd.getpwnam(user).pw_uid if user is not None else None
     grader = subprocess.Popen(
-        _grader_argv(user, work), env=_env(work), cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        _grader_argv(user, work, cold=name == "root-cold"),
+        env=_env(work),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + GRADER_TIMEOUT_S
@@ -173,11 +193,11 @@ def test_a_killed_grader_leaves_nothing_running(identity: tuple[str, str | None,
 @pytest.mark.slow
 @pytest.mark.timeout(otter_uploads.SUBPROCESS_TIMEOUT_S + 60)
 def test_otter_run_leaves_nothing_running(
-    identity: tuple[str, str | None, Path], autograder_zip: Path, multi30k_dir: Path
+    otter_identity: tuple[str, str | None, Path], autograder_zip: Path, multi30k_dir: Path
 ) -> None:
     """The attack uploaded as a notebook to `otter run -a autograder.zip` (Otter's runner, the plugin,
     the engine in a child process of the plugin)."""
-    name, user, work = identity
+    name, user, work = otter_identity
     uid = pwd.getpwnam(user).pw_uid if user is not None else None
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cell_sources(ATTACK)])
     upload, archive, out = work / "hw.ipynb", work / autograder_zip.name, work / "otter"
