@@ -67,6 +67,7 @@ def measure(notebook: Path, warm: bool, memory_mb: int) -> dict[str, object]:
         the peaks, the rlimit the workers had and the room it left, the points.
     """
     sys.path.insert(0, str(REPO_ROOT))
+    from autograder.assignment import assignment_of
     from autograder.config import load_config
     from autograder.engine import grade_submission
     from autograder.sandbox import warm as warm_start
@@ -77,7 +78,7 @@ def measure(notebook: Path, warm: bool, memory_mb: int) -> dict[str, object]:
     follower = threading.Thread(target=_follow, args=(peaks, stop), daemon=True)
     follower.start()
     began = time.monotonic()
-    result = grade_submission(notebook, config)
+    result = grade_submission(notebook, config, assignment=assignment_of(config))
     seconds = time.monotonic() - began
     stop.set()
     follower.join()
