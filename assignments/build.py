@@ -25,8 +25,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script (python assignments/transformer_mt/build.py)
     sys.path.insert(0, str(REPO))
 
-from autograder.assignment import grader_yml_naming  # noqa: E402
-from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, read_bundled_data, read_manifest  # noqa: E402
+from autograder.assignment_folder import (  # noqa: E402
+    ASSIGNMENTS_DIR,
+    AssignmentError,
+    grader_yml_of,
+    read_bundled_data,
+    read_manifest,
+)
 from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
 DEFAULT_ASSIGNMENT = "transformer_mt"
@@ -205,7 +210,7 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         data_dir: the assignment's data files to bundle where its assignment.yml `data:` says
             (offline training grading; the plugin points the assignment's variable there when the
             grading machine sets none).
-        part: the assignment's build (its grader items; the zip's grader.yml names it).
+        part: the assignment's build (its grader items; the zip's grader.yml is its grader.yml).
 
     Returns:
         The archive names written.
@@ -225,10 +230,8 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
         names.append(RUN_OTTER)
         for path, name in _engine_entries(part):
-            if name == GRADER_YML:  # the zip's engine grades this assignment
-                target.writestr(name, grader_yml_naming(part.name, path.read_text(encoding="utf-8")))
-            else:
-                target.write(path, name)
+            # The zip's grader.yml is the assignment's own (the project's for the course's default).
+            target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
             names.append(name)
         bundled = data.bundled if data_dir and data else ""
         for path in sorted(data_dir.iterdir()) if data_dir and bundled else []:

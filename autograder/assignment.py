@@ -9,26 +9,21 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from autograder.assignment_folder import (
     ASSIGNMENT_FILE,
     ASSIGNMENTS_DIR,
-    PROJECT_ROOT,
     AssignmentError,
     BundledData,
     Manifest,
     available_assignments,
     default_assignment_name,
     read_bundled_data,
-    read_config_sections,
     read_manifest,
     read_settings,
     read_training_part,
@@ -49,48 +44,6 @@ class TrainingOutcome:
     passed: bool
     message: str  # student-facing: why it failed, or the figure it reached
     details: dict[str, Any] = field(default_factory=dict)  # shown in the report ("training" extras)
-
-
-def grader_yml_naming(name: str, text: str | None = None) -> str:
-    """The project's grader.yml as a zip that grades `name` ships it: `assignment.name` set to it.
-
-    When the file names `name` already, or holds nothing that belongs to the assignment it names,
-    only that one value changes, so the TA's comments stay. Otherwise the settings that belong to
-    the assignment the file names (its parts, title and own sections and keys) are left out, as
-    `grade --assignment` leaves them out (`autograder.config.loading.settings_for`), and the rest is
-    written back as plain YAML under a header that says so.
-
-    Args:
-        name: the assignment the shipped grader grades.
-        text: grader.yml's text (None: the project's).
-
-    Returns:
-        The text (unchanged when it already names `name`).
-
-    Raises:
-        AssignmentError: the file has no `assignment:` section with a `name:` line to set.
-    """
-    text = (PROJECT_ROOT / "grader.yml").read_text(encoding="utf-8") if text is None else text
-    pattern = re.compile(r"^(assignment:[ \t]*\n(?:[ \t]*(?:#.*)?\n)*?[ \t]+name:[ \t]*)([^\s#]*)", re.MULTILINE)
-    named, count = pattern.subn(lambda m: m.group(1) + name, text, count=1)
-    renamed = yaml.safe_load(named) or {}
-    if count != 1 or renamed.get("assignment", {}).get("name") != name:
-        raise AssignmentError(f"grader.yml: no `assignment: name:` line to set to {name!r}")
-    from autograder.config.loading import settings_for  # the config models import this module
-
-    original = yaml.safe_load(text)
-    shipped = settings_for(original, name)
-    if shipped == renamed:
-        return named
-    header = SHIPPED_HEADER.format(name=name, named=original.get("assignment", {}).get("name"))
-    return header + yaml.safe_dump(shipped, sort_keys=False, allow_unicode=True)
-
-
-# Heads a grader.yml written for another assignment than the project's file names.
-SHIPPED_HEADER = (
-    "# grader.yml of this autograder, for assignments/{name}/: the project's grader.yml with the\n"
-    "# settings of {named} (its parts and own sections) left out. Every key: `python -m autograder config`.\n"
-)
 
 
 # (statements, config, grader globals, submission path) -> outcome; statements are the worker's
@@ -174,11 +127,6 @@ class Assignment:
     def manifest(self) -> Manifest:
         """What ships (assignment.yml's `ships:`)."""
         return read_manifest(self.folder)
-
-    @property
-    def config_sections(self) -> dict[str, type]:
-        """grader.yml sections only this assignment has, or that it extends (assignment.yml `config:`)."""
-        return read_config_sections(self.folder)
 
     @property
     def bundled_data(self) -> BundledData | None:

@@ -1,5 +1,5 @@
-"""An assignment folder as files: its assignment.yml (title, parts, manifest, data, own config
-sections, training part) read without importing the assignment's code."""
+"""An assignment folder as files: its assignment.yml (title, parts, manifest, data, settings model,
+training part) and its grader.yml, read without importing the assignment's code."""
 
 # The configuration loader reads these (autograder.config.loading); the loadable assignment
 # (autograder.assignment) builds on them. Neither this module nor the loader imports the other way.
@@ -17,6 +17,7 @@ import yaml
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
 ASSIGNMENT_FILE = "assignment.yml"  # title and parts, beside assignment.py
+GRADER_FILE = "grader.yml"  # the settings a grading uses: the project's, or an assignment folder's own
 
 
 class AssignmentError(Exception):
@@ -120,38 +121,49 @@ def read_bundled_data(folder: Path) -> BundledData | None:
     return BundledData(env=env, bundled=path.as_posix(), files=tuple(files))
 
 
-def read_config_sections(folder: Path) -> dict[str, type]:
-    """The grader.yml sections an assignment declares (assignment.yml `config:` key -> module:Class).
+def read_config_model(folder: Path) -> type | None:
+    """The grader.yml model an assignment declares (assignment.yml `config: module:Class`).
 
-    Only the named modules are imported (light settings modules, not the assignment's code), so
+    Only the named module is imported (a light settings module, not the assignment's code), so
     validating a configuration never loads its checks or models.
 
     Args:
         folder: assignments/<name>/.
 
     Returns:
-        grader.yml key -> model class (the configuration loader checks what they derive from).
+        The class (the configuration loader checks that it derives from GraderConfig), or None
+        when the assignment declares none (the core model applies).
 
     Raises:
-        AssignmentError: `config` is not such a mapping, or a class cannot be imported.
+        AssignmentError: `config` is not `module:Class`, or the class cannot be imported.
     """
-    declared = read_settings(folder).get("config") or {}
+    target = read_settings(folder).get("config")
+    if target is None:
+        return None
     where = f"{folder / ASSIGNMENT_FILE}: config"
-    if not isinstance(declared, dict):
-        raise AssignmentError(f"{where}: expected a mapping of grader.yml key -> module:Class")
-    sections: dict[str, type] = {}
-    for key, target in declared.items():
-        module_name, _, class_name = str(target).partition(":")
-        if not (isinstance(key, str) and key.isidentifier() and module_name and class_name.isidentifier()):
-            raise AssignmentError(f"{where}.{key}: expected module:Class, got {target!r}")
-        try:
-            model = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise AssignmentError(f"{where}.{key}: cannot import {target}: {error}") from None
-        if not isinstance(model, type):
-            raise AssignmentError(f"{where}.{key}: {target} is not a class")
-        sections[key] = model
-    return sections
+    module_name, _, class_name = str(target).partition(":")
+    if not (isinstance(target, str) and module_name and class_name.isidentifier()):
+        raise AssignmentError(f"{where}: expected module:Class, got {target!r}")
+    try:
+        model = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise AssignmentError(f"{where}: cannot import {target}: {error}") from None
+    if not isinstance(model, type):
+        raise AssignmentError(f"{where}: {target} is not a class")
+    return model
+
+
+def grader_yml_of(name: str) -> Path:
+    """The grader.yml that grades an assignment: its folder's own, else the project's (the course's default).
+
+    Args:
+        name: the assignment folder's name.
+
+    Returns:
+        assignments/<name>/grader.yml when there is one, else the project's grader.yml.
+    """
+    own = ASSIGNMENTS_DIR / name / GRADER_FILE
+    return own if name.isidentifier() and own.is_file() else PROJECT_ROOT / GRADER_FILE
 
 
 def read_settings(folder: Path) -> dict[str, Any]:

@@ -28,9 +28,8 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# CLI flag (argparse dest) -> grader.yml key it overrides. training.profile and training.mode are
-# keys of the assignments whose training section has them; grading another one with the flag is a
-# usage error that names the flag.
+# CLI flag (argparse dest) -> grader.yml key it overrides: the keys every assignment has. Any key,
+# an assignment's own included, is set with `--set KEY=VALUE` and validated by its model.
 FLAG_TO_CONFIG_KEY = {
     "assignment": "assignment.name",
     "out": "grading.out_dir",
@@ -38,8 +37,6 @@ FLAG_TO_CONFIG_KEY = {
     "seed": "grading.seed",
     "timeout": "worker.timeout_s",
     "train": "training.enabled",
-    "profile": "training.profile",
-    "training_mode": "training.mode",
     "isolation": "worker.isolation",
     "warm_start": "worker.warm_start",
     "language": "feedback.language",
@@ -65,7 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grade.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
     grade.add_argument(
-        "--config", type=Path, default=None, metavar="FILE", help="grader.yml to use (default: the project's)"
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="grader.yml to use (default: --assignment's own, assignments/NAME/grader.yml, else the project's)",
     )
     grade.add_argument(
         "--assignment",
@@ -81,13 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="grade the training part (training.enabled)",
     )
-    grade.add_argument("--profile", metavar="NAME", help="training profile (training.profile)")
     grade.add_argument(
-        "--training-mode",
-        metavar="MODE",
-        help="recipe: the grader trains with the profile; student_hparams: with the "
-        "notebook's hyperparameter cell; checkpoint: evaluate the weights submitted "
-        "beside the notebook (training.mode)",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set any grader.yml key of the graded assignment, the value read as YAML, e.g. "
+        "--set worker.memory_mb=8192 (repeatable; a named flag for the same key wins; "
+        "every key: python -m autograder config --assignment NAME)",
     )
     grade.add_argument(
         "--language",
@@ -226,9 +228,14 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
         args: parsed `grade` arguments.
 
     Returns:
-        Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}.
+        Dotted key -> value, e.g. {"worker.timeout_s": 5.0, "training.enabled": True}: the `--set`
+        pairs, then the named flags (which win for the same key).
+
+    Raises:
+        ConfigError: a `--set` argument is not KEY=VALUE with a YAML value.
     """
-    overrides = {
+    overrides = grader_config.parse_settings(getattr(args, "set", None) or [])
+    overrides |= {
         key: getattr(args, flag) for flag, key in FLAG_TO_CONFIG_KEY.items() if getattr(args, flag) is not None
     }
     if getattr(args, "quiet", False):
@@ -261,31 +268,34 @@ def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
     return names
 
 
-def flag_error(error: ConfigError, overrides: dict[str, Any]) -> str:
+def flag_error(error: ConfigError, args: argparse.Namespace) -> str:
     """A configuration error, led by the flag that set the key at fault (when a flag did).
 
     Args:
         error: from `load_config`; its message starts with the dotted key.
-        overrides: what the flags set (`config_overrides`).
+        args: parsed `grade` arguments.
 
     Returns:
-        e.g. "--training-mode: training.mode: assignment 'x' has no such setting (...)".
+        e.g. "--timeout: worker.timeout_s: must be greater than 0, got -1.0", or for a key `--set`
+        gave, "--set: training.mode: must be one of ..., got 'x'".
     """
     message = str(error)
     for flag, key in FLAG_TO_CONFIG_KEY.items():
-        if key in overrides and message.startswith(f"{key}:"):
+        if getattr(args, flag, None) is not None and message.startswith(f"{key}:"):
             return f"--{flag.replace('_', '-')}: {message}"
+    given = [pair.partition("=")[0].strip() for pair in getattr(args, "set", None) or []]
+    if any(message.startswith(f"{key}:") or message.startswith(f"{key}.") for key in given if key):
+        return f"--set: {message}"
     return message
 
 
 def _command_grade(args: argparse.Namespace) -> int:
-    overrides = config_overrides(args)
     try:  # the models check every range (grading.jobs >= 1, worker.timeout_s > 0, ...)
-        config = grader_config.load_config(args.config, overrides)
+        config = grader_config.load_config(args.config, config_overrides(args))
         parts = parse_parts(args.parts, config)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
     except ConfigError as error:
-        print(f"error: {flag_error(error, overrides)}", file=sys.stderr)
+        print(f"error: {flag_error(error, args)}", file=sys.stderr)
         return EXIT_USAGE
     except batch.SubmissionPathError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -46,7 +46,7 @@ _STATUSES = frozenset({"graded", "unreadable", "grader-error"})
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
-OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "profile", "combined"})
+OPTION_KEYS = frozenset({"questions", "timeout_s", "timeouts", "train", "settings", "combined"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class BridgeOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per part, unless in `timeouts`
     timeouts: dict[str, float] = field(default_factory=dict)
     train: bool | None = None  # grade the training part; None: grader.yml's training.enabled
-    profile: str | None = None  # training profile passed to the engine
+    settings: dict[str, Any] = field(default_factory=dict)  # grader.yml key -> value, the engine's --set
     combined: bool = True  # unit parts in one process first (falls back to one each)
 
     @classmethod
@@ -76,15 +76,10 @@ class BridgeOptions:
         train = config.get("train")
         if train is not None and not isinstance(train, bool):
             raise ValueError(f"{PLUGIN_NAME}: `train` must be true, false or null")
-        profile = config.get("profile")
-        return cls(
-            questions,
-            timeout_s,
-            timeouts,
-            train,
-            None if profile is None else str(profile),
-            bool(config.get("combined", True)),
-        )
+        settings = config.get("settings") or {}
+        if not isinstance(settings, dict) or not all(isinstance(key, str) and key for key in settings):
+            raise ValueError(f"{PLUGIN_NAME}: `settings` must map grader.yml keys (e.g. training.profile) to values")
+        return cls(questions, timeout_s, timeouts, train, dict(settings), bool(config.get("combined", True)))
 
     def timeout_for(self, part: str, training: bool = False) -> float:
         """Seconds the engine may take for one part (`training`: it is the assignment's training part)."""
@@ -179,7 +174,7 @@ def run_engine(
     engine_root: Path,
     *,
     train: bool = False,
-    profile: str | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> EngineRun:
     """Grade some parts of one submission with `python -m autograder grade` in a child process.
 
@@ -189,7 +184,7 @@ def run_engine(
         timeout_s: wall-clock limit; past it the whole process group is killed.
         engine_root: folder holding grader.yml and the autograder package.
         train: pass --train (grade the training part).
-        profile: training profile name (--profile).
+        settings: grader.yml keys to set, passed as `--set KEY=VALUE` (the value as JSON, which YAML reads).
 
     Returns:
         The run, with the engine's JSON result or a failure reason.
@@ -215,8 +210,8 @@ def run_engine(
             ",".join(parts),
             "--train" if train else "--no-train",
         ]
-        if profile:
-            command += ["--profile", profile]
+        for key, value in (settings or {}).items():
+            command += ["--set", f"{key}={json.dumps(value)}"]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [str(engine_root), os.environ.get("PYTHONPATH")])),
@@ -317,7 +312,7 @@ def grade_parts(
                 options.timeout_for(name, training=name == training_part),
                 engine_root,
                 train=name == training_part,
-                profile=options.profile,
+                settings=options.settings,
             )
         )
 
@@ -328,7 +323,7 @@ def grade_parts(
             sum(options.timeout_for(n) for n in unit),
             engine_root,
             train=False,
-            profile=options.profile,
+            settings=options.settings,
         )
         if first.result is not None:
             take(first)

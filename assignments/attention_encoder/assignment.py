@@ -42,23 +42,24 @@ def run_training(
 
     Args:
         statements: the submission's definitions, as the worker takes them.
-        config: the validated configuration (worker limits, grading seed).
+        config: the validated configuration (worker limits, grading seed, training threshold and budget).
         grader_globals: the names the grader provides.
         submission: the notebook (unused: Part 1 reads nothing beside it).
 
     Returns:
         The verdict with the report's details (accuracy, steps, seconds).
     """
-    from assignments.attention_encoder.training import configured, run_training_part
+    from assignments.attention_encoder.settings import training_settings
+    from assignments.attention_encoder.training import run_training_part
     from autograder.part_kinds import worker_limits
     from autograder.sandbox import Worker
 
-    _, budget_s = configured()
+    training = training_settings(config)
     # One request trains for up to the assignment's budget: the per-request limit must cover it.
     limits = worker_limits(config)
-    limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, budget_s + TRAINING_MARGIN_S))
+    limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, training.time_budget_s + TRAINING_MARGIN_S))
     with Worker(statements, limits, grader_globals, helpers_source=HELPERS_SOURCE) as worker:
-        return run_training_part(worker, seed=config.grading.seed)
+        return run_training_part(worker, seed=config.grading.seed, training=training)
 
 
 ASSIGNMENT = Assignment(

@@ -12,21 +12,18 @@ Encoder that behaves one way under the unit checks and computes the reversal by 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from torch import Tensor
 
 import reference.attention_encoder as part1
 from assignments.attention_encoder import worker_training
 from assignments.attention_encoder.checks.helpers import TRAIN_HELPER
 from assignments.attention_encoder.checks.messages import t
+from assignments.attention_encoder.settings import TrainingConfig
 from autograder.assignment import TrainingOutcome
 from autograder.transplant import candidate_mappings
-
-ASSIGNMENT_YML = Path(__file__).resolve().parent / "assignment.yml"
 
 # The recipe (measured on the 2-core development machine, see README.md): the reference reaches
 # 100% test accuracy after 400 steps. Sizes are the assignment's kind of model, scaled down.
@@ -50,12 +47,6 @@ TEST_SEED_OFFSET = 10_007  # the test set's seed is the grading seed plus this; 
 # Share of the test positions where the reference architecture, with the returned weights, must
 # predict what the worker returned (float differences can flip a near tie, nothing more).
 MIN_AGREEMENT = 0.99
-
-
-def configured() -> tuple[float, float]:
-    """assignment.yml's training threshold (accuracy, 0..1) and time budget (seconds)."""
-    loaded = yaml.safe_load(ASSIGNMENT_YML.read_text(encoding="utf-8"))["training"]
-    return float(loaded["threshold_accuracy"]), float(loaded["time_budget_s"])
 
 
 def test_set(seed: int) -> tuple[Tensor, Tensor]:
@@ -88,20 +79,22 @@ def accuracy(predictions: Tensor, targets: Tensor) -> float:
     return float(((predictions == targets) & real).sum()) / float(real.sum())
 
 
-def run_training_part(student: Any, seed: int = 0) -> TrainingOutcome:
+def run_training_part(student: Any, seed: int = 0, training: TrainingConfig | None = None) -> TrainingOutcome:
     """Train the student's Encoder in the worker and grade the predictions on the trusted side.
 
     Args:
         student: the worker client (or an in-process stand-in), started with the helpers source
             of checks/helpers.py.
         seed: the grading seed (draws the test set).
+        training: grader.yml's training section (threshold and budget; None: its defaults).
 
     Returns:
         The verdict, with the accuracy, steps and seconds in `details`.
     """
     from autograder.sandbox import Global, StudentError, WorkerFailure
 
-    threshold, budget = configured()
+    training = training if training is not None else TrainingConfig()
+    threshold, budget = training.threshold_accuracy, training.time_budget_s
     if not student.has("Encoder"):
         return TrainingOutcome(False, t("ae.training.missing", name="Encoder"))
     inputs, targets = test_set(seed)

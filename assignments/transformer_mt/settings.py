@@ -1,7 +1,8 @@
 """Part 2's grader.yml sections: `data` (Multi30k) and `training` (mode, BLEU bar, bounds, profiles).
 
-assignment.yml `config:` names the two models below, so the engine validates grader.yml with them
-without importing the assignment's heavy code (keep this module free of torch and of the checks).
+assignment.yml `config:` names TransformerMtConfig (the engine's model with these two sections), so
+the engine validates grader.yml with it without importing the assignment's heavy code (keep this
+module free of torch and of the checks).
 The recipe keys of a profile take their defaults and choices from mtkit.recipe.Recipe (the one
 place they are written); the model sizes, dropout and label smoothing are grading settings only.
 """
@@ -9,19 +10,16 @@ place they are written); the model sizes, dropout and label smoothing are gradin
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
 from assignments.transformer_mt.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
-from autograder.config import assignment_section
+from autograder.config import GraderConfig
 from autograder.config.base import KeyProblem, Section
 from autograder.config.training import TrainingSection
 from mtkit.constants import DEFAULT_MAX_LENGTH
 from mtkit.recipe import LrSchedule, Precision, Recipe, resolve_profile_name
-
-if TYPE_CHECKING:
-    from autograder.config import GraderConfig
 
 TrainingMode = Literal["recipe", "student_hparams", "checkpoint"]
 TRAINING_MODES: tuple[str, ...] = get_args(TrainingMode)  # training.mode's values (the modes' table keeps them)
@@ -314,11 +312,35 @@ class TrainingConfig(TrainingSection):
         return options
 
 
+class TransformerMtConfig(GraderConfig):
+    """grader.yml when it grades Part 2: the engine's sections, with Part 2's `data` and its `training`."""
+
+    data: DataConfig = Field(default_factory=DataConfig, description="See data.*.")
+    training: TrainingConfig = Field(default_factory=TrainingConfig, description="See training.*.")
+
+
+def part2_settings(config: GraderConfig) -> TransformerMtConfig:
+    """A configuration that grades Part 2, typed as such.
+
+    Args:
+        config: a validated configuration.
+
+    Returns:
+        The same configuration.
+
+    Raises:
+        TypeError: it grades another assignment (its model is not this one).
+    """
+    if not isinstance(config, TransformerMtConfig):
+        raise TypeError(f"the configuration grades {config.assignment.name!r}, not transformer_mt")
+    return config
+
+
 def training_settings(config: GraderConfig) -> TrainingConfig:
     """Part 2's `training` section of a configuration that grades Part 2.
 
     Args:
-        config: a configuration validated with this assignment's sections.
+        config: a configuration validated with this assignment's model.
 
     Returns:
         The section.
@@ -326,14 +348,14 @@ def training_settings(config: GraderConfig) -> TrainingConfig:
     Raises:
         TypeError: the configuration grades another assignment.
     """
-    return assignment_section(config, "training", TrainingConfig)
+    return part2_settings(config).training
 
 
 def data_settings(config: GraderConfig) -> DataConfig:
     """Part 2's `data` section of a configuration that grades Part 2.
 
     Args:
-        config: a configuration validated with this assignment's sections.
+        config: a configuration validated with this assignment's model.
 
     Returns:
         The section.
@@ -341,4 +363,4 @@ def data_settings(config: GraderConfig) -> DataConfig:
     Raises:
         TypeError: the configuration grades another assignment.
     """
-    return assignment_section(config, "data", DataConfig)
+    return part2_settings(config).data

@@ -10,11 +10,11 @@ from autograder.config.loading import (
     DEFAULT_CONFIG_PATH,
     PROJECT_ROOT,
     GraderConfig,
-    assignment_section,
     config_model,
     describe,
     iter_keys,
     load_config,
+    parse_settings,
     validate,
 )
 from autograder.config.sections import (
@@ -48,11 +48,11 @@ __all__ = [
     "PartConfig",
     "TrainingSection",
     "WorkerConfig",
-    "assignment_section",
     "config_model",
     "describe",
     "iter_keys",
     "load_config",
     "parse_moment",
+    "parse_settings",
     "validate",
 ]

@@ -7,10 +7,10 @@ import types
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_core import PydanticUndefined
 
 from autograder.assignment_folder import (
@@ -18,7 +18,8 @@ from autograder.assignment_folder import (
     AssignmentError,
     available_assignments,
     default_assignment_name,
-    read_config_sections,
+    grader_yml_of,
+    read_config_model,
     read_settings,
     read_training_part,
 )
@@ -33,8 +34,8 @@ DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
 
 class GraderConfig(Section):
     """grader.yml: what is graded and how. Every section may be left out (its defaults apply);
-    `parts` left out is the named assignment's (its assignment.yml). An assignment's own sections
-    (assignment.yml `config:`) extend this model (`config_model`)."""
+    `parts` left out is the named assignment's (its assignment.yml). An assignment with settings of
+    its own declares a subclass of this model (assignment.yml `config:`, `config_model`)."""
 
     assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
     worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
@@ -110,31 +111,6 @@ class GraderConfig(Section):
         return {}
 
 
-SectionModel = TypeVar("SectionModel", bound=Section)
-
-
-def assignment_section(config: GraderConfig, key: str, model: type[SectionModel]) -> SectionModel:
-    """One of an assignment's own sections of a configuration, typed (for that assignment's code).
-
-    Args:
-        config: a configuration validated with the assignment's sections (`config_model`).
-        key: the section's grader.yml key, e.g. "training".
-        model: the section model the assignment declares for it.
-
-    Returns:
-        The section.
-
-    Raises:
-        TypeError: the configuration grades another assignment, whose `key` is not this model.
-    """
-    section = getattr(config, key, None)
-    if not isinstance(section, model):
-        raise TypeError(
-            f"the configuration grades {config.assignment.name!r}, whose `{key}` section is not {model.__name__}"
-        )
-    return section
-
-
 def _assignment_settings(name: Any) -> dict[str, Any]:
     """The named assignment's assignment.yml (read as text: the assignment's code is not imported)."""
     if name is not None and not isinstance(name, str):
@@ -193,79 +169,51 @@ def graded_name(raw: Any) -> str | None:
 
 @cache
 def config_model(name: str | None) -> type[GraderConfig]:
-    """The model of a grader.yml that grades one assignment: GraderConfig with its sections.
+    """The model of a grader.yml that grades one assignment: the class its assignment.yml `config:` names.
 
     Args:
         name: the assignment folder (None or unknown: the core model alone).
 
     Returns:
-        GraderConfig extended with the sections assignment.yml `config:` declares (the core
-        model itself when it declares none).
+        The assignment's subclass of GraderConfig (its own sections and keys), or GraderConfig
+        itself when it declares none.
 
     Raises:
-        ConfigError: a declared section cannot be imported, is no grader.yml section model, or
-            replaces a core section (only `training` may be extended, by a TrainingSection).
+        ConfigError: the declared class cannot be imported or does not derive from GraderConfig.
     """
     if name is None or name not in available_assignments():
         return GraderConfig
     try:
-        sections = read_config_sections(ASSIGNMENTS_DIR / name)
+        model = read_config_model(ASSIGNMENTS_DIR / name)
     except AssignmentError as error:
         raise ConfigError(str(error)) from None
-    fields: dict[str, Any] = {}
-    for key, model in sections.items():
-        core = GraderConfig.model_fields.get(key)
-        base = core.annotation if core is not None else Section
-        if key == "parts" or not (isinstance(base, type) and issubclass(model, base)):
-            raise ConfigError(
-                f"assignments/{name}/assignment.yml: config.{key}: {model.__name__} must derive from "
-                f"{getattr(base, '__name__', base)}" + (" (a core section)" if core is not None else "")
-            )
-        fields[key] = (model, Field(default_factory=model, description=f"See {key}.*."))
-    if not fields:
+    if model is None:
         return GraderConfig
-    extended: type[GraderConfig] = create_model(
-        f"{_EXTENDED_PREFIX}{name}", __base__=GraderConfig, __module__=__name__, **fields
-    )
-    return extended
-
-
-_EXTENDED_PREFIX = "GraderConfig_"  # config_model's classes: GraderConfig_<assignment>
-
-
-def __getattr__(attribute: str) -> Any:
-    """This module's `GraderConfig_<assignment>` classes, built on first use, so that pickle finds
-    them by name (a configuration sent to a worker process of the local executor).
-
-    Args:
-        attribute: the name looked up.
-
-    Returns:
-        The extended model.
-
-    Raises:
-        AttributeError: any other name.
-    """
-    name = attribute.removeprefix(_EXTENDED_PREFIX)
-    if attribute.startswith(_EXTENDED_PREFIX) and config_model(name).__name__ == attribute:
-        return config_model(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+    if not issubclass(model, GraderConfig):
+        raise ConfigError(f"assignments/{name}/assignment.yml: config: {model.__name__} must derive from GraderConfig")
+    return model
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> GraderConfig:
     """Read grader.yml, apply dotted-key overrides (from CLI flags) and validate.
 
     Args:
-        path: the YAML file; None reads the project's grader.yml.
+        path: the YAML file; None reads the grader.yml of the assignment `overrides` name
+            (`grader_yml_of`), else the project's.
         overrides: e.g. {"worker.timeout_s": 5, "training.enabled": True}.
 
     Returns:
         The validated configuration (see `validate`).
 
     Raises:
-        ConfigError: the file is missing or not YAML, or a key (given or overridden) is invalid.
+        ConfigError: the file is missing or not YAML, grades another assignment than the one the
+            overrides name, or a key (given or overridden) is invalid.
     """
-    path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+    overrides = overrides or {}
+    named = overrides.get("assignment.name")
+    if path is None:
+        path = grader_yml_of(named) if isinstance(named, str) else DEFAULT_CONFIG_PATH
+    path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as error:
@@ -273,9 +221,13 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML: {error}") from error
     raw = copy.deepcopy(raw)
-    overrides = overrides or {}
-    if isinstance(raw, dict) and _names_another_assignment(raw, overrides):
-        raw = settings_for(raw, overrides["assignment.name"])
+    graded = graded_name(raw)
+    if named in available_assignments() and graded not in (None, named):
+        # One grader.yml per assignment: a file's parts and own sections belong to the one it names.
+        raise ConfigError(
+            f"assignment.name: {path} grades {graded!r}, not {named!r}; grade it with its own grader.yml "
+            f"(assignments/{named}/grader.yml, read when --config is left out) or a file that names it"
+        )
     if isinstance(raw, dict) and "parts" not in raw and any(k.startswith("parts.") for k in overrides):
         # A dotted override of one part's key edits the assignment's table, not an empty one.
         section = raw.get("assignment")
@@ -288,94 +240,35 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             raw["parts"] = copy.deepcopy(parts)
     for dotted, value in overrides.items():
         _set_dotted(raw, dotted, value)
-    _check_override_keys(overrides, graded_name(raw))
     return validate(raw)
 
 
-def settings_for(raw: dict[str, Any], name: Any) -> dict[str, Any]:
-    """A parsed grader.yml as it applies to grading another assignment than the one it names.
-
-    The file's parts table, title and own sections (and own keys of shared sections) belong to the
-    assignment it names, so they are left out; everything else (worker, grading, feedback, the
-    training switch) applies as written.
+def parse_settings(pairs: list[str]) -> dict[str, Any]:
+    """Dotted-key overrides from `--set KEY=VALUE` arguments, each value read as YAML.
 
     Args:
-        raw: the parsed document (not changed).
-        name: the assignment graded instead.
+        pairs: e.g. ["training.mode=checkpoint", "worker.timeout_s=5"] (a later key wins).
 
     Returns:
-        A new document naming `name`.
+        Dotted key -> value, e.g. {"training.mode": "checkpoint", "worker.timeout_s": 5};
+        validation judges the keys and values.
+
+    Raises:
+        ConfigError: an argument is not KEY=VALUE or its value is not YAML.
     """
-    raw = copy.deepcopy(raw)
-    named = config_model(graded_name(raw))
-    raw.pop("parts", None)
-    if isinstance(raw.get("assignment"), dict):
-        raw["assignment"].pop("title", None)
-    _set_dotted(raw, "assignment.name", name)
-    _drop_foreign_keys(raw, named, config_model(graded_name(raw)))
-    return raw
-
-
-def _check_override_keys(overrides: dict[str, Any], name: str | None) -> None:
-    """Refuse an override of a key that another assignment has and the graded one lacks (a flag
-    meant for that one), naming the assignment; other unknown keys are validation's to report."""
-    for dotted in overrides:
-        if has_key(config_model(name), dotted):
-            continue
-        if any(has_key(config_model(other), dotted) for other in available_assignments()):
-            raise ConfigError(f"{dotted}: assignment {name!r} has no such setting (`python -m autograder config`)")
-
-
-def has_key(model: type[BaseModel], dotted: str) -> bool:
-    """Whether a dotted key names a setting of a configuration model.
-
-    Args:
-        model: e.g. `config_model(name)` of the graded assignment.
-        dotted: e.g. "training.mode"; a collection's entries take any name ("parts.x.points").
-
-    Returns:
-        True when every step is a field (or a collection entry) of the model.
-    """
-    node: type[BaseModel] | None = model
-    steps = dotted.split(".")
-    index = 0
-    while index < len(steps):
-        if node is None or steps[index] not in node.model_fields:
-            return False
-        inner, collection = _model_of(node.model_fields[steps[index]].annotation)
-        index += 2 if collection and index + 1 < len(steps) else 1
-        if index < len(steps) and inner is None:
-            return False
-        node = inner
-    return True
-
-
-def _drop_foreign_keys(raw: dict[str, Any], named: type[BaseModel], graded: type[BaseModel]) -> None:
-    """Remove the sections and section keys the file's assignment declares and the graded one lacks.
-
-    Args:
-        raw: the parsed document (changed in place).
-        named: the model of the assignment the file names.
-        graded: the model of the assignment graded instead.
-    """
-    for key in list(raw):
-        if key in named.model_fields and key not in graded.model_fields:
-            del raw[key]
-            continue
-        mine, _ = _model_of(named.model_fields[key].annotation) if key in named.model_fields else (None, "")
-        theirs, _ = _model_of(graded.model_fields[key].annotation) if key in graded.model_fields else (None, "")
-        if mine is None or theirs is None or mine is theirs or not isinstance(raw[key], dict):
-            continue
-        raw[key] = {k: v for k, v in raw[key].items() if k in theirs.model_fields or k not in mine.model_fields}
-
-
-def _names_another_assignment(raw: dict[str, Any], overrides: dict[str, Any]) -> bool:
-    """Whether the overrides grade another assignment than the one the file names."""
-    if "assignment.name" not in overrides:
-        return False
-    section = raw.get("assignment")
-    named = section.get("name") if isinstance(section, dict) else None
-    return bool(overrides["assignment.name"] != named)
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not step for step in key.split(".")):
+            raise ConfigError(
+                f"--set {pair}: expected KEY=VALUE with a dotted grader.yml key (`python -m autograder config`)"
+            )
+        try:
+            settings[key] = yaml.safe_load(text)  # typed as in grader.yml: 5, 0.5, true, null, [1, 2]
+        except yaml.YAMLError:
+            raise ConfigError(f"{key}: the value {text!r} is not YAML") from None
+    return settings
 
 
 def _set_dotted(raw: Any, dotted: str, value: Any) -> None:

@@ -83,9 +83,9 @@ class FakeRunner:
         engine_root: Path,
         *,
         train: bool = False,
-        profile: str | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> EngineRun:
-        self.calls.append({"parts": list(parts), "timeout_s": timeout_s, "train": train, "profile": profile})
+        self.calls.append({"parts": list(parts), "timeout_s": timeout_s, "train": train, "settings": settings})
         if (self.combined_fails and len(parts) > 1) or set(parts) & set(self.hang):
             return EngineRun(list(parts), None, f"Grading took longer than {timeout_s:g} s", timeout_s)
         return EngineRun(list(parts), engine_result(list(parts), self.failing), "", 1.0)
@@ -103,13 +103,16 @@ def test_options_defaults_and_validation() -> None:
         BridgeOptions.from_config({"timeouts": {"decoder": 0}})
     with pytest.raises(ValueError, match="train"):
         BridgeOptions.from_config({"train": "yes"})
+    with pytest.raises(ValueError, match="settings"):
+        BridgeOptions.from_config({"settings": ["training.profile=cpu"]})
+    assert BridgeOptions.from_config({"settings": {"training.profile": "cpu"}}).settings == {"training.profile": "cpu"}
 
 
 def test_unit_parts_run_together_and_training_is_skipped() -> None:
     runner = FakeRunner()
     options = BridgeOptions(timeout_s=10, train=False)
     merged, _runs = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
-    assert runner.calls == [{"parts": UNIT, "timeout_s": 10 * len(UNIT), "train": False, "profile": None}]
+    assert runner.calls == [{"parts": UNIT, "timeout_s": 10 * len(UNIT), "train": False, "settings": {}}]
     assert [p["part"] for p in merged["parts"]] == list(PARTS)
     assert merged["points"] == merged["max_points"] == sum(PARTS[p].points for p in UNIT)
     training = merged["parts"][-1]
@@ -132,14 +135,14 @@ def test_a_hanging_part_costs_only_itself() -> None:
 
 def test_training_gets_its_own_run_when_enabled() -> None:
     runner = FakeRunner()
-    options = BridgeOptions(train=True, profile="cpu", combined=False)
+    options = BridgeOptions(train=True, settings={"training.profile": "cpu"}, combined=False)
     merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, options, runner)
     assert [c["parts"] for c in runner.calls] == [[p] for p in UNIT] + [["training"]]
     assert runner.calls[-1] == {
         "parts": ["training"],
         "timeout_s": bridge.DEFAULT_TRAINING_TIMEOUT_S,
         "train": True,
-        "profile": "cpu",
+        "settings": {"training.profile": "cpu"},
     }
     assert merged["max_points"] == sum(part.points for part in PARTS.values())
 
@@ -265,11 +268,13 @@ def test_run_engine_reports_a_crash_and_reads_a_result(tmp_path: Path, monkeypat
     """,
     )
     (ok / "data" / "multi30k").mkdir(parents=True)
-    run = bridge.run_engine(submission, ["decoder", "masked_loss"], 30, ok, train=False, profile="cpu")
+    run = bridge.run_engine(
+        submission, ["decoder", "masked_loss"], 30, ok, train=False, settings={"training.profile": "cpu"}
+    )
     argv = _result(run)["argv"]
     assert run.failure == "" and argv[0] == "grade" and Path(argv[1]).name == "submission.ipynb"
     assert argv[argv.index("--parts") + 1] == "decoder,masked_loss" and "--no-train" in argv
-    assert argv[argv.index("--profile") + 1] == "cpu"
+    assert argv[argv.index("--set") + 1] == 'training.profile="cpu"'
     assert _result(run)["data"] == str(ok / "data" / "multi30k"), "bundled data is used when none is set"
 
 

@@ -82,8 +82,12 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
         "--seed",
         "7",
         "--train",
-        "--profile",
-        "cpu",
+        "--set",
+        "training.profile=cpu",
+        "--set",
+        "worker.timeout_s=9",  # the named flag (--timeout 5) wins
+        "--set",
+        "worker.memory_mb=8192",
         "--parts",
         "decoder, look_ahead_mask,decoder",
         "--language",
@@ -92,7 +96,7 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
     assert grade(str(notebook), *args) == cli.EXIT_OK
     (call,) = engine
     config = call["config"]
-    assert config.worker.timeout_s == 5.0
+    assert config.worker.timeout_s == 5.0 and config.worker.memory_mb == 8192
     assert config.grading.model_dump() == {
         "seed": 7,
         "jobs": 1,
@@ -153,7 +157,11 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     [
         (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
         (["--jobs", "0"], "grading.jobs: must be at least 1"),
-        (["--profile", "tpu"], "training.profile: no profile named 'tpu'"),
+        (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
+        (["--set", "training.mode=gpu"], "--set: training.mode: must be one of"),
+        (["--set", "training.nope=1"], "--set: training.nope: unknown key (known: enabled, mode,"),
+        (["--set", "worker.timeout_s=soon"], "--set: worker.timeout_s: expected a number, got str ('soon')"),
+        (["--set", "training.mode"], "--set training.mode: expected KEY=VALUE"),
         (["--timeout", "0"], "worker.timeout_s: must be greater than 0"),
     ],
 )
@@ -192,21 +200,32 @@ def test_config_command_prints_every_key(capsys):
     assert "unknown assignment 'nope'" in capsys.readouterr().err
 
 
-def test_the_project_grader_yml_grades_another_assignment(engine, notebook, tmp_path):
-    # grader.yml names Part 2 and sets its data and training keys; Part 1 is graded with its own parts.
+def test_an_assignment_is_graded_with_its_own_grader_yml(engine, notebook, tmp_path):
+    # No --config: Part 1's grader.yml (assignments/attention_encoder/grader.yml), typed by its model.
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--quiet", "--out", str(tmp_path / "o")]
     assert cli.main(args) == cli.EXIT_OK
     config = engine[0]["config"]
     assert config.assignment.name == "attention_encoder" and "attention" in config.parts
-    assert not hasattr(config, "data") and set(type(config.training).model_fields) == {"enabled"}
+    assert type(config).__name__ == "AttentionEncoderConfig" and not hasattr(config, "data")
+    assert (config.training.threshold_accuracy, config.training.time_budget_s) == (0.9, 120)
 
 
-@pytest.mark.parametrize("flag, value", [("--training-mode", "recipe"), ("--profile", "cpu")])
-def test_a_flag_the_graded_assignment_lacks_is_a_usage_error(flag, value, engine, notebook, capsys):
-    args = ["grade", str(notebook), "--assignment", "attention_encoder", flag, value]
+def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, capsys):
+    args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {flag}: training.") and "'attention_encoder' has no such setting" in err
+    assert err.startswith("error: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
+    assert "its own grader.yml (assignments/attention_encoder/grader.yml" in err
+    assert engine == []
+
+
+def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, notebook, capsys):
+    args = ["grade", str(notebook), "--assignment", "attention_encoder", "--set", "training.mode=recipe"]
+    assert cli.main(args) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)"
+    )
     assert engine == []
 
 

@@ -7,8 +7,25 @@ from pathlib import Path
 import pytest
 import yaml
 
-from assignments.transformer_mt.settings import DataConfig, TrainingConfig, data_settings, training_settings
-from autograder.config import ConfigError, GraderConfig, TrainingSection, config_model, describe, iter_keys, load_config
+from assignments.attention_encoder.settings import AttentionEncoderConfig
+from assignments.attention_encoder.settings import TrainingConfig as Part1TrainingConfig
+from assignments.transformer_mt.settings import (
+    DataConfig,
+    TrainingConfig,
+    TransformerMtConfig,
+    data_settings,
+    training_settings,
+)
+from autograder.config import (
+    ConfigError,
+    GraderConfig,
+    TrainingSection,
+    config_model,
+    describe,
+    iter_keys,
+    load_config,
+    parse_settings,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -253,21 +270,29 @@ def test_the_core_model_has_only_the_training_switch() -> None:
     assert config_model(None) is GraderConfig
 
 
-def test_each_assignment_gets_its_own_sections() -> None:
+def test_each_assignment_declares_its_own_model() -> None:
     part2, part1 = config_model("transformer_mt"), config_model("attention_encoder")
-    assert issubclass(part2, GraderConfig) and part2 is config_model("transformer_mt")  # built once
+    assert part2 is TransformerMtConfig and issubclass(part2, GraderConfig)
     assert part2.model_fields["data"].annotation is DataConfig
     assert part2.model_fields["training"].annotation is TrainingConfig
-    assert part1 is GraderConfig  # Part 1 declares no sections: the core's training switch only
+    assert part1 is AttentionEncoderConfig and part1.model_fields["training"].annotation is Part1TrainingConfig
 
 
-def test_another_assignment_graded_with_the_project_file_drops_the_others_sections() -> None:
-    # grader.yml names Part 2 and sets its data and training keys: Part 1 keeps only what it has.
+def test_an_assignment_without_an_override_of_the_file_reads_its_own_grader_yml() -> None:
     config = load_config(overrides={"assignment.name": "attention_encoder", "training.enabled": True})
-    assert type(config) is GraderConfig and not hasattr(config, "data")
-    assert config.training == TrainingSection(enabled=True)
+    assert type(config) is AttentionEncoderConfig and not hasattr(config, "data")
+    assert config.training.enabled and (config.training.threshold_accuracy, config.training.time_budget_s) == (0.9, 120)
     assert "attention" in config.parts and "look_ahead_mask" not in config.parts
     assert config.assignment.title != load_config().assignment.title
+    # The course's default grader.yml (the project's) grades Part 2, named or not.
+    assert load_config(overrides={"assignment.name": "transformer_mt"}) == load_config()
+
+
+def test_a_grader_yml_is_not_pointed_at_another_assignment() -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(ROOT / "grader.yml", {"assignment.name": "attention_encoder"})
+    assert str(error.value).startswith("assignment.name: ") and "grades 'transformer_mt'" in str(error.value)
+    assert "its own grader.yml (assignments/attention_encoder/grader.yml" in str(error.value)
 
 
 @pytest.mark.parametrize(
@@ -276,7 +301,29 @@ def test_another_assignment_graded_with_the_project_file_drops_the_others_sectio
 def test_an_override_the_graded_assignment_lacks_is_refused_by_name(key: str, value: object) -> None:
     with pytest.raises(ConfigError) as error:
         load_config(None, {"assignment.name": "attention_encoder", key: value})
-    assert str(error.value).startswith(f"{key}: assignment 'attention_encoder' has no such setting")
+    section = key.partition(".")[0]
+    unknown = f"{key}: unknown key" if section == "training" else f"{section}: unknown section"
+    assert str(error.value).startswith(unknown)
+
+
+def test_set_arguments_are_read_as_yaml_and_refused_when_malformed() -> None:
+    pairs = [
+        "training.mode=checkpoint",
+        "worker.timeout_s=5",
+        "late.deadline=null",
+        "training.hparam_bounds.epochs=[1, 3]",
+    ]
+    assert parse_settings(pairs) == {
+        "training.mode": "checkpoint",
+        "worker.timeout_s": 5,
+        "late.deadline": None,
+        "training.hparam_bounds.epochs": [1, 3],
+    }
+    config = load_config(None, parse_settings(pairs))
+    assert training_settings(config).hparam_bounds.epochs == [1, 3] and config.worker.timeout_s == 5
+    for bad in ("training.mode", "=3", "training..mode=x", "worker.timeout_s=[1"):
+        with pytest.raises(ConfigError, match=r"KEY=VALUE|not YAML"):
+            parse_settings([bad])
 
 
 def test_describe_follows_the_assignment() -> None:

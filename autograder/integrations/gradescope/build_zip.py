@@ -9,13 +9,14 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from autograder.assignment import grader_yml_naming
 from autograder.assignment_folder import (
     ASSIGNMENTS_DIR,
+    GRADER_FILE,
     AssignmentError,
     BundledData,
     Manifest,
     default_assignment_name,
+    grader_yml_of,
     read_bundled_data,
     read_manifest,
 )
@@ -51,6 +52,8 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     for item in _manifest(assignment).grader:
         if (ROOT / item).is_dir():
             entries += [(path.relative_to(ROOT).as_posix(), path) for path in _package_files(ROOT / item)]
+        elif item == GRADER_FILE:  # the zip's grader.yml is the graded assignment's (the project's by default)
+            entries.append((item, grader_yml_of(_assignment_name(assignment))))
         else:
             entries.append((item, ROOT / item))
     if data_dir is not None:
@@ -98,17 +101,13 @@ def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment:
         The zip's path.
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    name_graded = _assignment_name(assignment)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, path in zip_entries(data_dir, assignment):
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
             executable = name in ENTRY_POINTS or name.endswith(".sh")
             info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            data = path.read_bytes()
-            if name == "grader.yml":  # the zip's engine grades the assignment it was built for
-                data = grader_yml_naming(name_graded, data.decode("utf-8")).encode("utf-8")
-            archive.writestr(info, data)
+            archive.writestr(info, path.read_bytes())
     return out
 
 

@@ -119,21 +119,24 @@ def missing_result(config: grader_config.GraderConfig, message: str) -> Submissi
 def environment_overrides(environ: dict[str, str] | None = None) -> dict[str, Any]:
     """grader.yml overrides from the container's environment.
 
-    AUTOGRADER_TRAIN=1 grades the training part; AUTOGRADER_PROFILE picks its profile;
-    AUTOGRADER_TIMEOUT sets worker.timeout_s.
+    AUTOGRADER_TRAIN=1 grades the training part; AUTOGRADER_TIMEOUT sets worker.timeout_s;
+    AUTOGRADER_SET holds any keys as `KEY=VALUE` pairs separated by `;` (the CLI's `--set`, e.g.
+    `training.profile=cpu`), which the named variables win over.
 
     Args:
         environ: the environment (None: os.environ).
 
     Returns:
         Dotted key -> value.
+
+    Raises:
+        ConfigError: an AUTOGRADER_SET pair is not KEY=VALUE with a YAML value.
     """
     environ = dict(os.environ if environ is None else environ)
-    overrides: dict[str, Any] = {}
+    pairs = [pair.strip() for pair in environ.get("AUTOGRADER_SET", "").split(";") if pair.strip()]
+    overrides: dict[str, Any] = grader_config.parse_settings(pairs)
     if environ.get("AUTOGRADER_TRAIN", "").strip():
         overrides["training.enabled"] = environ["AUTOGRADER_TRAIN"].strip().lower() in TRUE_WORDS
-    if environ.get("AUTOGRADER_PROFILE", "").strip():
-        overrides["training.profile"] = environ["AUTOGRADER_PROFILE"].strip()
     if environ.get("AUTOGRADER_TIMEOUT", "").strip():
         overrides["worker.timeout_s"] = float(environ["AUTOGRADER_TIMEOUT"])
     return overrides

@@ -10,6 +10,8 @@ from ae_suite_runner import parts, points, run_suite
 from assignments.attention_encoder import training
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
+from assignments.attention_encoder.settings import training_settings
+from autograder.config import load_config
 from autograder.sandbox import Limits, Worker
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -36,8 +38,8 @@ def test_the_notebook_solution_and_a_mutant_in_the_sandbox() -> None:
 def test_the_training_part_in_the_sandbox() -> None:
     # The worker trains with the helpers source's train_and_predict; the trusted side re-predicts.
     correct = (FIXTURES / "correct.py.txt").read_text(encoding="utf-8")
-    _, budget = training.configured()
-    limits = Limits(timeout_s=budget + 30)
+    settings = training_settings(load_config(None, {"assignment.name": "attention_encoder"}))
+    limits = Limits(timeout_s=settings.time_budget_s + 30)
     with Worker(correct, limits, GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
-        outcome = training.run_training_part(worker, seed=0)
+        outcome = training.run_training_part(worker, seed=0, training=settings)
     assert outcome.passed, outcome.message

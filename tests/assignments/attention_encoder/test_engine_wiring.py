@@ -11,12 +11,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from assignments import build
-from autograder.assignment import grader_yml_naming, load_assignment
-from autograder.assignment_folder import AssignmentError, read_manifest
-from autograder.config import load_config, validate
+from autograder.assignment import load_assignment
+from autograder.assignment_folder import AssignmentError, grader_yml_of, read_manifest
+from autograder.config import load_config
 from autograder.i18n import part_title, use_language
 from autograder.integrations.gradescope.build_zip import build_zip
 
@@ -72,23 +71,12 @@ def test_part_titles_come_from_the_graded_assignments_catalogue() -> None:
         assert part_title("positional_encoding", "Positional encoding") == "Positional encoding"
 
 
-def test_a_shipped_grader_yml_names_its_assignment_and_keeps_what_applies_to_it() -> None:
-    original = (REPO / "grader.yml").read_text(encoding="utf-8")
-    named = grader_yml_naming(NAME, original)
-    shipped = yaml.safe_load(named)
-    assert shipped["assignment"]["name"] == NAME
-    # Part 2's own sections and keys are left out; the shared sections stay as written.
-    assert "data" not in shipped and shipped["training"] == {"enabled": yaml.safe_load(original)["training"]["enabled"]}
-    for section in ("worker", "grading", "feedback"):
-        assert shipped[section] == yaml.safe_load(original)[section]
-    # The file validates on its own, to what `grade --assignment` makes of the project's file.
-    assert validate(shipped) == load_config(overrides={"assignment.name": NAME})
-    assert grader_yml_naming("transformer_mt", original) == original
-    # A file with nothing of another assignment in it keeps its comments: only the name changes.
-    plain = "# my settings\nassignment:\n  name: transformer_mt  # Part 2\nworker:\n  timeout_s: 5\n"
-    assert grader_yml_naming(NAME, plain) == plain.replace("name: transformer_mt", f"name: {NAME}")
-    with pytest.raises(AssignmentError):
-        grader_yml_naming(NAME, "data: {}\n")
+def test_part_1_is_graded_with_its_own_grader_yml() -> None:
+    own = REPO / "assignments" / NAME / "grader.yml"
+    assert grader_yml_of(NAME) == own and grader_yml_of("transformer_mt") == REPO / "grader.yml"
+    config = load_config(own)
+    assert type(config).__name__ == "AttentionEncoderConfig" and config.assignment.name == NAME
+    assert config == load_config(overrides={"assignment.name": NAME})  # what `grade --assignment` reads
 
 
 def test_the_manifest_refuses_a_student_dir_that_is_not_a_folder_name(tmp_path: Path) -> None:
@@ -101,7 +89,7 @@ def test_the_gradescope_zip_ships_part_1(tmp_path: Path) -> None:
     out = build_zip(tmp_path / "gradescope.zip", assignment=NAME)
     with zipfile.ZipFile(out) as archive:
         names = set(archive.namelist())
-        assert yaml.safe_load(archive.read("grader.yml"))["assignment"]["name"] == NAME
+        assert archive.read("grader.yml") == (REPO / "assignments" / NAME / "grader.yml").read_bytes()
     assert {"run_autograder", "setup.sh", "assignments/attention_encoder/assignment.py"} <= names
     assert "reference/attention_encoder/model.py" in names
 
@@ -137,7 +125,7 @@ def test_the_cli_grades_the_training_part_with_train(tmp_path: Path) -> None:
 def test_otter_run_gives_the_solution_full_marks(tmp_path: Path) -> None:
     paths = build.build(tmp_path / "student", tmp_path / "dist", part=PART)
     with zipfile.ZipFile(paths["zip"]) as archive:
-        assert yaml.safe_load(archive.read("grader.yml"))["assignment"]["name"] == NAME
+        assert archive.read("grader.yml") == (REPO / "assignments" / NAME / "grader.yml").read_bytes()
         plugin = json.loads(archive.read("otter_config.json"))["plugins"][0]
     questions = next(iter(plugin.values()))["questions"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -10,7 +10,9 @@ from ae_suite_runner import parts, points, run_suite
 from assignments.attention_encoder import training
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
+from assignments.attention_encoder.settings import training_settings
 from autograder import credit
+from autograder.config import load_config
 from autograder.config.sections import PartConfig
 from autograder.runner import Verdict
 from autograder.sandbox import Limits, Worker
@@ -59,9 +61,14 @@ def test_a_cheat_earns_nothing_it_did_not_work_for(case: CorpusCase) -> None:
     if "training" in limits and not _training_is_graded(verdicts):
         got["training"] = 0.0
     elif "training" in limits:
-        budget = training.configured()[1] + 30
+        settings = training_settings(load_config(None, {"assignment.name": "attention_encoder"}))
+        budget = settings.time_budget_s + 30
         with Worker(case.source(), Limits(timeout_s=budget), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
-            got["training"] = float(parts()["training"]["points"]) if training.run_training_part(worker).passed else 0.0
+            got["training"] = (
+                float(parts()["training"]["points"])
+                if training.run_training_part(worker, training=settings).passed
+                else 0.0
+            )
     for part, cap in limits.items():
         assert got[part] <= cap, (part, got)
     assert {k: v for k, v in got.items() if k not in limits} == {k: v for k, v in _full().items() if k not in limits}

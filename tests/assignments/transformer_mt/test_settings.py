@@ -13,19 +13,22 @@ from assignments.transformer_mt.settings import (
     TRAINING_MODES,
     DataConfig,
     TrainingConfig,
+    TransformerMtConfig,
     data_settings,
     training_settings,
 )
-from autograder.assignment_folder import ASSIGNMENTS_DIR, read_bundled_data, read_config_sections
+from autograder.assignment_folder import ASSIGNMENTS_DIR, read_bundled_data, read_config_model
 from autograder.config import ConfigError, TrainingSection, load_config
 
 ROOT = Path(__file__).resolve().parents[3]
 UNKNOWN_KEYS = yaml.safe_load((ROOT / "tests" / "fixtures" / "config" / "part2_unknown_keys.yml").read_text())
 
 
-def test_assignment_yml_declares_the_sections_and_the_bundled_data() -> None:
+def test_assignment_yml_declares_the_model_and_the_bundled_data() -> None:
     folder = ASSIGNMENTS_DIR / "transformer_mt"
-    assert read_config_sections(folder) == {"data": DataConfig, "training": TrainingConfig}
+    assert read_config_model(folder) is TransformerMtConfig
+    assert TransformerMtConfig.model_fields["data"].annotation is DataConfig
+    assert TransformerMtConfig.model_fields["training"].annotation is TrainingConfig
     assert issubclass(TrainingConfig, TrainingSection)
     data = read_bundled_data(folder)
     assert data is not None and (data.env, data.bundled) == ("MULTI30K_DIR", "data/multi30k")

@@ -146,10 +146,10 @@ class _Payload:
     """Not a tensor: torch.save pickles it as an object, which a weights-only load must refuse."""
 
 
-def test_the_cli_flag_selects_the_mode() -> None:
+def test_the_cli_sets_the_mode() -> None:
     from autograder.cli import build_parser, config_overrides
 
-    args = build_parser().parse_args(["grade", "x.ipynb", "--training-mode", "checkpoint"])
+    args = build_parser().parse_args(["grade", "x.ipynb", "--set", "training.mode=checkpoint"])
     assert config_overrides(args)["training.mode"] == "checkpoint"
     assert training_settings(load_config(overrides=config_overrides(args))).mode == "checkpoint"
 

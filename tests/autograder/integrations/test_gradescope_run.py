@@ -17,7 +17,7 @@ import pytest
 from workflow_tools import EXAMPLE_NAMES, EXAMPLES, ROOT
 
 from autograder.assignment import load_assignment
-from autograder.config import load_config
+from autograder.config import ConfigError, load_config
 from autograder.i18n import t
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import _private_copy, environment_overrides, pick_submission
@@ -142,11 +142,15 @@ def test_the_private_copy_takes_the_side_files_the_assignment_names(tmp_path: Pa
 
 
 def test_environment_switches_training_on() -> None:
-    assert environment_overrides({"AUTOGRADER_TRAIN": "1", "AUTOGRADER_PROFILE": "cpu"}) == {
-        "training.enabled": True,
+    environ = {"AUTOGRADER_TRAIN": "1", "AUTOGRADER_SET": "training.profile=cpu; worker.memory_mb=8192"}
+    assert environment_overrides(environ) == {
         "training.profile": "cpu",
+        "worker.memory_mb": 8192,
+        "training.enabled": True,
     }
     assert environment_overrides({}) == {}
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        environment_overrides({"AUTOGRADER_SET": "training.profile"})
 
 
 def test_setup_script_installs_python_311_and_the_pinned_environment(tmp_path: Path) -> None:
