@@ -38,6 +38,7 @@ from autograder.config import GraderConfig
 from autograder.i18n import t
 from autograder.progress import training_progress_shown
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
+from reference.transformer_mt.train import model_arguments
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
 
@@ -56,18 +57,6 @@ def training_limits(config: GraderConfig, budget_s: float) -> Limits:
         reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64),
         warm_start=False,  # one long worker with its own thread count: the cold start, as before
     )
-
-
-def _model_args(hparams: dict[str, Any], vocab_sizes: dict[str, int], max_length: int) -> list[Any]:
-    return [
-        dict(vocab_sizes),
-        max_length,
-        int(hparams["embedding_dim"]),
-        int(hparams["feed_forward_dim"]),
-        int(hparams["num_heads"]),
-        int(hparams["num_layers"]),
-        float(hparams["drop_prob"]),
-    ]
 
 
 def _reason(error: StudentError | WorkerFailure) -> str:
@@ -169,7 +158,7 @@ def run_training_part(
         details["method"] = mode.method(profile_name, settings, checkpoint)
         try:
             session = mode.start_session(
-                worker, hparams, _model_args(hparams, vocab_sizes, data.max_length), data, config, checkpoint
+                worker, hparams, model_arguments(hparams, vocab_sizes, data.max_length), data, config, checkpoint
             )
             worker.run(session, "logits", probe_batch(data, 4), mode="eval")
         except (StudentError, WorkerFailure) as error:

@@ -46,6 +46,28 @@ CHECKPOINT_NAME, VOCAB_NAME, METRICS_NAME, LOG_NAME, PLOT_NAME = (
 )
 
 
+def model_arguments(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_length: int) -> list[Any]:
+    """The `Transformer(...)` constructor's positional arguments for a profile's sizes (JSON-friendly).
+
+    Args:
+        hparams: mapping with the MODEL_KEYS (a training profile or a checkpoint's metadata).
+        vocab_sizes: {language: vocabulary size}.
+        max_length: positional-table length (the assignment's sequence_length / max_length).
+
+    Returns:
+        [vocab_size dict, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers, drop_prob].
+    """
+    return [
+        dict(vocab_sizes),
+        max_length,
+        int(hparams["embedding_dim"]),
+        int(hparams["feed_forward_dim"]),
+        int(hparams["num_heads"]),
+        int(hparams["num_layers"]),
+        float(hparams["drop_prob"]),
+    ]
+
+
 def build_model(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_length: int) -> Transformer:
     """The reference Transformer with a profile's sizes.
 
@@ -57,15 +79,7 @@ def build_model(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_
     Returns:
         A freshly initialised model (seed the generator first for reproducibility).
     """
-    return Transformer(
-        dict(vocab_sizes),
-        max_length,
-        int(hparams["embedding_dim"]),
-        int(hparams["feed_forward_dim"]),
-        int(hparams["num_heads"]),
-        int(hparams["num_layers"]),
-        float(hparams["drop_prob"]),
-    )
+    return Transformer(*model_arguments(hparams, vocab_sizes, max_length))
 
 
 def reference_recipe_fns(
