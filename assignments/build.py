@@ -186,7 +186,23 @@ def run_assign(workdir: Path, master: Path | None = None, part: Target = PART) -
     )
     if completed.returncode != 0:
         raise SystemExit(f"otter assign failed:\n{completed.stdout}\n{completed.stderr}")
+    write_grader_globals(out / "student" / "tests", part)
     return out
+
+
+def write_grader_globals(tests_dir: Path, part: Target = PART) -> None:
+    """Write the globals the grader provides beside the public tests (the public checks read them).
+
+    Args:
+        tests_dir: the student template's public tests folder.
+        part: the assignment's build (its `Assignment.grader_globals`).
+    """
+    from autograder.assignment import load_assignment
+    from autograder.integrations.public_checks import GLOBALS_FILE
+
+    provided = dict(load_assignment(part.name).grader_globals)
+    text = json.dumps(provided, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    (tests_dir / GLOBALS_FILE).write_text(text, encoding="utf-8")
 
 
 def _engine_entries(part: Target, repo: Path = REPO) -> Iterator[tuple[Path, str]]:

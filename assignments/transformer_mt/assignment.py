@@ -24,9 +24,9 @@ FOLDER = Path(__file__).resolve().parent
 MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
 
-# The module globals the original template's functions read; the engine injects the same ones (and
-# the public checks, autograder/integrations/public_checks.py PROVIDED_GLOBALS; a test keeps the
-# two equal). A submission's own binding of these names is not loaded: a literal
+# The module globals the original template's functions read; the engine injects them, and the
+# public checks read the same ones from tests/grader_globals.json, which the template build writes
+# from here (a test keeps the two equal). A submission's own binding of these names is not loaded: a literal
 # `device = "cuda"` or a hard-coded `vocab_size` would break grading on another machine.
 GRADER_GLOBALS: dict[str, Any] = {
     "device": "cpu",

@@ -8,10 +8,11 @@ from functools import partial
 import pytest
 
 import autograder.assignment_folder as unit
+from assignments.build import target
 from autograder.assignment import Assignment, load_assignment
 from autograder.assignment_folder import AssignmentError
 from autograder.config import load_config
-from autograder.integrations.public_checks import PROVIDED_GLOBALS
+from autograder.integrations.public_checks import provided_globals
 
 
 def test_part_2_loads_with_its_checks_parts_and_hooks() -> None:
@@ -19,7 +20,8 @@ def test_part_2_loads_with_its_checks_parts_and_hooks() -> None:
     assert isinstance(assignment, Assignment) and assignment.name == "transformer_mt"
     assert (assignment.checks_dir / "conftest.py").is_file()
     assert {p.name for p in assignment.checks_dir.glob("test_*.py")} >= {"test_look_ahead_mask.py", "test_decoder.py"}
-    assert assignment.provided_names == frozenset(PROVIDED_GLOBALS)  # what the public checks inject
+    # what the public checks inject
+    assert assignment.provided_names == frozenset(provided_globals(target("transformer_mt").student_dir / "tests"))
     assert assignment.training is not None and assignment.training_part in assignment.parts
     assert list(load_config().parts) == list(assignment.parts)
     assert assignment.reference_student().has("create_look_ahead_mask_for_attention")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import contextlib
+import copy
 import inspect
 import io
 import json
@@ -30,18 +31,10 @@ from autograder.integrations.github import append_summary, reporter_outputs, wri
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 
-# The module globals the grader injects (the assignment's `Assignment.grader_globals`; a test
-# keeps the two equal). "device" becomes torch.device("cpu").
-PROVIDED_GLOBALS: dict[str, Any] = {
-    "device": "cpu",
-    "src_language": "de",
-    "tgt_language": "en",
-    "unk_idx": 0,
-    "sos_idx": 1,
-    "eos_idx": 2,
-    "pad_idx": 3,
-    "vocab_size": {"de": 29, "en": 23},
-}
+# The module globals the grader injects, as the assignment declares them (`Assignment.grader_globals`):
+# the template build writes them beside the public tests, so this module names no assignment.
+# "device" becomes a torch.device.
+GLOBALS_FILE = "grader_globals.json"
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
 RESULTS_DIR = "public-checks"
@@ -105,15 +98,24 @@ def _raise_timeout(signum: int, frame: Any) -> None:
     raise CheckTimeout("time limit reached")
 
 
-def provided_globals() -> dict[str, Any]:
-    """Fresh copies of the globals the grader provides (device as a torch.device)."""
-    values: dict[str, Any] = json.loads(json.dumps(PROVIDED_GLOBALS))
-    try:
-        import torch
+def provided_globals(tests_dir: Path) -> dict[str, Any]:
+    """Fresh copies of the globals the grader provides, from the public tests' `GLOBALS_FILE`.
 
-        values["device"] = torch.device(values["device"])
-    except ImportError:
-        pass
+    Args:
+        tests_dir: the folder of Otter test files (none provided when it has no such file).
+
+    Returns:
+        Name -> value ("device" as a torch.device when torch is importable).
+    """
+    path = tests_dir / GLOBALS_FILE
+    values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if "device" in values:
+        try:
+            import torch
+
+            values["device"] = torch.device(values["device"])
+        except ImportError:
+            pass
     return values
 
 
@@ -151,24 +153,27 @@ def otter_test_files(tests_dir: Path) -> list[Path]:
     )
 
 
-def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[dict[str, Any], list[str]]:
+def load_definitions(
+    notebook: Path, provided: dict[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S
+) -> tuple[dict[str, Any], list[str]]:
     """Run the notebook's definitions (as the grader keeps them) in a fresh namespace.
 
     Args:
         notebook: the .ipynb (or .py export).
+        provided: the globals the grader provides (`provided_globals`).
         timeout_s: limit for running all definitions.
 
     Returns:
         The namespace and the problems to show (cells that did not parse, statements that raised).
     """
-    loaded = load_submission(notebook, provided_names=frozenset(PROVIDED_GLOBALS))
+    loaded = load_submission(notebook, provided_names=frozenset(provided))
     problems = [
         t("notebook.where", cell=p.cell, line=p.line, message=p.message) if p.cell is not None else p.message
         for p in loaded.problems
         if p.kind != "dropped"
     ]
     namespace: dict[str, Any] = {"__name__": "__notebook__", "__builtins__": builtins}
-    namespace.update(provided_globals())
+    namespace.update(copy.deepcopy(provided))  # fresh copies: definitions may mutate them
     printed = io.StringIO()
     try:
         with _time_limit(timeout_s), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
@@ -183,7 +188,7 @@ def load_definitions(notebook: Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> tu
                     problems.append(t("notebook.where", cell=statement.cell, line=statement.line, message=raised))
     except CheckTimeout:
         problems.append(t("public.definitions_timeout", timeout_s=timeout_s))
-    namespace.update(provided_globals())
+    namespace.update(copy.deepcopy(provided))  # fresh copies: definitions may mutate them
     return namespace, problems
 
 
@@ -240,7 +245,7 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
         return CheckOutcome(path.stem, str(path), 0, 0, error=t("public.unreadable_test", error=f"`{error}`"))
     possible = float(test_file.possible)
     try:
-        namespace.update(provided_globals())
+        namespace.update(provided_globals(path.parent))
         with _time_limit(timeout_s), contextlib.redirect_stdout(io.StringIO()):
             test_file.run(namespace)
     except CheckTimeout:
@@ -296,7 +301,7 @@ def run_public_checks(
     Returns:
         The outcomes in file-name order and the notebook's load problems.
     """
-    namespace, problems = load_definitions(notebook, timeout_s)
+    namespace, problems = load_definitions(notebook, provided_globals(tests_dir), timeout_s)
     return [run_test_file(path, namespace, timeout_s) for path in otter_test_files(tests_dir)], problems
 
 
