@@ -26,14 +26,22 @@ DRIVER = (
 )
 
 
+def _as_from_a_terminal() -> None:
+    # A grader started from a terminal takes Ctrl-C; a test run launched in the background (`cmd &`
+    # in a script) hands its children SIGINT ignored, which Python then keeps ignoring.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_grader(args: Sequence[str], count_file: Path, engine: str = "fake") -> subprocess.Popen:
-    """Start `python -m autograder grade ARGS` (counting engine) in its own process group."""
+    """Start `python -m autograder grade ARGS` (counting engine) in its own process group, with
+    SIGINT's default disposition whatever this test run inherited."""
     env = {**os.environ, "GRADING_COUNT_FILE": str(count_file), "GRADING_ENGINE": engine, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(HERE), "grade", "--quiet", *args],
         cwd=ROOT,
         env=env,
         start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
