@@ -130,7 +130,6 @@ class Zygote:
         answer = self._sock.recv(4096) if ready else b""
         try:
             ready = json.loads(answer.removeprefix(READY))
-            self.address_space_mb = int(ready["address_space_mb"])  # what every fork starts with mapped
             # per preloaded module: what it mapped beyond the modules loaded before it, per limit kind
             self.preloaded_mb = {
                 str(name): {kind: int(sizes[kind]) for kind in ("as", "data")}

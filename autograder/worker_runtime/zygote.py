@@ -28,7 +28,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET  # = UNSHARE_FLAGS
 PR_SET_PDEATHSIG = 1
 FDS_PER_START = 5  # request (read end), reply (write end), status (write end), output (write end), exit (write end)
-READY = b"ready "  # followed by {"address_space_mb": N, "preloaded_mb": {module: {"as": N, "data": N}}}
+READY = b"ready "  # followed by {"preloaded_mb": {module: {"as": N, "data": N}}}
 EXIT_KEEPER_FAILED = 75  # = jail.EXIT_JAIL_FAILED: the namespaces could not be made
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -60,8 +60,7 @@ def main(argv: list[str]) -> None:
         sock.sendall(json.dumps({"error": f"the zygote has {threads} threads after its imports"}).encode())
         os._exit(1)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
-    ready = {"address_space_mb": _memory_mb()["as"], "preloaded_mb": preloaded}
-    sock.sendall(READY + json.dumps(ready).encode())
+    sock.sendall(READY + json.dumps({"preloaded_mb": preloaded}).encode())
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, FDS_PER_START)
