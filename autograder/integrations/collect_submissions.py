@@ -186,6 +186,11 @@ def _copy_sidecar(checkout: Path, notebook: str, target: Path, names: Sequence[s
     return relative
 
 
+def _sidecar_suffix(name: str) -> str:
+    """Returns: the suffix a side-file name keeps on its copy ("" when it has none), `{stem}` aside."""
+    return Path(name.replace("{stem}", "x")).suffix
+
+
 def parse_sidecar_names(text: str) -> tuple[str, ...]:
     """`--sidecar-names` as file names.
 
@@ -201,7 +206,7 @@ def parse_sidecar_names(text: str) -> tuple[str, ...]:
     """
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     for name in names:
-        if "/" in name or "\\" in name or not Path(name.replace("{stem}", "x")).suffix:
+        if "/" in name or "\\" in name or not _sidecar_suffix(name):
             raise ValueError(f"--sidecar-names: {name!r} is not a file name with a suffix")
     return names
 
@@ -274,7 +279,7 @@ def copy_at_commit(
         data = read_beneath(checkout, picked, MAX_NOTEBOOK_BYTES)
     except UnsafeFile as error:
         return Collected(entry, "refused", commit, date, picked, detail=str(error))
-    for old in [target, *(target.with_suffix(Path(n.replace("{stem}", "x")).suffix) for n in sidecar_names)]:
+    for old in [target, *(target.with_suffix(_sidecar_suffix(n)) for n in sidecar_names)]:
         if os.path.lexists(old):  # an earlier collection's copies
             os.unlink(old)
     write_new(target, data)
