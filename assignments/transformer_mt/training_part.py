@@ -32,7 +32,8 @@ from assignments.transformer_mt.training_eval import (
     memorisation_gap,
     probe_batch,
 )
-from assignments.transformer_mt.training_modes import TrainingBudgetSpent, training_mode
+from assignments.transformer_mt.training_loop import TrainingBudgetSpent
+from assignments.transformer_mt.training_modes import training_mode
 from autograder.assignment import TrainingOutcome
 from autograder.config import GraderConfig
 from autograder.i18n import t

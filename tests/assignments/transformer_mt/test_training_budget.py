@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from functools import partial
 from pathlib import Path
@@ -10,16 +11,18 @@ from typing import Any, cast
 
 import pytest
 
-from assignments.transformer_mt import training_eval, training_modes
-from assignments.transformer_mt.training_modes import (
+from assignments.transformer_mt import training_eval, training_loop, training_modes
+from assignments.transformer_mt.training_loop import (
     TrainingBudgetSpent,
     evaluation_allowance,
     part_deadline_s,
+    pause_step,
     train_and_evaluate,
 )
 from autograder.assignment import load_assignment
 from autograder.engine import grade_submission as engine_grade_submission
 from autograder.i18n import use_language
+from mtkit.recipe import Recipe, recipe_from_profile
 
 # The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
 grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
@@ -40,6 +43,87 @@ class PausingWorker:
             self.forwards += 1
             return {"done": False, "step": 0, "epochs": 0.0}
         return True
+
+
+class SteppingWorker:
+    """A training worker that pauses every 10 steps from step 200 and reports `reported_step`.
+
+    `obeys`: whether it ends (done) after the trusted side's BLEU makes the run hopeless, as
+    mtkit.training does; a worker whose copy of the rule was patched goes on pausing.
+    """
+
+    def __init__(self, obeys: bool, honest_steps: bool = True) -> None:
+        self.obeys, self.honest_steps = obeys, honest_steps
+        self.step, self.forwards, self.reported = 190, 0, [0.0]
+
+    def run(self, session: int, method: str, args: list[Any], **_: Any) -> Any:
+        if method == "report_bleu":
+            self.reported.append(args[0])
+            return True
+        self.forwards += 1
+        recipe = recipe_from_profile(CPU_RULES)
+        if self.obeys and self.step >= recipe.hopeless_after_steps and max(self.reported) < recipe.hopeless_bleu:
+            history = json.dumps({"losses": [], "evals": []})
+            return {
+                "done": True,
+                "step": self.step,
+                "epochs": 1.0,
+                "stop_reason": "hopeless",
+                "wall_s": 1.0,
+                "history": history,
+            }
+        self.step += 10
+        return {"done": False, "step": self.step if self.honest_steps else 1, "epochs": self.step / 227}
+
+
+# The cpu profile's schedule and early-stop keys (grader.yml), as the trusted loop reads them.
+CPU_RULES: dict[str, Any] = {
+    "max_epochs": 3,
+    "batch_size": 128,
+    "eval_every_steps": 10,
+    "eval_start_step": 200,
+    "hopeless_bleu": 0.05,
+    "hopeless_after_steps": 240,
+}
+BIG_DATA: Any = SimpleNamespace(splits={"train": SimpleNamespace(src=[[1, 5, 2]] * 29_000, tgt=[[1, 6, 2]] * 29_000)})
+
+
+def zero_bleu(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    return {"bleu": 0.0, "evaluated_by": "x", "n_sentences": 1014}
+
+
+@pytest.mark.parametrize("honest_steps", [True, False])
+def test_the_trusted_side_ends_a_hopeless_run_the_worker_goes_on_with(
+    monkeypatch: pytest.MonkeyPatch, honest_steps: bool
+) -> None:
+    monkeypatch.setattr(training_eval, "evaluate_weights", zero_bleu)
+    worker = SteppingWorker(obeys=False, honest_steps=honest_steps)
+    with use_language("ko", PART2_MESSAGES):
+        _, curve, summary = train_and_evaluate(cast(Any, worker), 1, CPU_RULES, BIG_DATA, timeout_s=60, budget_s=900)
+    # Pauses at 200..240 (the fifth is hopeless), then the worker's next pause is refused.
+    assert summary is not None
+    assert (summary["stop_reason"], summary["stopped_by"]) == ("hopeless", "grader")
+    assert len(worker.reported) - 1 == 5 and worker.forwards == 6
+    # Five pauses, then the final weights (a point of their own when their reported step is new).
+    assert len(curve) == (6 if honest_steps else 5)
+
+
+def test_an_honest_worker_ends_the_run_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(training_eval, "evaluate_weights", zero_bleu)
+    worker = SteppingWorker(obeys=True)
+    with use_language("ko", PART2_MESSAGES):
+        _, curve, summary = train_and_evaluate(cast(Any, worker), 1, CPU_RULES, BIG_DATA, timeout_s=60, budget_s=900)
+    assert summary is not None and summary["stop_reason"] == "hopeless" and "stopped_by" not in summary
+    assert worker.forwards == 6 and [p["step"] for p in curve] == [200, 210, 220, 230, 240]
+
+
+def test_a_pause_is_held_at_its_place_in_the_schedule_at_least() -> None:
+    recipe = recipe_from_profile(CPU_RULES)
+    assert [pause_step(recipe, k, 200 + 10 * k) for k in range(3)] == [200, 210, 220]
+    assert pause_step(recipe, 4, 0) == 240 and pause_step(recipe, 4, "x") == 240
+    assert pause_step(recipe, 0, 235) == 235  # a later step reported counts as it is
+    assert pause_step(Recipe(eval_every_steps=25, eval_start_step=130), 0, 0) == 150
+    assert pause_step(Recipe(eval_every_steps=0), 3, 7) == 7  # per-epoch pauses: the reported step
 
 
 def test_allowance_follows_the_recipe() -> None:
@@ -72,7 +156,7 @@ def test_the_wall_clock_stops_it_too(monkeypatch: pytest.MonkeyPatch) -> None:
         return {"bleu": 0.0, "evaluated_by": "x", "n_sentences": 1}
 
     monkeypatch.setattr(training_eval, "evaluate_weights", slow_evaluation)
-    monkeypatch.setattr(training_modes, "part_deadline_s", lambda budget_s: 0.3)
+    monkeypatch.setattr(training_loop, "part_deadline_s", lambda budget_s: 0.3)
     hparams = {"max_epochs": 1000, "eval_every_steps": 0}  # an allowance the clock runs out first
     began = time.monotonic()
     with use_language("ko", PART2_MESSAGES), pytest.raises(TrainingBudgetSpent) as spent:
