@@ -179,3 +179,27 @@ def test_the_attack_through_the_engine(tiny_training_config, notebook_variant) -
     assert "went past the grader's own limit" in part.checks[0].message, part.checks[0].message
     assert "4 validation evaluations" in part.checks[0].message  # the cpu profile's 3 epochs + 1
     assert time.monotonic() - began < part_deadline_s(300)
+
+
+# The tiny profile with a pause every 2 steps and a floor no tiny model reaches by step 4.
+EARLY_STOP_AT_4 = {
+    "training.profiles.cpu.eval_every_steps": 2,
+    "training.profiles.cpu.eval_start_step": 2,
+    "training.profiles.cpu.hopeless_bleu": 0.9,
+    "training.profiles.cpu.hopeless_after_steps": 4,
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("variant", ["ignores_early_stop", None])
+def test_the_early_stop_holds_when_the_worker_ignores_it(tiny_training_config, notebook_variant, variant) -> None:
+    config = tiny_training_config("recipe", **EARLY_STOP_AT_4)
+    notebook = notebook_variant(variant) if variant else notebook_variant()
+    result = grade_submission(notebook, config, parts=["training"])
+    training = result.extras["training"]
+    assert training["training"]["stop_reason"] == "hopeless"
+    curve_steps = [point["step"] for point in training["bleu_curve"]]
+    if variant:  # the worker paused again at step 6; the trusted side ended the run there
+        assert training["training"]["stopped_by"] == "grader" and curve_steps == [2, 4, 6]
+    else:  # the worker's own rule ended it at step 4 (the control: the same rule, not patched)
+        assert "stopped_by" not in training["training"] and curve_steps == [2, 4]
