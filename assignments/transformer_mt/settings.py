@@ -126,6 +126,21 @@ class ProfileConfig(Section):
         ge=0,
         description=("The step from which hopeless_bleu applies (0 = off)."),
     )
+    late_hopeless_bleu: float = Field(
+        default=_RECIPE["late_hopeless_bleu"],
+        ge=0,
+        le=1,
+        description=(
+            "A second, higher floor for the early stop: at an evaluation at or after "
+            "late_hopeless_after_steps, a run whose best BLEU is still below this is stopped (0 = off; "
+            "docs/SCALE.md)."
+        ),
+    )
+    late_hopeless_after_steps: int = Field(
+        default=_RECIPE["late_hopeless_after_steps"],
+        ge=0,
+        description=("The step from which late_hopeless_bleu applies (0 = off)."),
+    )
     precision: Precision = Field(
         default=_RECIPE["precision"],
         description=(

@@ -39,6 +39,8 @@ class Recipe:
     target_bleu: float | None = None  # stop as soon as an evaluation reaches it
     hopeless_bleu: float = 0.0  # with hopeless_after_steps: stop a run whose best BLEU stays below this
     hopeless_after_steps: int = 0  # ... at an evaluation at or after this step (0 = never; see is_hopeless)
+    late_hopeless_bleu: float = 0.0  # a second, higher floor (a run far from the bar late in its schedule) ...
+    late_hopeless_after_steps: int = 0  # ... from this step on (0 = never)
     seed: int = 0
     pool_size: int = DEFAULT_POOL_SIZE  # length-bucketing pool (see mtkit.batching)
     log_every_steps: int = 25  # loss-window size of the JSON log
@@ -94,19 +96,25 @@ def is_hopeless(step: int, best_bleu: float | None, recipe: Recipe) -> bool:
     At an evaluation at step >= `hopeless_after_steps`, a run whose best BLEU so far is still
     below `hopeless_bleu` is stopped: every correct run recorded on the cpu profile's recipe was
     far above that bar by then (see the tests' recorded curves), while models that copy the
-    target under teacher forcing score ~0 at every evaluation.
+    target under teacher forcing score ~0 at every evaluation. A second, later floor
+    (`late_hopeless_bleu` from `late_hopeless_after_steps`) stops runs that learn, but too slowly
+    to reach the bar before the schedule ends (e.g. a model that never learns to stop).
 
     Args:
         step: the optimizer step of the evaluation just made.
         best_bleu: the best BLEU measured so far (None: none yet).
-        recipe: supplies hopeless_bleu and hopeless_after_steps (either 0: the rule is off).
+        recipe: supplies the floors and their steps (a floor or its step 0: that floor is off).
 
     Returns:
         True when training should stop now.
     """
-    if recipe.hopeless_after_steps <= 0 or recipe.hopeless_bleu <= 0 or best_bleu is None:
+    if best_bleu is None:
         return False
-    return step >= recipe.hopeless_after_steps and best_bleu < recipe.hopeless_bleu
+    floors = (
+        (recipe.hopeless_after_steps, recipe.hopeless_bleu),
+        (recipe.late_hopeless_after_steps, recipe.late_hopeless_bleu),
+    )
+    return any(after > 0 and floor > 0 and step >= after and best_bleu < floor for after, floor in floors)
 
 
 def lr_factor(step: int, recipe: Recipe, total_steps: int) -> float:
