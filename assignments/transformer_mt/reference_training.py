@@ -15,21 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from assignments.transformer_mt.settings import data_settings, training_settings
-from autograder.config import load_config
+from autograder.config import ConfigError, load_config, parse_settings
 from reference.transformer_mt.train import TrainingRun, run
 
 
-def _parse_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
-    overrides = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE, got {pair!r}")
-        overrides[f"training.profiles.{profile}.{key.strip()}"] = yaml.safe_load(raw)  # typed like YAML
-    return overrides
+def _profile_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
+    """The `--set KEY=VALUE` pairs (read by the CLI's own parser) as keys of the chosen profile."""
+    try:
+        settings = parse_settings(list(pairs))
+    except ConfigError as error:
+        raise SystemExit(str(error)) from None
+    return {f"training.profiles.{profile}.{key}": value for key, value in settings.items()}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,7 +73,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
     """
     base = load_config(args.config)
     name = training_settings(base).profile_name(args.profile)
-    config = load_config(args.config, _parse_overrides(args.set, name)) if args.set else base
+    config = load_config(args.config, _profile_overrides(args.set, name)) if args.set else base
     training = training_settings(config)
     data = data_settings(config)
     counts = None

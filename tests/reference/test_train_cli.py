@@ -124,6 +124,20 @@ def test_profile_from_a_custom_grader_yml(tmp_path):
         train_cli.main([*args, "--set", "embedding_dim"])  # not KEY=VALUE
 
 
+def test_set_pairs_become_keys_of_the_chosen_profile():
+    # The CLI's own `--set` reader: values typed as YAML, keys stripped, a later pair wins.
+    pairs = ["embedding_dim=128", " lr_schedule = constant", "betas=[0.9, 0.98]", "embedding_dim=64"]
+    assert train_cli._profile_overrides(pairs, "cpu") == {
+        "training.profiles.cpu.embedding_dim": 64,
+        "training.profiles.cpu.lr_schedule": "constant",
+        "training.profiles.cpu.betas": [0.9, 0.98],
+    }
+    for bad, said in [("embedding_dim", "--set embedding_dim:"), ("=5", "--set =5:"), ("x=[1", "not YAML")]:
+        with pytest.raises(SystemExit) as raised:
+            train_cli._profile_overrides([bad], "cpu")
+        assert said in str(raised.value.code)
+
+
 def test_module_entry_point(tmp_path):
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "MTKIT_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
