@@ -112,11 +112,6 @@ def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
 PART = target()  # the default assignment's build (the names below keep its old module interface)
 MASTER = PART.master
 STUDENT_DIR = PART.student_dir
-DIST_DIR = PART.dist_dir
-SOLUTION_NAME = PART.solution_name
-STUDENT_ITEMS = PART.student_items
-ENGINE_DIRS = PART.engine_dirs
-ENGINE_FILES = PART.engine_files
 
 
 def requirements_text(lock: Path = REPO / "requirements.lock") -> str:

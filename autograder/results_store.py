@@ -245,10 +245,6 @@ class ResultsStore:
         atomic_write_text(previous / source.name, source.read_text(encoding="utf-8"))
         return True
 
-    def load_previous(self, stem: str) -> StoredResult | None:
-        """The record of `stem` kept by `archive`, or None."""
-        return self._read(self.folder / PREVIOUS_DIR / f"{stem}.json")
-
     def stems(self) -> list[str]:
         """Every stem with a stored record, sorted."""
         return sorted(path.stem for path in self.results.glob("*.json")) if self.results.is_dir() else []

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LINK_TARGET = "not-a-regular-file"  # what a refused side file's stand-in points to (dangling)
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)

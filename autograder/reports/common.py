@@ -126,18 +126,6 @@ def graded_possible(result: SubmissionResult) -> float:
     return sum(part_possible(part) for part in result.parts)
 
 
-def skipped_parts(result: SubmissionResult) -> list[PartResult]:
-    """The parts that were not graded in this run, in result order.
-
-    Args:
-        result: one graded submission.
-
-    Returns:
-        The skipped parts.
-    """
-    return [part for part in result.parts if is_skipped(part)]
-
-
 def format_points(value: float) -> str:
     """Points for humans: whole numbers without decimals, others with at most two.
 

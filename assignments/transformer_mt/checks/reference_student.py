@@ -38,10 +38,6 @@ def process_batch_for_train(model, src_batch, tgt_batch, criterion, optimizer):
 """
 
 
-class ReferenceStudentError(Exception):
-    """An error raised by the reference under a check (a bug in the check or the reference)."""
-
-
 def _criterion(spec: Any) -> Any:
     # A TorchObject-like spec ("CrossEntropyLoss", kwargs) becomes the real criterion.
     if hasattr(spec, "kwargs") and hasattr(spec, "name"):
