@@ -46,10 +46,27 @@ class ModulePart:
 
 
 class ModuleTexts:
-    """The student-facing messages of the module checks; each assignment words its own."""
+    """The student-facing messages of the module checks: `<prefix>.<name>` of an assignment's catalogue.
+
+    The messages whose fields every assignment fills alike are worded here; a subclass words the rest.
+    """
 
     # Whether the property checks (context use, invariance, dropout) require a float output.
     outputs_floating: bool | None = None
+
+    def __init__(self, translate: Callable[..., str], prefix: str) -> None:
+        """Word the messages from one catalogue.
+
+        Args:
+            translate: the assignment's `t` (key, then the message's fields).
+            prefix: the keys' common start, e.g. "checks.module".
+        """
+        self.translate = translate
+        self.prefix = prefix
+
+    def say(self, key: str, /, **fields: Any) -> str:
+        """The message `<prefix>.<key>` with its fields (positional-only: a field may be called `name`)."""
+        return self.translate(f"{self.prefix}.{key}", **fields)
 
     def expect_tensor(
         self, value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
@@ -59,7 +76,7 @@ class ModuleTexts:
 
     def output_name(self, cls: str) -> str:
         """How a module's output is called in messages (cls: a class, or `Class.submodule`)."""
-        raise NotImplementedError
+        return self.say("output_name", cls=cls)
 
     def built_output_name(self, part: ModulePart) -> str:
         """How the output is called by the check that the module builds."""
@@ -83,23 +100,23 @@ class ModuleTexts:
 
     def dropout_never(self, part: ModulePart) -> str:
         """Train and eval mode give the same output at drop_prob=0.5."""
-        raise NotImplementedError
+        return self.say("dropout_never", cls=part.cls)
 
     def dropout_place(self, part: ModulePart) -> str:
         """At drop_prob=1.0 in train mode the output differs from the reference's."""
-        raise NotImplementedError
+        return self.say("dropout_place", cls=part.cls)
 
     def submodule_dropout(self, part: ModulePart, name: str, class_name: str) -> str:
         """A submodule that takes drop_prob was not given the module's."""
-        raise NotImplementedError
+        return self.say("submodule_dropout", cls=part.cls, name=name, class_name=class_name)
 
     def no_gradient(self, part: ModulePart, name: str) -> str:
         """No gradient reaches a parameter."""
-        raise NotImplementedError
+        return self.say("no_gradient", cls=part.cls, name=name)
 
     def gradient(self, part: ModulePart, name: str, difference: float) -> str:
         """A parameter's gradient differs from the reference's."""
-        raise NotImplementedError
+        return self.say("gradient", name=name, difference=f"{difference:.3g}")
 
 
 class ModuleChecks:

@@ -81,9 +81,6 @@ class _Texts(modules.ModuleTexts):
     ) -> Tensor:
         return expect_tensor(value, what, shape=shape, floating=floating)
 
-    def output_name(self, cls: str) -> str:
-        return t("ae.module.output_name", cls=cls)
-
     def parameters(self, part: modules.ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
         return t(
             "ae.module.parameters",
@@ -104,26 +101,14 @@ class _Texts(modules.ModuleTexts):
     def no_context(self, part: modules.ModulePart, marker: Any) -> str:
         return t("ae.module.no_context", cls=part.cls, j=marker)
 
-    def dropout_never(self, part: modules.ModulePart) -> str:
-        return t("ae.module.dropout_never", cls=part.cls)
-
-    def dropout_place(self, part: modules.ModulePart) -> str:
-        return t("ae.module.dropout_place", cls=part.cls)
-
-    def submodule_dropout(self, part: modules.ModulePart, name: str, class_name: str) -> str:
-        return t("ae.module.submodule_dropout", cls=part.cls, name=name, class_name=class_name)
-
-    def no_gradient(self, part: modules.ModulePart, name: str) -> str:
-        return t("ae.module.no_gradient", cls=part.cls, name=name)
-
-    def gradient(self, part: modules.ModulePart, name: str, difference: float) -> str:
-        return t("ae.module.gradient", name=name, difference=f"{difference:.3g}")
-
 
 # Part 1's reference classes are Part 2's given code (reference.transformer_mt.model); the reference is built
 # with the probes the student's module actually used.
 CHECKS = modules.ModuleChecks(
-    _Texts(), lambda cls: getattr(reference.transformer_mt.model, cls), reference_with_probes, used_probes=used_probes
+    _Texts(t, "ae.module"),
+    lambda cls: getattr(reference.transformer_mt.model, cls),
+    reference_with_probes,
+    used_probes=used_probes,
 )
 
 

@@ -43,9 +43,6 @@ def _hint(part: modules.ModulePart) -> str:
 class _Texts(modules.ModuleTexts):
     """Part 2's wording of the module checks: `checks.module.*` of its catalogue."""
 
-    def output_name(self, cls: str) -> str:
-        return t("checks.module.output_name", cls=cls)
-
     def built_output_name(self, part: modules.ModulePart) -> str:
         return t("checks.module.output_name", cls=f"{part.cls}.{part.method}")
 
@@ -71,25 +68,12 @@ class _Texts(modules.ModuleTexts):
     def no_context(self, part: modules.ModulePart, marker: Any) -> str:
         return t("checks.module.no_context", cls=part.cls, j=marker, later=marker + 1)
 
-    def dropout_never(self, part: modules.ModulePart) -> str:
-        return t("checks.module.dropout_never", cls=part.cls)
-
-    def dropout_place(self, part: modules.ModulePart) -> str:
-        return t("checks.module.dropout_place", cls=part.cls)
-
-    def submodule_dropout(self, part: modules.ModulePart, name: str, class_name: str) -> str:
-        return t("checks.module.submodule_dropout", cls=part.cls, name=name, class_name=class_name)
-
-    def no_gradient(self, part: modules.ModulePart, name: str) -> str:
-        return t("checks.module.no_gradient", cls=part.cls, name=name)
-
-    def gradient(self, part: modules.ModulePart, name: str, difference: float) -> str:
-        return t("checks.module.gradient", name=name, difference=f"{difference:.3g}")
-
 
 # The reference is built with every offered probe standing in (Part 2's probes wrap the given
 # classes the student's module must use).
-CHECKS = modules.ModuleChecks(_Texts(), lambda cls: getattr(reference.transformer_mt.model, cls), reference_with_probes)
+CHECKS = modules.ModuleChecks(
+    _Texts(t, "checks.module"), lambda cls: getattr(reference.transformer_mt.model, cls), reference_with_probes
+)
 
 
 def require_context_use(ctx: CheckContext, part: ModulePart) -> None:
