@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,11 +134,38 @@ def run_checks(
         "--no-header",
         "-p",
         "no:timeout",
+        # These two only turn exceptions raised where nobody catches them (in __del__, in other
+        # threads) into pytest warnings, which no verdict reads; at the end of each session they
+        # run a full gc.collect() each, about a CPU-second per submission once torch is loaded.
+        "-p",
+        "no:unraisableexception",
+        "-p",
+        "no:threadexception",
     ]
     # pytest's own report is noise here; the verdicts carry everything that matters.
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
         pytest.main(args, plugins=[_PluginName(plugin)])
     return plugin.verdicts
+
+
+# The checks' own torch work (reference outputs, comparisons) is on small tensors: with more than
+# one intra-op thread the threads mostly wait for each other, which on a loaded machine costs
+# several times the CPU of one thread (measured: 6-10x for the checks' linear and tril calls),
+# and a batch already runs `jobs` gradings side by side.
+CHECK_THREADS = 1
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Run the block with `threads` torch intra-op threads in this process, then restore the count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class _PluginName:
