@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +98,7 @@ class Assignment:
         """
         return load_assignment, (self.name,)
 
-    @property
+    @cached_property  # asked for every part of every submission; assignment.yml is read once
     def training_part(self) -> str | None:
         """The part the training hook grades (assignment.yml `training_part`; None: no training part)."""
         return read_training_part(self.folder) if self.training is not None else None
