@@ -12,7 +12,9 @@ the encoder output, dropout), so a part that routes an input wrongly is still ca
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
+from types import CodeType
 from typing import Any
 
 PROBE_SOURCE = """
@@ -218,8 +220,14 @@ def probe_namespace() -> dict[str, Any]:
         Its globals: the probe classes and the training-step helper.
     """
     namespace: dict[str, Any] = {}
-    exec(compile(PROBE_SOURCE, "<probes>", "exec"), namespace)  # our own code, not the student's
+    exec(_probe_code(), namespace)  # our own code, not the student's
     return namespace
+
+
+@functools.cache
+def _probe_code() -> CodeType:
+    """PROBE_SOURCE compiled once per process (each check still runs it afresh, for fresh classes)."""
+    return compile(PROBE_SOURCE, "<probes>", "exec")
 
 
 def probe_classes() -> dict[str, Any]:
