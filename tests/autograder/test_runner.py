@@ -10,7 +10,7 @@ import torch
 from autograder.checks.support import CheckContext
 from autograder.runner import CHECK_THREADS, run_checks
 
-CHECKS = '''
+CHECKS = """
 import torch
 
 
@@ -20,7 +20,7 @@ def test_threads():
 
 def test_failing():
     assert False
-'''
+"""
 
 
 @pytest.fixture
