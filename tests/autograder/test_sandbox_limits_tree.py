@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import BudgetSpent, Limits, Worker, WorkerFailure
-from autograder.sandbox.treewatch import TreeMemoryWatch, resident_bytes, tree_pids
+from autograder.sandbox import BudgetSpent, Limits, Worker, WorkerFailure, treewatch
+from autograder.sandbox.treewatch import TreeMemoryWatch, resident_bytes, resident_set_bytes, tree_pids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 
@@ -47,6 +47,28 @@ def test_the_watchdog_leaves_a_tree_under_the_limit_alone():
     finally:
         watch.stop()
         os.killpg(proc.pid, signal.SIGKILL)  # the parent and its children (its own session)
+        proc.wait(timeout=10)
+
+
+def test_the_cheap_bound_lies_above_the_deciding_sum_and_spares_its_cost(monkeypatch):
+    proc = _tree(2, 50)  # the children share the parent's pages after fork: RSS counts them twice
+    try:
+        deadline = time.monotonic() + 60
+        while len(tree_pids(proc.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        pids = tree_pids(proc.pid)
+        assert resident_set_bytes(pids) >= resident_bytes(pids) >= 100 << 20
+        # Under the limit the watch never reads smaps_rollup; over it, it does and decides on it.
+        walks: list[int] = []
+        real = treewatch.resident_bytes
+        monkeypatch.setattr(treewatch, "resident_bytes", lambda found: walks.append(1) or real(found))
+        watch = TreeMemoryWatch(proc.pid, limit_mb=1024, poll_s=0.05)
+        time.sleep(0.5)
+        watch.stop()
+        assert not walks and not watch.tripped and proc.poll() is None and watch.peak_mb >= 100
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
 
 
