@@ -62,7 +62,12 @@ def test_the_cheap_bound_lies_above_the_deciding_sum_and_spares_its_cost(monkeyp
         # Under the limit the watch never reads smaps_rollup; over it, it does and decides on it.
         walks: list[int] = []
         real = treewatch.resident_bytes
-        monkeypatch.setattr(treewatch, "resident_bytes", lambda found: walks.append(1) or real(found))
+
+        def counted(found: list[int]) -> int:
+            walks.append(1)
+            return real(found)
+
+        monkeypatch.setattr(treewatch, "resident_bytes", counted)
         watch = TreeMemoryWatch(proc.pid, limit_mb=1024, poll_s=0.05)
         time.sleep(0.5)
         watch.stop()
