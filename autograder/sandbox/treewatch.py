@@ -135,26 +135,24 @@ def resident_bytes(pids: list[int]) -> int:
             continue
         except (OSError, IndexError, ValueError):
             pass
-        try:
-            with open(f"/proc/{pid}/statm", "rb") as handle:
-                total += int(handle.read().split()[1]) * PAGE_BYTES
-        except (OSError, IndexError, ValueError):
-            continue
+        total += _resident_set_size(pid)
     return total
+
+
+def _resident_set_size(pid: int) -> int:
+    """Args: a pid. Returns: its resident set size in bytes (statm), 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * PAGE_BYTES
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def resident_set_bytes(pids: list[int]) -> int:
     """Args: pids. Returns: the sum of their resident set sizes (statm), an upper bound of
     `resident_bytes` (a page shared by n processes counts fully in each) that the kernel gives
     without walking the page tables, as reading smaps_rollup does."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/statm", "rb") as handle:
-                total += int(handle.read().split()[1]) * PAGE_BYTES
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
+    return sum(_resident_set_size(pid) for pid in pids)
 
 
 class TreeMemoryWatch:
