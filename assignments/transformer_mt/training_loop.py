@@ -98,7 +98,7 @@ def pause_step(recipe: Recipe, pause_index: int, reported_step: Any) -> int:
     every = recipe.eval_every_steps
     scheduled = 0
     if every > 0:
-        first = max(every, -(-max(recipe.eval_start_step, 1) // every) * every)
+        first = -(-max(recipe.eval_start_step, 1) // every) * every  # the first multiple of `every` >= start
         scheduled = first + pause_index * every
     try:
         reported = int(reported_step)

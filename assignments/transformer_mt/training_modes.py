@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assignments.transformer_mt.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from assignments.transformer_mt.training_loop import train_and_evaluate
 from autograder.i18n import t
 
 if TYPE_CHECKING:
@@ -230,8 +231,6 @@ class RecipeMode(TrainingMode):
         budget_s: float,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        from assignments.transformer_mt.training_loop import train_and_evaluate
-
         evaluation, curve, summary = train_and_evaluate(
             worker,
             session,
