@@ -8,19 +8,16 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from assignments.transformer_mt.messages import t
-from autograder.reports.figures import png_data_uri, pyplot, save_png
+from assignments.transformer_mt.report_figures import mask_figure_svg, svg_data_uri, training_figure_svg
 from autograder.reports.md_safe import md_text
 from autograder.reports.sections import TRAINING, ReportSection, escape_html
 
 MASK = "attention_mask"  # the extras entry of assignment.report_extras
-OPEN_COLOUR = "#2b6cb0"  # may attend
-BLOCKED_COLOUR = "#e2e8f0"  # blocked
-WRONG_COLOUR = "#e53e3e"  # differs from the correct mask
 OPEN, BLOCKED, WRONG_OPEN, WRONG_BLOCKED = "■", "·", "✗", "○"  # the Markdown grid's cells
 
 
@@ -67,7 +64,7 @@ def attention_section(picture: Mapping[str, Any] | None) -> str:
         )
         findings = "".join(f"<li>{escape_html(f)}</li>" for f in picture.get("findings", []))
         body = f"<p>{verdict}</p><ul>{findings}</ul>"
-    image = png_data_uri(mask_figure_png(picture))
+    image = svg_data_uri(mask_figure_svg(picture))
     return (
         f'<section id="attention"><h2>{t("report.mask.title")}</h2>{intro}{body}'
         f'<img alt="{t("report.mask.alt")}" src="{image}"></section>'
@@ -108,8 +105,8 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
         lines.append(f"<p>{t('report.training_measured', bleu=series['final_bleu'], bar=html.escape(bar))}</p>")
     if training.get("message"):
         lines.append(f'<p class="note">{escape_html(training["message"])}</p>')
-    png = training_figure_png(training, threshold)
-    image = f'<img alt="{t("report.training_curve_alt")}" src="{png_data_uri(png)}">' if png else ""
+    svg = training_figure_svg(series, threshold)
+    image = f'<img alt="{t("report.training_curve_alt")}" src="{svg_data_uri(svg)}">' if svg else ""
     return (
         f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
         f"{_translation_examples(training)}</section>"
@@ -205,65 +202,6 @@ def training_markdown(training: Mapping[str, Any] | None, threshold: float | Non
     return "\n\n".join(lines) + "\n" if lines else ""
 
 
-def _draw_grid(
-    ax: Any,
-    grid: Sequence[Sequence[int]],
-    labels: Sequence[str],
-    title: str,
-    wrong: Sequence[Sequence[bool]] | None = None,
-) -> None:
-    from matplotlib.colors import ListedColormap
-
-    size = len(grid)
-    ax.imshow(grid, cmap=ListedColormap([BLOCKED_COLOUR, OPEN_COLOUR]), vmin=0, vmax=1)
-    ax.set_xticks(range(size), labels, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(size), labels, fontsize=8)
-    ax.set_xticks([i - 0.5 for i in range(1, size)], minor=True)
-    ax.set_yticks([i - 0.5 for i in range(1, size)], minor=True)
-    ax.grid(which="minor", color="white", linewidth=1.5)
-    ax.tick_params(which="minor", length=0)
-    ax.set_xlabel("key: the token looked at", fontsize=8)
-    ax.set_ylabel("query: the position looking", fontsize=8)
-    ax.set_title(title, fontsize=9)
-    for i in range(size):
-        for j in range(size):
-            if wrong is not None and wrong[i][j]:
-                ax.text(j, i, "x", ha="center", va="center", color=WRONG_COLOUR, fontsize=14, fontweight="bold")
-
-
-def mask_figure_png(picture: Mapping[str, Any]) -> bytes:
-    """Heatmaps of the student's mask next to the correct one, one row per example sentence.
-
-    Args:
-        picture: `extras["attention_mask"]` (attention_view.collect_mask_picture).
-
-    Returns:
-        PNG bytes. Without a usable student mask only the correct masks are drawn.
-    """
-    plt = pyplot()
-    expected = picture["expected"]
-    labels = picture["labels"]
-    mask = picture.get("mask")
-    columns = 2 if mask is not None else 1
-    fig, axes = plt.subplots(len(expected), columns, figsize=(3.6 * columns + 0.6, 3.4 * len(expected)), squeeze=False)
-    for row, correct in enumerate(expected):
-        sentence = " ".join(labels[row])
-        if mask is not None:
-            wrong = [
-                [a != b for a, b in zip(mine, right, strict=False)]
-                for mine, right in zip(mask[row], correct, strict=False)
-            ]
-            _draw_grid(axes[row][0], mask[row], labels[row], f"Your mask, sentence {row + 1}", wrong)
-        _draw_grid(axes[row][columns - 1], correct, labels[row], f"Correct mask, sentence {row + 1}")
-        axes[row][0].annotate(sentence, (0, 1.16), xycoords="axes fraction", fontsize=8, color="#4a5568")
-    wrong_shown = mask is not None and not picture.get("matches")
-    fig.suptitle(
-        "Blue = may attend, grey = blocked" + ("; red x = differs from correct" if wrong_shown else ""), fontsize=10
-    )
-    fig.tight_layout()
-    return save_png(fig)
-
-
 def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
     """Normalise the training extras into plottable series.
 
@@ -307,38 +245,3 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
         "final_bleu": None if final is None else float(final),
         "threshold": None if threshold is None else float(threshold),
     }
-
-
-def training_figure_png(training: Mapping[str, Any], threshold: float | None = None) -> bytes | None:
-    """The training loss curve with validation BLEU on a second axis.
-
-    Args:
-        training: `extras["training"]` (see `training_series`).
-        threshold: the BLEU bar to draw as a dashed line (the extras' own value wins).
-
-    Returns:
-        PNG bytes, or None when there is nothing to plot.
-    """
-    series = training_series(training)
-    if not series["loss"] and not series["bleu"]:
-        return None
-    threshold = series["threshold"] if series["threshold"] is not None else threshold
-    plt = pyplot()
-    fig, loss_ax = plt.subplots(figsize=(7.5, 3.6))
-    if series["loss"]:
-        xs, ys = zip(*series["loss"], strict=True)
-        loss_ax.plot(xs, ys, color="#2b6cb0", label="training loss")
-    loss_ax.set_xlabel(series["x_label"])
-    loss_ax.set_ylabel("training loss", color="#2b6cb0")
-    if series["bleu"] or threshold is not None:
-        bleu_ax = loss_ax.twinx()
-        if series["bleu"]:
-            xs, ys = zip(*series["bleu"], strict=True)
-            bleu_ax.plot(xs, ys, "o-", color="#c05621", label="validation BLEU")
-        if threshold is not None:
-            bleu_ax.axhline(threshold, color="#c05621", linestyle="--", linewidth=1)
-        bleu_ax.set_ylabel("validation BLEU (greedy)", color="#c05621")
-        bleu_ax.set_ylim(bottom=0)
-    loss_ax.set_title("Training run", fontsize=10)
-    fig.tight_layout()
-    return save_png(fig)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from assignments.transformer_mt.report_view import OPEN_COLOUR
+from assignments.transformer_mt.report_figures import OPEN_COLOUR
 from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.reports.common import part_columns
@@ -65,7 +65,7 @@ def test_page_is_self_contained() -> None:
     assert 'id="attention"' in page and 'id="training"' in page
     parser = _Links()
     parser.feed(page)
-    assert parser.urls and all(u.startswith(("data:image/png;base64,", "#")) for u in parser.urls)
+    assert parser.urls and all(u.startswith(("data:image/svg+xml;base64,", "#")) for u in parser.urls)
     assert {"script", "link", "iframe"}.isdisjoint(parser.tags)
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert "url(" not in page and "@import" not in page
@@ -177,5 +177,5 @@ def test_page_renders_in_headless_chromium(name: str, mask: str) -> None:
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and int.from_bytes(data[16:20], "big") == 1200
     assert _blue_pixels(data) > 2000  # the heatmap (and bars) are drawn on the first screen
-    image = re.search(r'alt="look-ahead mask heatmap" src="data:image/png;base64,([^"]+)"', page.read_text())
-    assert image and _blue_pixels(base64.b64decode(image.group(1))) > 0
+    image = re.search(r'alt="look-ahead mask heatmap" src="data:image/svg\+xml;base64,([^"]+)"', page.read_text())
+    assert image and f'fill="{OPEN_COLOUR}"' in base64.b64decode(image.group(1)).decode("utf-8")
