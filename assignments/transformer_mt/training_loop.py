@@ -192,7 +192,7 @@ def train_and_evaluate(
         if len(curve) >= allowed:
             raise TrainingBudgetSpent(limit_s, allowed)
         remaining_s()
-        measured = evaluate_weights(worker, session, hparams, data, gate_bar=bar_bleu)
+        measured = evaluate_weights(worker, session, hparams, data, gate_bar=bar_bleu, teacher_forced=False)
         point = {"step": event["step"], "epochs": event["epochs"], "bleu": measured["bleu"]}
         if measured.get("estimate"):
             point["estimate_of"] = measured["n_sentences"]

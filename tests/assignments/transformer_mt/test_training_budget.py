@@ -117,6 +117,20 @@ def test_an_honest_worker_ends_the_run_itself(monkeypatch: pytest.MonkeyPatch) -
     assert worker.forwards == 6 and [p["step"] for p in curve] == [200, 210, 220, 230, 240]
 
 
+def test_only_the_final_weights_get_the_teacher_forced_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[bool] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        asked.append(kwargs.get("teacher_forced", True))  # evaluate_weights adds it by default
+        return zero_bleu()
+
+    monkeypatch.setattr(training_eval, "evaluate_weights", recorded)
+    with use_language("ko", PART2_MESSAGES):
+        train_and_evaluate(cast(Any, SteppingWorker(obeys=True)), 1, CPU_RULES, BIG_DATA, timeout_s=60, budget_s=900)
+    # A forward pass over the whole split per pause would cost more than the pause's decoding.
+    assert asked == [False] * 5 + [True]
+
+
 def test_a_pause_is_held_at_its_place_in_the_schedule_at_least() -> None:
     recipe = recipe_from_profile(CPU_RULES)
     assert [pause_step(recipe, k, 200 + 10 * k) for k in range(3)] == [200, 210, 220]
