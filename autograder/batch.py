@@ -240,8 +240,13 @@ def grade_batch(
         BatchInterrupted: Ctrl-C (KeyboardInterrupt) during the grading; the results stored so
             far stay stored, the executor has stopped its processes.
     """
-    from autograder.results_store import sidecar_files
+    from autograder.i18n import use_language
+    from autograder.late import apply_late_policy
+    from autograder.reports.publish import publish_reports, remove_scratch
+    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
+    from autograder.results_store import ResultsStore, StoredResult, inputs_digest, sidecar_files
     from autograder.submission_snapshot import SnapshotFolder
+    from autograder.submission_times import submission_times
 
     with SnapshotFolder() as snapshots:
         # Each file is read once: the digest that decides reuse is of the bytes that are graded.
@@ -253,128 +258,91 @@ def grade_batch(
             for t, s, found in zip(taken, submissions, sides, strict=True)
         ]
         digests = [t.sha256 for t in taken]
-        return _grade_resumably(
-            submissions,
-            copies,
-            digests,
+        times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
+        store = ResultsStore(out_dir)
+        remove_scratch(out_dir)  # left by a batch killed while it wrote a report
+        inputs = inputs_digest(config, parts)
+        executor_kind = getattr(executor, "name", type(executor).__name__) if executor is not None else "local"
+        store.start_batch(
             config,
             parts,
-            out_dir,
-            grade_function,
-            assignment,
-            executor,
-            regrade,
-            progress,
-            html,
-            reporter,
+            inputs,
+            [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions],
         )
+        results: dict[int, SubmissionResult] = {}
+        stored: dict[int, StoredResult] = {}
+        for index, submission in enumerate(submissions):
+            record = store.load(submission.stem)
+            if record is None:
+                continue
+            stored[index] = record
+            if not regrade and record.is_current(digests[index], inputs, executor_kind):
+                record.result.submission = submission.label
+                # The late policy is not part of the inputs digest: a changed deadline re-assesses
+                # lateness here, without grading again.
+                if apply_late_policy(record.result, times[submission.stem], config.late):
+                    store.save(record)
+                results[index] = record.result
+        todo = [index for index in range(len(submissions)) if index not in results]
+        # A result graded under other inputs (or --regrade) is kept for the regrade diff; a student's
+        # new file under the same inputs is a new submission, not a regrade.
+        regraded = [i for i in todo if i in stored and (regrade or stored[i].inputs_sha256 != inputs)]
+        for index in regraded:
+            store.archive(submissions[index].stem)
 
-
-def _grade_resumably(
-    submissions: Sequence[Submission],
-    copies: Sequence[Submission],
-    digests: Sequence[str],
-    config: GraderConfig,
-    parts: list[str] | None,
-    out_dir: Path,
-    grade_function: GradeFunction,
-    assignment: Assignment,
-    executor: Executor | None,
-    regrade: bool,
-    progress: bool,
-    html: bool,
-    reporter: bool,
-) -> BatchRun:
-    """`grade_batch` once the snapshots are taken: `copies` are graded, `submissions` name them."""
-    from autograder.i18n import use_language
-    from autograder.late import apply_late_policy
-    from autograder.reports.publish import publish_reports, remove_scratch
-    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
-    from autograder.results_store import ResultsStore, StoredResult, inputs_digest
-    from autograder.submission_times import submission_times
-
-    times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
-    store = ResultsStore(out_dir)
-    remove_scratch(out_dir)  # left by a batch killed while it wrote a report
-    inputs = inputs_digest(config, parts)
-    executor_kind = getattr(executor, "name", type(executor).__name__) if executor is not None else "local"
-    store.start_batch(
-        config, parts, inputs, [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions]
-    )
-    results: dict[int, SubmissionResult] = {}
-    stored: dict[int, StoredResult] = {}
-    for index, submission in enumerate(submissions):
-        record = store.load(submission.stem)
-        if record is None:
-            continue
-        stored[index] = record
-        if not regrade and record.is_current(digests[index], inputs, executor_kind):
-            record.result.submission = submission.label
-            # The late policy is not part of the inputs digest: a changed deadline re-assesses
-            # lateness here, without grading again.
-            if apply_late_policy(record.result, times[submission.stem], config.late):
-                store.save(record)
-            results[index] = record.result
-    todo = [index for index in range(len(submissions)) if index not in results]
-    # A result graded under other inputs (or --regrade) is kept for the regrade diff; a student's
-    # new file under the same inputs is a new submission, not a regrade.
-    regraded = [i for i in todo if i in stored and (regrade or stored[i].inputs_sha256 != inputs)]
-    for index in regraded:
-        store.archive(submissions[index].stem)
-
-    def store_result(position: int, result: SubmissionResult) -> None:
-        index = todo[position]
-        submission = submissions[index]
-        apply_late_policy(result, times[submission.stem], config.late)
-        store.save(
-            StoredResult(
-                submission.stem,
-                submission.label,
-                submission.path.as_posix(),
-                digests[index],
-                inputs,
-                result,
-                executor_kind,
+        def store_result(position: int, result: SubmissionResult) -> None:
+            index = todo[position]
+            submission = submissions[index]
+            apply_late_policy(result, times[submission.stem], config.late)
+            store.save(
+                StoredResult(
+                    submission.stem,
+                    submission.label,
+                    submission.path.as_posix(),
+                    digests[index],
+                    inputs,
+                    result,
+                    executor_kind,
+                )
             )
+            publish_reports([result], [submission.stem], config, assignment, out_dir, html, reporter, batch_files=False)
+            results[index] = result
+
+        if todo:
+            try:
+                grade_all(
+                    [copies[index] for index in todo],
+                    config,
+                    grade_function,
+                    parts,
+                    jobs=config.grading.jobs,
+                    progress=progress,
+                    executor=executor,
+                    on_result=store_result,
+                )
+            except KeyboardInterrupt:  # every finished result is already stored; the rerun grades the rest
+                # Counted in the store: Ctrl-C may come between a result's storing and its reports.
+                kept = [store.load(s.stem) for s in submissions]
+                current = sum(
+                    1 for i, r in enumerate(kept) if r is not None and r.is_current(digests[i], inputs, executor_kind)
+                )
+                raise BatchInterrupted(current) from None
+        ordered = [results[index] for index in range(len(submissions))]
+        everything, stems = with_rest_of_store(store, ordered, [s.stem for s in submissions])
+        publish_reports(everything, stems, config, assignment, out_dir, html, reporter)
+        changes = []
+        if regraded:
+            old = {submissions[i].label: stored[i].result for i in regraded}
+            changes = diff_results(old, {submissions[i].label: results[i] for i in regraded})
+            with use_language(config.feedback.language, assignment.messages_dir):
+                write_regrade_csv(changes, out_dir / REGRADE_NAME)
+        return BatchRun(
+            ordered,
+            [submissions[i].label for i in todo],
+            [s.label for i, s in enumerate(submissions) if i not in todo],
+            [submissions[i].label for i in regraded],
+            changes,
         )
-        publish_reports([result], [submission.stem], config, assignment, out_dir, html, reporter, batch_files=False)
-        results[index] = result
-
-    if todo:
-        try:
-            grade_all(
-                [copies[index] for index in todo],
-                config,
-                grade_function,
-                parts,
-                jobs=config.grading.jobs,
-                progress=progress,
-                executor=executor,
-                on_result=store_result,
-            )
-        except KeyboardInterrupt:  # every finished result is already stored; the rerun grades the rest
-            # Counted in the store: Ctrl-C may come between a result's storing and its reports.
-            kept = [store.load(s.stem) for s in submissions]
-            current = sum(
-                1 for i, r in enumerate(kept) if r is not None and r.is_current(digests[i], inputs, executor_kind)
-            )
-            raise BatchInterrupted(current) from None
-    ordered = [results[index] for index in range(len(submissions))]
-    everything, stems = with_rest_of_store(store, ordered, [s.stem for s in submissions])
-    publish_reports(everything, stems, config, assignment, out_dir, html, reporter)
-    changes = []
-    if regraded:
-        old = {submissions[i].label: stored[i].result for i in regraded}
-        changes = diff_results(old, {submissions[i].label: results[i] for i in regraded})
-        with use_language(config.feedback.language, assignment.messages_dir):
-            write_regrade_csv(changes, out_dir / REGRADE_NAME)
-    return BatchRun(
-        ordered,
-        [submissions[i].label for i in todo],
-        [s.label for i, s in enumerate(submissions) if i not in todo],
-        [submissions[i].label for i in regraded],
-        changes,
-    )
 
 
 def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResult], list[str], list[str]]:
