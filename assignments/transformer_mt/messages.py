@@ -7,26 +7,12 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any
 
 from autograder.i18n import t_in
 
 MESSAGES_DIR = Path(__file__).resolve().parent / "messages"
 
-
-def t(key: str, /, language: str | None = None, **fields: Any) -> str:
-    """The message `key` in the current (or given) language: Part 2's catalogue, then the engine's.
-
-    Args:
-        key: the catalogue key, e.g. "checks.mask.sees_later".
-        language: overrides the current language.
-        **fields: values for the message's `{name}` fields.
-
-    Returns:
-        The text.
-
-    Raises:
-        KeyError: the key is in neither catalogue (a programming error, caught by the tests).
-    """
-    return t_in(MESSAGES_DIR, key, language=language, **fields)
+# t(key, /, language=None, **fields): the message in the current (or given) language, Part 2's catalogue first.
+t = functools.partial(t_in, MESSAGES_DIR)
