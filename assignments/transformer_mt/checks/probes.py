@@ -16,6 +16,7 @@ import functools
 from collections.abc import Iterator
 from types import CodeType
 from typing import Any
+from unittest import mock
 
 PROBE_SOURCE = """
 import torch
@@ -250,11 +251,6 @@ def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     import reference.transformer_mt.model
 
     probes = probe_classes()
-    saved = {name: getattr(reference.transformer_mt.model, name) for name in substitute}
-    try:
-        for name, probe in substitute.items():
-            setattr(reference.transformer_mt.model, name, probes[probe])
+    values = {name: probes[probe] for name, probe in substitute.items()}
+    with mock.patch.multiple(reference.transformer_mt.model, **values) if values else contextlib.nullcontext():
         yield
-    finally:
-        for name, original in saved.items():
-            setattr(reference.transformer_mt.model, name, original)
