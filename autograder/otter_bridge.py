@@ -136,21 +136,9 @@ def find_engine_root(autograder_dir: str | Path | None) -> Path:
     raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
 
 
-def engine_config(engine_root: Path) -> GraderConfig:
-    """The engine's grader.yml, validated by the same loader the engine uses (defaults filled in).
-
-    Args:
-        engine_root: folder holding grader.yml and the autograder package.
-
-    Returns:
-        The configuration (ConfigError when the file is invalid).
-    """
-    return load_config(engine_root / "grader.yml")
-
-
 def load_parts(engine_root: Path) -> dict[str, PartConfig]:
     """The parts of the engine's grader.yml (title, points, checks), in file order."""
-    return engine_config(engine_root).parts
+    return load_config(engine_root / "grader.yml").parts
 
 
 def _copy_sidecar(submission: Path, copy: Path, config: GraderConfig) -> None:
@@ -193,7 +181,7 @@ def run_engine(
     with tempfile.TemporaryDirectory(prefix="otter-bridge-") as tmp:
         copy = Path(tmp) / f"submission{submission.suffix or '.ipynb'}"
         write_new(copy, read_beneath(submission.parent, submission.name))  # no link followed
-        config = engine_config(engine_root)
+        config = load_config(engine_root / "grader.yml")
         if train and config.training_part() in parts:
             _copy_sidecar(submission, copy, config)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
@@ -288,7 +276,7 @@ def grade_parts(
         (merged result in the engine's SubmissionResult JSON shape, the runs made).
     """
     runner = runner or run_engine
-    config = engine_config(engine_root)
+    config = load_config(engine_root / "grader.yml")
     config_parts = config.parts
     train = options.train if options.train is not None else config.training.enabled
     training_part = config.training_part()  # the assignment's (None: it has none)
@@ -491,7 +479,7 @@ def engine_language(autograder_dir: Path | None) -> tuple[str, Path | None]:
         (grading then reports that itself).
     """
     try:
-        config = engine_config(find_engine_root(autograder_dir))
+        config = load_config(find_engine_root(autograder_dir) / "grader.yml")
         return config.feedback.language, assignment_of(config).messages_dir
     except Exception:
         return FALLBACK, None
@@ -574,7 +562,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             else:
                 merged, runs = grade_parts(upload.submission, engine_root, self.options)
                 merged["load_problems"] = [*upload.notes(), *merged["load_problems"]]
-            assignment = assignment_title(engine_config(engine_root).assignment.title)
+            assignment = assignment_title(load_config(engine_root / "grader.yml").assignment.title)
         except Exception:  # never lose a submission to a bridge bug: report it, score nothing
             print(traceback.format_exc(), flush=True)
             results.clear_results()
