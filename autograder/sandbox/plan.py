@@ -20,7 +20,7 @@ from typing import Any
 
 import autograder.sandbox.userns as userns
 from autograder.worker_runtime.bootstrap import BOOT_CODE, EXIT_DROP_FAILED
-from autograder.worker_runtime.guards import visible_by_deepest_root
+from autograder.worker_runtime.guards import is_under, visible_by_deepest_root
 from autograder.worker_runtime.jail import EXIT_JAIL_FAILED, JAIL_HOME, JAIL_LIB
 
 from .limits import JAILED_MODES, Limits
@@ -194,10 +194,6 @@ def _make_world_readable(root: Path) -> None:
             os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) | 0o444)
 
 
-def _under(path: str, roots: Sequence[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
-
-
 def system_layout() -> tuple[dict[str, str], list[str]]:
     """Returns: top-level symlinks to recreate (name -> target) and system dirs to bind read-only."""
     links, dirs = {}, []
@@ -215,7 +211,7 @@ def hidden_paths() -> list[str]:
     directories of `autograder`, `assignments` and `reference` (which may be installed into
     site-packages)."""
     site_dirs = [os.path.realpath(p) for p in site.getsitepackages()]
-    hidden = [] if _under(str(PROJECT_ROOT), site_dirs) else [str(PROJECT_ROOT)]
+    hidden = [] if is_under(str(PROJECT_ROOT), site_dirs) else [str(PROJECT_ROOT)]
     for name in GRADER_PACKAGES:
         try:
             spec = importlib.util.find_spec(name)
@@ -223,7 +219,7 @@ def hidden_paths() -> list[str]:
             spec = None
         for location in (spec.submodule_search_locations or []) if spec else []:
             real = os.path.realpath(location)
-            if real not in hidden and not (_under(real, hidden) and not _under(real, site_dirs)):
+            if real not in hidden and not (is_under(real, hidden) and not is_under(real, site_dirs)):
                 hidden.append(real)
     return hidden
 
@@ -260,9 +256,9 @@ def python_dirs(system_roots: Sequence[str], hidden: Sequence[str]) -> list[str]
     never = ["/", os.path.realpath(tempfile.gettempdir())]  # would expose other sandboxes
     chosen: list[str] = []
     for candidate in sorted({os.path.realpath(c) for c in candidates if c}, key=len):
-        if candidate in never or not os.path.isdir(candidate) or _under(candidate, [*system_roots, *chosen]):
+        if candidate in never or not os.path.isdir(candidate) or is_under(candidate, [*system_roots, *chosen]):
             continue
-        if _under(candidate, hidden) and not _under(candidate, [venv]):
+        if is_under(candidate, hidden) and not is_under(candidate, [venv]):
             continue
         chosen.append(candidate)
     return chosen
@@ -325,7 +321,7 @@ def build_config(
     system_roots = dirs + [os.path.realpath("/" + name) for name in links]
     data = [os.path.realpath(p) for p in data_paths]
     for path in data:
-        if _under(str(sandbox.path), [path]) or _under(str(PROJECT_ROOT), [path]):
+        if is_under(str(sandbox.path), [path]) or is_under(str(PROJECT_ROOT), [path]):
             raise ValueError(f"data path {path} would expose the sandbox or the project; pass a narrower one")
     hidden = hidden_paths()
     py_dirs = python_dirs(system_roots, hidden)
