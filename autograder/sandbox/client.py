@@ -75,7 +75,6 @@ class Worker:
         self.deadline = deadline
         self.isolation: dict[str, Any] = {}
         self.start_seconds: list[float] = []
-        self.request_count = 0
         try:
             self._start()
         except WorkerFailure as failure:
@@ -286,7 +285,6 @@ class Worker:
                     raise
             frame = self._frame({"op": op, **fields}, values)
             timeout = self.limits.timeout_s if timeout_s is None else timeout_s
-            self.request_count += 1
             deadline = time.monotonic() + timeout
             budget_deadline = self.deadline
             cut = budget_deadline is not None and budget_deadline < deadline
