@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
 from autograder.reports.files import check_stems
-from autograder.reports.html import write_html
+from autograder.reports.html import render_html
 from autograder.reports.markdown import render_submission
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.sections import ReportView, extra_sections
@@ -84,32 +84,22 @@ def write_feedback(
         The paths written.
     """
     check_stems(stems)
+    view, written = assignment.report_sections, []
+    # What the assignment's extras mean, in its words.
     with use_language(config.feedback.language, assignment.messages_dir):
-        # What the assignment's extras mean, in its words.
-        return _write_feedback(results, stems, config, assignment.report_sections, out_dir, html, reporter)
-
-
-def _write_feedback(
-    results: Sequence[SubmissionResult],
-    stems: Sequence[str],
-    config: GraderConfig,
-    view: ReportView | None,
-    out_dir: Path,
-    html: bool,
-    reporter: bool,
-) -> list[Path]:
-    columns = part_columns(config.parts, results)
-    written = []
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for result, stem in zip(results, stems, strict=True):
-        if html:
-            page = out_dir / f"{stem}.html"
-            write_html(result, page, config.parts, assignment_title(config.assignment.title), view)
-            markdown = out_dir / f"{stem}.feedback.md"
-            markdown.write_text(render_feedback_markdown(result, columns, view), encoding="utf-8")
-            written += [page, markdown]
-        if reporter:
-            path = out_dir / f"{stem}.reporter.json"
-            path.write_text(dumps_stable(reporter_document(result)), encoding="utf-8")
-            written.append(path)
+        columns = part_columns(config.parts, results)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for result, stem in zip(results, stems, strict=True):
+            if html:
+                page = out_dir / f"{stem}.html"
+                page.write_text(
+                    render_html(result, config.parts, assignment_title(config.assignment.title), view), encoding="utf-8"
+                )
+                markdown = out_dir / f"{stem}.feedback.md"
+                markdown.write_text(render_feedback_markdown(result, columns, view), encoding="utf-8")
+                written += [page, markdown]
+            if reporter:
+                path = out_dir / f"{stem}.reporter.json"
+                path.write_text(dumps_stable(reporter_document(result)), encoding="utf-8")
+                written.append(path)
     return written

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 from autograder.i18n import part_title, t
 from autograder.reports.common import (
@@ -177,22 +176,3 @@ def render_html(
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
         f"<body><main>{body}</main></body></html>\n"
     )
-
-
-def write_html(
-    result: SubmissionResult,
-    path: Path,
-    config_parts: ConfigParts | None = None,
-    assignment: str = "",
-    view: ReportView | None = None,
-) -> None:
-    """Write `render_html(...)` to a file.
-
-    Args:
-        result: the graded submission.
-        path: the destination, e.g. `<out>/<stem>.html`.
-        config_parts: `config.parts`.
-        assignment: the assignment's name.
-        view: the graded assignment's `report_sections` hook.
-    """
-    path.write_text(render_html(result, config_parts, assignment, view), encoding="utf-8")
