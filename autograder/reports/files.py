@@ -75,27 +75,21 @@ def write_reports(
         raise ValueError("write_reports needs one unique stem per result")
     check_stems(stems)
     with use_language(config.feedback.language, assignment.messages_dir):
-        return _write_reports(results, stems, config, out_dir)
-
-
-def _write_reports(
-    results: Sequence[SubmissionResult], stems: Sequence[str], config: GraderConfig, out_dir: Path
-) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    config_parts = config.parts
-    assignment = assignment_title(config.assignment.title)
-    columns = part_columns(config_parts, results)
-    written = []
-    for result, stem in zip(results, stems, strict=True):
-        gradescope_path = out_dir / f"{stem}.results.json"
-        write_gradescope_results(result, gradescope_path, config_parts, assignment)
-        json_path = out_dir / f"{stem}.json"
-        write_submission_json(result, json_path)
-        markdown_path = out_dir / f"{stem}.md"
-        markdown_path.write_text(render_submission(result, columns), encoding="utf-8")
-        written.extend([gradescope_path, json_path, markdown_path])
-    gradebook_path = out_dir / GRADEBOOK_NAME
-    write_gradebook(results, gradebook_path, config_parts)
-    summary_path = out_dir / SUMMARY_NAME
-    summary_path.write_text(render_markdown(results, config_parts, assignment), encoding="utf-8")
-    return [*written, gradebook_path, summary_path]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        config_parts = config.parts
+        title = assignment_title(config.assignment.title)
+        columns = part_columns(config_parts, results)
+        written = []
+        for result, stem in zip(results, stems, strict=True):
+            gradescope_path = out_dir / f"{stem}.results.json"
+            write_gradescope_results(result, gradescope_path, config_parts, title)
+            json_path = out_dir / f"{stem}.json"
+            write_submission_json(result, json_path)
+            markdown_path = out_dir / f"{stem}.md"
+            markdown_path.write_text(render_submission(result, columns), encoding="utf-8")
+            written.extend([gradescope_path, json_path, markdown_path])
+        gradebook_path = out_dir / GRADEBOOK_NAME
+        write_gradebook(results, gradebook_path, config_parts)
+        summary_path = out_dir / SUMMARY_NAME
+        summary_path.write_text(render_markdown(results, config_parts, title), encoding="utf-8")
+        return [*written, gradebook_path, summary_path]
