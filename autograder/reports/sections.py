@@ -56,22 +56,9 @@ def escape_html(value: Any) -> str:
     return escaped.replace("\n", "<br>")
 
 
-def training_section(training: Mapping[str, Any] | None) -> ReportSection:
-    """The engine's own training section: how the part was graded and its verdict, nothing measured.
-
-    Args:
-        training: `extras["training"]` (`TrainingOutcome.details`, with the message of a passed
-            verdict as "message"), or None.
-
-    Returns:
-        The section (empty without a training run; its Markdown version shows nothing, the
-        verdict being in the parts table already).
-    """
-    return ReportSection(TRAINING, html=functools.partial(training_html, training))
-
-
 def training_html(training: Mapping[str, Any] | None) -> str:
-    """The generic training section's HTML (see `training_section`).
+    """The engine's own training section: how the part was graded and its verdict, nothing measured
+    (its Markdown version shows nothing, the verdict being in the parts table already).
 
     Args:
         training: `extras["training"]`, or None.
@@ -103,5 +90,5 @@ def extra_sections(extras: Mapping[str, Any], view: ReportView | None = None) ->
     """
     sections = list(view(extras)) if view is not None else []
     if extras.get(TRAINING) and all(section.key != TRAINING for section in sections):
-        sections.append(training_section(extras[TRAINING]))
+        sections.append(ReportSection(TRAINING, html=functools.partial(training_html, extras[TRAINING])))
     return sections
