@@ -15,7 +15,8 @@ import copydetect.utils
 import numpy as np
 from copydetect import CodeFingerprint, compare_files
 
-from autograder.similarity.extract import code_cells, given_lines, student_code, student_units
+from autograder.notebook import cell_sources
+from autograder.similarity.extract import given_lines, student_code, student_units
 
 WHOLE = "*"  # the `part` of a pair whose figure is the whole notebook's
 HASH_BASE = np.uint64(1_000_003)
@@ -138,11 +139,11 @@ def fingerprint_all(
     Returns:
         One Submission per path, in order.
     """
-    template_cells = code_cells(template) if template is not None else []
+    template_cells = cell_sources(template) if template is not None else []
     given = given_lines(template_cells)
     submissions = []
     for path, label in zip(paths, labels, strict=True):
-        cells = code_cells(path)
+        cells = cell_sources(path)
         submissions.append(Submission(label, student_code(cells, given), student_units(cells, template_cells)))
     with _stable_hashes():
         template_print = _fingerprint("template", "\n\n".join(template_cells), settings, np.array([], dtype=np.int64))

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from autograder.assignment import Assignment
 from autograder.config import PROJECT_ROOT
-from autograder.notebook import cell_sources
 
 TEMPLATE_ROOT = PROJECT_ROOT / "student_template"
 
@@ -27,18 +26,6 @@ def template_notebook(assignment: Assignment) -> Path | None:
         if item.endswith(".ipynb") and (folder / item).is_file():
             return folder / item
     return None
-
-
-def code_cells(path: Path) -> list[str]:
-    """The code cells of a notebook or script, read as text.
-
-    Args:
-        path: a .ipynb notebook or .py export.
-
-    Returns:
-        The cells' sources; [] for a file that cannot be read as one.
-    """
-    return cell_sources(path)
 
 
 def _key(line: str) -> str:

@@ -15,8 +15,9 @@ import pytest
 from synthetic_class import TEMPLATE, random_recipe, recommented, renamed, render, reordered, write_class
 
 from autograder import cli
+from autograder.notebook import cell_sources
 from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
-from autograder.similarity.extract import code_cells, given_lines, student_code, student_units
+from autograder.similarity.extract import given_lines, student_code, student_units
 from autograder.similarity.report import PAIRS_CSV, PAIRS_HTML
 
 # The course's class size: 300 submissions must be compared within a minute on the 2-core machine.
@@ -36,21 +37,21 @@ def ranked(files: list[Path]) -> list:
 
 
 def test_the_template_itself_holds_no_student_code() -> None:
-    cells = code_cells(TEMPLATE)
+    cells = cell_sources(TEMPLATE)
     assert cells and student_code(cells, given_lines(cells)) == ""
     assert student_units(cells, cells) == {}
 
 
 def test_student_code_is_what_the_student_wrote_per_template_cell(tmp_path: Path) -> None:
     recipe = random_recipe(random.Random(1))
-    cells = code_cells(write(tmp_path, "s.ipynb", render(recipe)))
-    template = code_cells(TEMPLATE)
+    cells = cell_sources(write(tmp_path, "s.ipynb", render(recipe)))
+    template = cell_sources(TEMPLATE)
     units = student_units(cells, template)
     assert "class DecoderLayer(nn.Module):" in units and "def calculate_loss(" in "".join(units)
     assert "self.norm3 =" in units["class DecoderLayer(nn.Module):"]
     own = student_code(cells, given_lines(template))
     assert "class DecoderLayer" not in own and "grader.check" not in own  # given lines are gone
-    moved = code_cells(write(tmp_path, "moved.ipynb", render(reordered(recipe, random.Random(2)))))
+    moved = cell_sources(write(tmp_path, "moved.ipynb", render(reordered(recipe, random.Random(2)))))
     assert student_units(moved, template) == units  # cells moved around: the same units
 
 
