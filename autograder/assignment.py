@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.assignment_folder import (
-    ASSIGNMENT_FILE,
     ASSIGNMENTS_DIR,
     AssignmentError,
     BundledData,
@@ -109,11 +108,6 @@ class Assignment:
         return frozenset(self.grader_globals)
 
     @property
-    def config_file(self) -> Path:
-        """The assignment's own settings (title, parts)."""
-        return self.folder / ASSIGNMENT_FILE
-
-    @property
     def settings(self) -> dict[str, Any]:
         """assignment.yml as parsed (a mapping; empty when the file is absent)."""
         return read_settings(self.folder)
@@ -127,11 +121,6 @@ class Assignment:
     def manifest(self) -> Manifest:
         """What ships (assignment.yml's `ships:`)."""
         return read_manifest(self.folder)
-
-    @property
-    def bundled_data(self) -> BundledData | None:
-        """The data its grading reads offline when a zip bundles it (assignment.yml `data:`)."""
-        return read_bundled_data(self.folder)
 
     @property
     def parts(self) -> dict[str, Any]:
