@@ -138,9 +138,7 @@ def apply_late_policy(result: SubmissionResult, time: SubmissionTime, late: Late
     Returns:
         Whether `result.late` changed (the stored record must then be written again).
     """
-    from autograder.reports.common import graded_total  # the total every report shows
-
-    record = assess(graded_total(result), time, late)
+    record = assess(result.points, time, late)
     new = None if record is None else record.to_json()
     changed = new != result.late
     result.late = new

@@ -15,7 +15,7 @@ from autograder.assignment import assignment_of
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
-from autograder.reports.common import ConfigParts, is_skipped
+from autograder.reports.common import ConfigParts
 from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
@@ -99,10 +99,8 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
         A new result: parts merged, worse status, notes and load problems without duplicates,
         extras updated, grading times added.
     """
-    graded_later = {part.part: part for part in later.parts if not is_skipped(part)}
-    parts = [
-        graded_later[part.part] if is_skipped(part) and part.part in graded_later else part for part in first.parts
-    ]
+    graded_later = {part.part: part for part in later.parts if not part.skipped}
+    parts = [graded_later[part.part] if part.skipped and part.part in graded_later else part for part in first.parts]
     status = max(first.status, later.status, key=lambda s: STATUS_RANK.get(s, 1))
     return SubmissionResult(
         first.submission,

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autograder.reports.common import ConfigParts, find_part, is_skipped, part_columns, part_possible
+from autograder.reports.common import ConfigParts, find_part, part_columns, part_possible
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, SubmissionResult
 
 # The statuses the page counts, in the order shown. "missing": in the batch, no current stored
@@ -90,7 +90,7 @@ def _score_series(results: Sequence[SubmissionResult], config_parts: ConfigParts
     scored = [r for r in results if r.status != STATUS_ERROR]
     series = []
     for column in part_columns(config_parts, scored):
-        parts = [p for r in scored if (p := find_part(r, column.name)) is not None and not is_skipped(p)]
+        parts = [p for r in scored if (p := find_part(r, column.name)) is not None and not p.skipped]
         high = max((part_possible(p) for p in parts), default=column.points or 0.0)
         series.append({"part": column.name, "title": column.title, **describe([p.points for p in parts], high)})
     totals = [r.points for r in scored]
@@ -177,7 +177,7 @@ def training_summary(results: Sequence[SubmissionResult], part: str | None) -> d
     for result in results:
         graded_part = find_part(result, part)
         training = result.extras.get("training")
-        if graded_part is None or is_skipped(graded_part) or not isinstance(training, Mapping):
+        if graded_part is None or graded_part.skipped or not isinstance(training, Mapping):
             continue
         trained += 1
         evaluation = training.get("evaluation")

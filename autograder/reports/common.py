@@ -61,18 +61,6 @@ def find_part(result: SubmissionResult, name: str) -> PartResult | None:
     return next((part for part in result.parts if part.part == name), None)
 
 
-def is_skipped(part: PartResult) -> bool:
-    """Whether a part was not graded in this run: it has checks and every one of them is skipped.
-
-    Args:
-        part: one part of a result.
-
-    Returns:
-        True for a skipped part (reports show "skipped" and leave it out of the totals).
-    """
-    return part.skipped
-
-
 def part_possible(part: PartResult) -> float:
     """Points a part could earn in this run: the sum of its checks that were not skipped.
 
@@ -88,18 +76,6 @@ def part_possible(part: PartResult) -> float:
     return sum(check.max_points for check in part.checks if not check.skipped)
 
 
-def graded_total(result: SubmissionResult) -> float:
-    """Points earned over all parts (skipped parts contribute nothing).
-
-    Args:
-        result: one graded submission.
-
-    Returns:
-        The sum of the parts' points.
-    """
-    return result.points
-
-
 def final_total(result: SubmissionResult) -> float:
     """The points the student ends with: the graded total less the late penalty, when one was assessed.
 
@@ -107,11 +83,11 @@ def final_total(result: SubmissionResult) -> float:
         result: one graded submission.
 
     Returns:
-        `result.late["final_points"]`, else `graded_total(result)`.
+        `result.late["final_points"]`, else `result.points`.
     """
     if result.late is not None:
         return float(result.late["final_points"])
-    return graded_total(result)
+    return result.points
 
 
 def graded_possible(result: SubmissionResult) -> float:
@@ -166,7 +142,7 @@ def part_cell(result: SubmissionResult, name: str) -> str:
     part = find_part(result, name)
     if part is None:
         return NOT_PRESENT
-    if is_skipped(part):
+    if part.skipped:
         return SKIPPED
     return format_score(part.points, part_possible(part))
 

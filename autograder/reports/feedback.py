@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, use_language
-from autograder.reports.common import PartColumn, graded_possible, graded_total, part_columns
+from autograder.reports.common import PartColumn, graded_possible, part_columns
 from autograder.reports.files import check_stems
 from autograder.reports.html import render_html
 from autograder.reports.markdown import render_submission
@@ -51,7 +51,7 @@ def reporter_document(result: SubmissionResult) -> dict[str, Any]:
     payloads = part_payloads(result)
     return {
         "submission": result.submission,
-        "total": graded_total(result),
+        "total": result.points,
         "possible": graded_possible(result),
         "runners": ",".join(payloads),
         "payloads": payloads,

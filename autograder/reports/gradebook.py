@@ -24,8 +24,6 @@ from autograder.reports.common import (
     find_part,
     format_points,
     graded_possible,
-    graded_total,
-    is_skipped,
     part_columns,
     part_possible,
 )
@@ -67,7 +65,7 @@ def percent_correct(points: float, possible: float) -> float:
 
 def _part_value(result: SubmissionResult, name: str) -> str:
     part = find_part(result, name)
-    return "" if part is None or is_skipped(part) else format_points(part.points)
+    return "" if part is None or part.skipped else format_points(part.points)
 
 
 def grading_status(result: SubmissionResult) -> str:
@@ -87,7 +85,7 @@ def grading_status(result: SubmissionResult) -> str:
 def _late_cells(result: SubmissionResult) -> list[str]:
     late = result.late
     if late is None:  # graded before a deadline was set: no penalty assessed
-        total = format_points(graded_total(result))
+        total = format_points(result.points)
         return ["", "", total, "0", total]
     return [
         late["submitted_at"],
@@ -99,7 +97,7 @@ def _late_cells(result: SubmissionResult) -> list[str]:
 
 
 def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn], late: bool) -> list[str]:
-    total, possible = graded_total(result), graded_possible(result)
+    total, possible = result.points, graded_possible(result)
     return [
         result.submission,
         *(_part_value(result, column.name) for column in columns),
@@ -120,7 +118,7 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
         graded = [
             part_possible(part)
             for result in results
-            if (part := find_part(result, column.name)) is not None and not is_skipped(part)
+            if (part := find_part(result, column.name)) is not None and not part.skipped
         ]
         points = max(graded) if graded else None
         possible_total += points or 0

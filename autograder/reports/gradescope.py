@@ -22,8 +22,6 @@ from autograder.reports.common import (
     final_total,
     format_score,
     graded_possible,
-    graded_total,
-    is_skipped,
     part_columns,
     skip_reason,
 )
@@ -81,11 +79,11 @@ def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dic
 
 
 def _summary(result: SubmissionResult, assignment: str) -> str:
-    score = format_score(graded_total(result), graded_possible(result))
+    score = format_score(result.points, graded_possible(result))
     lines = [assignment] if assignment else []
     lines.append(t("gradescope.score", score=score, status=status_label(result.status)))
     lines.extend(late_lines(result))
-    skipped = [part for part in result.parts if is_skipped(part)]
+    skipped = [part for part in result.parts if part.skipped]
     sections: list[tuple[str, list[str]]] = [
         (
             t("gradescope.not_graded_heading"),
@@ -140,7 +138,7 @@ def gradescope_results(
     tests = [
         test
         for number, part in _ordered_parts(result, columns)
-        if not is_skipped(part)
+        if not part.skipped
         for test in _part_tests(part, number, test_visibility)
     ]
     return {

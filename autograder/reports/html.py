@@ -11,8 +11,6 @@ from autograder.reports.common import (
     format_points,
     format_score,
     graded_possible,
-    graded_total,
-    is_skipped,
     part_columns,
     part_possible,
     skip_reason,
@@ -50,7 +48,7 @@ ul{margin:6px 0;padding-left:20px} li{margin:3px 0}
 
 
 def _badge(part: PartResult) -> str:
-    if is_skipped(part):
+    if part.skipped:
         return f'<span class="badge skip">{t("report.html.badge.not_graded")}</span>'
     possible = part_possible(part)
     if possible and part.points >= possible:
@@ -62,14 +60,14 @@ def _badge(part: PartResult) -> str:
 
 def _bar(part: PartResult) -> str:
     possible = part_possible(part)
-    width = 0 if is_skipped(part) or not possible else round(100 * part.points / possible)
+    width = 0 if part.skipped or not possible else round(100 * part.points / possible)
     return f'<div class="bar"><span style="width:{width}%"></span></div>'
 
 
 def _overview(parts: list[PartResult]) -> str:
     rows = []
     for part in parts:
-        score = t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part))
+        score = t("report.skipped") if part.skipped else format_score(part.points, part_possible(part))
         title = escape_html(part_title(part.part, part.title))
         rows.append(
             f'<tr><td><a href="#part-{html.escape(part.part)}">{title}</a></td>'
@@ -86,7 +84,7 @@ def _overview(parts: list[PartResult]) -> str:
 def _part_details(part: PartResult, shown: set[str]) -> str:
     title = escape_html(part_title(part.part, part.title))
     head = f'<h3 id="part-{html.escape(part.part)}">{title} {_badge(part)}</h3>'
-    if is_skipped(part):
+    if part.skipped:
         return head + f'<p class="note">{escape_html(skip_reason(part) or t("report.html.not_graded_run"))}</p>'
     if not part.checks:
         return head + f'<p class="note">{t("report.html.not_graded_notes")}</p>'
@@ -144,7 +142,7 @@ def render_html(
     columns: list[PartColumn] = part_columns(config_parts, [result])
     order = {column.name: index for index, column in enumerate(columns)}
     parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
-    total, possible = graded_total(result), graded_possible(result)
+    total, possible = result.points, graded_possible(result)
     shown: set[str] = set()
     details = "".join(_part_details(part, shown) for part in parts)
     title = f"{assignment} — {result.submission}" if assignment else result.submission

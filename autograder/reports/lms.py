@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.reports.common import final_total, format_points, is_skipped
+from autograder.reports.common import final_total, format_points
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 
@@ -155,7 +155,7 @@ def render_long_csv(
     writer.writerow(LONG_COLUMNS)
     for result in sorted(results, key=lambda result: result.submission):
         student = (students or {}).get(result.submission) or Path(result.submission).stem
-        rows = [(part.part, format_points(part.points)) for part in result.parts if not is_skipped(part)]
+        rows = [(part.part, format_points(part.points)) for part in result.parts if not part.skipped]
         if result.late is not None and result.late["penalty_points"]:
             rows.append((LATE_PENALTY_PART, format_points(-result.late["penalty_points"])))
         for part_name, points in rows:

@@ -16,8 +16,6 @@ from autograder.reports.common import (
     PartColumn,
     format_score,
     graded_possible,
-    graded_total,
-    is_skipped,
     part_cell,
     part_columns,
     part_possible,
@@ -59,7 +57,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequen
 
 def _failed_checks(part: PartResult, shown: set[str]) -> str:
     """The cell of failed-check messages (Markdown-safe)."""
-    if is_skipped(part):
+    if part.skipped:
         return escape_cell(skip_reason(part))
     by_message: dict[str, list[str]] = {}
     for check in part.checks:
@@ -88,12 +86,12 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
     """
     order = {column.name: index for index, column in enumerate(columns)}
     parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
-    total = format_score(graded_total(result), graded_possible(result))
+    total = format_score(result.points, graded_possible(result))
     shown: set[str] = set()
     rows = [
         [
             escape_cell(part_title(part.part, part.title)),
-            t("report.skipped") if is_skipped(part) else format_score(part.points, part_possible(part)),
+            t("report.skipped") if part.skipped else format_score(part.points, part_possible(part)),
             _failed_checks(part, shown),
         ]
         for part in parts
@@ -142,7 +140,7 @@ def render_markdown(
             [
                 md_code(result.submission, table=True),
                 *(score_cell(part_cell(result, c.name)) for c in columns),
-                format_score(graded_total(result), graded_possible(result)),
+                format_score(result.points, graded_possible(result)),
                 escape_cell(status_label(result.status)),
             ]
             for result in results

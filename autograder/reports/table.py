@@ -13,8 +13,6 @@ from autograder.reports.common import (
     format_points,
     format_score,
     graded_possible,
-    graded_total,
-    is_skipped,
     part_cell,
     part_columns,
     part_possible,
@@ -79,7 +77,7 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
         [
             result.submission,
             *(part_cell(result, column.name) for column in columns),
-            format_score(graded_total(result), graded_possible(result)),
+            format_score(result.points, graded_possible(result)),
             result.status,
         ]
         for result in results
@@ -145,7 +143,7 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     width = terminal_width(width)
     order = {column.name: index for index, column in enumerate(columns)}
     parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
-    total = format_score(graded_total(result), graded_possible(result))
+    total = format_score(result.points, graded_possible(result))
     lines = [f"{result.submission}: {total} ({result.status})"]
     check_prefix = len("  PASS  ")
     name_width = max(
@@ -155,7 +153,7 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     shown_messages: set[str] = set()
     for part in parts:
         lines.append("")
-        if is_skipped(part):
+        if part.skipped:
             lines.append(f"{part.title.ljust(title_width)}  {SKIPPED.rjust(SCORE_WIDTH)}")
             reason = skip_reason(part)
             if reason:

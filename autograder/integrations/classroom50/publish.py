@@ -29,7 +29,6 @@ from autograder.integrations.classroom50.result_v1 import (
 from autograder.integrations.classroom50.schema import result_problems
 from autograder.integrations.collect_submissions import GITHUB, safe_name
 from autograder.integrations.merge_results import MergeLog, merge_folders
-from autograder.reports.common import is_skipped
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_GRADED, SubmissionResult
 
@@ -65,7 +64,7 @@ def part_outcomes(result: SubmissionResult) -> list[PartOutcome]:
     """
     outcomes = []
     for part in result.parts:
-        if is_skipped(part):
+        if part.skipped:
             continue
         failed = [check for check in part.checks if not check.passed and not check.skipped]
         message = "\n\n".join(f"{check.check_id}: {check.message}".rstrip(": ") for check in failed)
@@ -176,7 +175,7 @@ def _publish_one(
         "",
     )
     if result is not None:
-        row.parts = {p.part: f"{p.points:g}" for p in result.parts if not is_skipped(p)}
+        row.parts = {p.part: f"{p.points:g}" for p in result.parts if not p.skipped}
     if not row.tag.startswith("submit/"):
         # No submission: a gradebook row only, out of the same possible points as a graded row, so
         # that an LMS import counts the student's 0 against the assignment's whole maximum.

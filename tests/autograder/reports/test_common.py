@@ -8,7 +8,7 @@ import pytest
 
 from autograder.assignment import assignment_of
 from autograder.config import load_config
-from autograder.reports.common import format_points, graded_possible, graded_total, is_skipped, part_cell, part_columns
+from autograder.reports.common import format_points, graded_possible, part_cell, part_columns
 from autograder.reports.files import write_reports
 from autograder.reports.submission_json import read_submission_json
 from autograder.results import PartResult
@@ -24,13 +24,13 @@ def test_format_points(value, text):
 
 def test_totals_leave_skipped_parts_out_of_the_possible_points():
     result = read_submission_json(FIXTURES / "full_marks.json")
-    assert is_skipped(result.parts[-1])
-    assert (graded_total(result), graded_possible(result), result.max_points) == (80, 80, 80)
+    assert result.parts[-1].skipped
+    assert (result.points, graded_possible(result), result.max_points) == (80, 80, 80)
 
 
 def test_a_part_without_checks_is_graded_out_of_its_max_points():
     part = PartResult("decoder", "Decoder", 20, 0, [])
-    assert not is_skipped(part)
+    assert not part.skipped
 
 
 def test_columns_follow_the_config_then_append_unknown_parts():
