@@ -87,10 +87,10 @@ def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
         Candidate file names, in training.checkpoint_names order.
     """
     from assignments.transformer_mt.settings import training_settings
-    from assignments.transformer_mt.training_modes import training_mode
+    from assignments.transformer_mt.training_modes import TRAINING_MODES
 
     training = training_settings(config)
-    if not training_mode(training.mode).submits_checkpoint:  # the config admits only known modes
+    if not TRAINING_MODES[training.mode].submits_checkpoint:  # the config admits only known modes
         return []
     return [name.format(stem=stem) for name in training.checkpoint_names]
 

@@ -328,18 +328,6 @@ TRAINING_MODES: dict[str, TrainingMode] = {
 }
 
 
-def training_mode(name: str) -> TrainingMode:
-    """The strategy for grader.yml's training.mode.
-
-    Args:
-        name: a key of `TRAINING_MODES` (config validation allows no other).
-
-    Returns:
-        The mode.
-    """
-    return TRAINING_MODES[name]
-
-
 def read_settings(
     worker: Worker, names: tuple[str, ...], profile: dict[str, Any], config: GraderConfig
 ) -> CellSettings:

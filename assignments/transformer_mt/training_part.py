@@ -33,7 +33,7 @@ from assignments.transformer_mt.training_eval import (
     probe_batch,
 )
 from assignments.transformer_mt.training_loop import TrainingBudgetSpent
-from assignments.transformer_mt.training_modes import training_mode
+from assignments.transformer_mt.training_modes import TRAINING_MODES
 from autograder.assignment import TrainingOutcome
 from autograder.config import GraderConfig
 from autograder.i18n import t
@@ -120,7 +120,7 @@ def run_training_part(
     """
     started = time.monotonic()
     training = training_settings(config)
-    mode = training_mode(training.mode)
+    mode = TRAINING_MODES[training.mode]
     profile_name = training.profile_name()
     profile = training.profile_hparams(profile_name)
     details: dict[str, Any] = {

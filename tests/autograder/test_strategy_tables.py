@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assignments.transformer_mt.settings import TRAINING_MODES as CONFIG_MODES
-from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode, training_mode
+from assignments.transformer_mt.training_modes import TRAINING_MODES, CheckpointMode, TrainingMode
 from autograder.assignment import assignment_of, load_assignment
 from autograder.config import load_config
 from autograder.i18n import LANGUAGES, catalogue
@@ -17,7 +17,7 @@ GRADER_YML = Path(__file__).resolve().parents[2] / "grader.yml"
 def test_the_modes_config_accepts_are_the_registered_strategies() -> None:
     assert tuple(TRAINING_MODES) == tuple(CONFIG_MODES)
     for name, mode in TRAINING_MODES.items():
-        assert isinstance(mode, TrainingMode) and mode.name == name and training_mode(name) is mode
+        assert isinstance(mode, TrainingMode) and mode.name == name
 
 
 def test_every_mode_has_its_messages_in_every_language() -> None:
@@ -32,7 +32,7 @@ def test_every_mode_has_its_messages_in_every_language() -> None:
 
 def test_only_the_checkpoint_mode_takes_a_file_beside_the_notebook_and_skips_the_loss() -> None:
     assert [m.name for m in TRAINING_MODES.values() if m.submits_checkpoint] == [CheckpointMode.name]
-    assert "calculate_loss" not in training_mode("checkpoint").needed
+    assert "calculate_loss" not in TRAINING_MODES["checkpoint"].needed
     assert all("calculate_loss" in m.needed for m in TRAINING_MODES.values() if not m.submits_checkpoint)
 
 
