@@ -18,6 +18,7 @@ is far above their test BLEU (training.memorisation_gap) are held for a TA's rev
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from assignments.transformer_mt.training_modes import TRAINING_MODES
 from autograder.assignment import TrainingOutcome
 from autograder.config import GraderConfig
 from autograder.i18n import t
+from autograder.part_kinds import worker_limits
 from autograder.progress import training_progress_shown
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from reference.transformer_mt.train import model_arguments
@@ -46,17 +48,16 @@ MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training wo
 
 def training_limits(config: GraderConfig, budget_s: float) -> Limits:
     """Limits of the training worker: the profile's time budget, more memory and threads."""
-    worker, training = config.worker, training_settings(config)
-    return Limits(
+    training = training_settings(config)
+    return dataclasses.replace(
+        worker_limits(config),
         timeout_s=budget_s,
-        startup_timeout_s=worker.startup_timeout_s,
         memory_mb=training.memory_mb,
-        output_bytes=worker.output_bytes,
         threads=training.threads,
-        isolation=worker.isolation,
         # the trusted side fetches the trained weights: a checkpoint's size, not reply_mb
-        reply_mb=max(worker.reply_mb, int(training.checkpoint_max_mb) + 64),
+        reply_mb=max(config.worker.reply_mb, int(training.checkpoint_max_mb) + 64),
         warm_start=False,  # one long worker with its own thread count: the cold start, as before
+        warm_preload=(),
     )
 
 
