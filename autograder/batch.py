@@ -119,12 +119,10 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
             found.append((given, given.name, given.as_posix()))
         else:
             raise SubmissionPathError(f"{given}: no such file or folder")
-    seen: set[Path] = set()
-    unique_found = []
-    for path, label, as_given in found:
-        if path.resolve() not in seen:
-            seen.add(path.resolve())
-            unique_found.append((path, label, as_given))
+    firsts: dict[Path, tuple[Path, str, str]] = {}
+    for entry in found:
+        firsts.setdefault(entry[0].resolve(), entry)
+    unique_found = list(firsts.values())
     labels = _unique([label for _, label, _ in unique_found], [g for _, _, g in unique_found])
     stems = _unique(
         [_safe_stem(str(Path(label).with_suffix(""))) for label in labels],

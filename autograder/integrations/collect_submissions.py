@@ -78,12 +78,8 @@ def read_repo_list(path: Path) -> list[str]:
     Returns:
         The entries in file order, duplicates removed.
     """
-    entries = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        entry = line.split("#", 1)[0].strip()
-        if entry and entry not in entries:
-            entries.append(entry)
-    return entries
+    entries = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return list(dict.fromkeys(entry for entry in entries if entry))
 
 
 def clone_without_checkout(entry: str, checkout: Path, token: str, base_url: str = GITHUB) -> None:
