@@ -59,10 +59,9 @@ def test_set(seed: int) -> tuple[Tensor, Tensor]:
         (inputs, targets), LongTensors (TEST_ROWS, max_length).
     """
     generator = torch.Generator().manual_seed(seed + TEST_SEED_OFFSET)
-    inputs, targets = worker_training.reversal_batch(
+    return worker_training.reversal_batch(
         generator, TEST_ROWS, SETTINGS["max_length"], SETTINGS["min_length"], SETTINGS["vocab_size"]
     )
-    return inputs, targets
 
 
 def accuracy(predictions: Tensor, targets: Tensor) -> float:
@@ -135,15 +134,8 @@ def run_training_part(student: Any, seed: int = 0, training: TrainingConfig | No
 
 def reference_model() -> torch.nn.Module:
     """The reference Encoder with the grader's head, in the training settings."""
-    encoder = part1.Encoder(
-        SETTINGS["vocab_size"],
-        SETTINGS["max_length"],
-        SETTINGS["embedding_dim"],
-        SETTINGS["feed_forward_dim"],
-        SETTINGS["num_heads"],
-        SETTINGS["num_layers"],
-        SETTINGS["drop_prob"],
-    )
+    names = ("vocab_size", "max_length", "embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
+    encoder = part1.Encoder(*(SETTINGS[name] for name in names))
     model: torch.nn.Module = worker_training.ReversalModel(encoder, SETTINGS["embedding_dim"], SETTINGS["vocab_size"])
     return model.eval()
 
