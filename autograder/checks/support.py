@@ -156,7 +156,6 @@ def transplant_matching(
     ref_params = [(n, list(p.shape)) for n, p in reference_module.named_parameters()]
     student_params = student.params(handle)
     state = {n: p.detach().clone() for n, p in reference_module.named_parameters()}
-    tried = 0
     seen: list[dict[str, str]] = []
     for mapping in itertools.chain(
         candidate_mappings(ref_params, student_params), sublayer_mappings(ref_params, student_params)
@@ -164,13 +163,12 @@ def transplant_matching(
         if mapping in seen:
             continue
         seen.append(mapping)
-        tried += 1
         student.load_state(handle, {mapping[n]: t for n, t in state.items()}, strict=False)
         if reproduces(mapping):
             return Transplant(handle, reference_module, mapping)
-    if tried == 0:
+    if not seen:
         fail(t("checks.layout_mismatch", what=what, mismatch=describe_mismatch(ref_params, student_params)))
-    raise _NoMatch(tried)
+    raise NoMatch(len(seen))
 
 
 def _children(params: list[tuple[str, list[int]]]) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
@@ -224,15 +222,12 @@ def sublayer_mappings(
         yield mapping
 
 
-class _NoMatch(Exception):
+class NoMatch(Exception):
     """No candidate mapping reproduced the reference (the caller words the message)."""
 
     def __init__(self, tried: int) -> None:
         super().__init__(tried)
         self.tried = tried
-
-
-NoMatch = _NoMatch
 
 
 def require(ctx: CheckContext, name: str) -> None:
