@@ -64,7 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--config",
         type=Path,
-        default=None,
         metavar="FILE",
         help="grader.yml to use (default: --assignment's own, assignments/NAME/grader.yml, else the project's)",
     )
@@ -77,10 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", type=int, metavar="N", help="submissions graded in parallel (grading.jobs)")
     grade.add_argument("--parts", metavar="P1,P2", help="grade only these parts (default: all)")
     grade.add_argument(
-        "--train",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="grade the training part (training.enabled)",
+        "--train", action=argparse.BooleanOptionalAction, help="grade the training part (training.enabled)"
     )
     grade.add_argument(
         "--set",
@@ -114,7 +110,6 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--warm-start",
         action=argparse.BooleanOptionalAction,
-        default=None,
         help="root jail: fork workers from a zygote that has imported torch once (worker.warm_start)",
     )
     grade.add_argument(
@@ -147,7 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--ray-address",
         metavar="ADDR",
-        default=None,
         help="with --executor ray: 'auto' (the cluster this machine belongs to), "
         "ray://HOST:10001, or none to start a local Ray",
     )
@@ -187,19 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     similarity.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
     similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
+    similarity.add_argument("--assignment", metavar="NAME", help="whose template is given code (default: grader.yml's)")
     similarity.add_argument(
-        "--assignment", metavar="NAME", default=None, help="whose template is given code (default: grader.yml's)"
+        "--template", type=Path, metavar="FILE", help="the notebook students started from (default: the assignment's)"
     )
-    similarity.add_argument(
-        "--template",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the notebook students started from (default: the assignment's)",
-    )
-    similarity.add_argument(
-        "--threshold", type=float, default=None, metavar="X", help="report pairs at least this similar (0-1)"
-    )
+    similarity.add_argument("--threshold", type=float, metavar="X", help="report pairs at least this similar (0-1)")
     similarity.add_argument(
         "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
     )
@@ -211,13 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument(
         "--assignment",
         metavar="NAME",
-        default=None,
         help="include this assignment's own sections (default: the one grader.yml names)",
     )
     validate = commands.add_parser("validate-config", help="check a grader.yml")
-    validate.add_argument(
-        "file", nargs="?", type=Path, default=None, help="the file (default: the project's grader.yml)"
-    )
+    validate.add_argument("file", nargs="?", type=Path, help="the file (default: the project's grader.yml)")
     return parser
 
 

@@ -31,13 +31,13 @@ def _profile_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m assignments.transformer_mt.reference_training", description=__doc__)
-    p.add_argument("--profile", default=None, help="training profile in grader.yml (default: training.profile)")
-    p.add_argument("--config", default=None, help="grader.yml to read (default: the project's)")
-    p.add_argument("--out", default=None, help="output folder (default: runs/<profile>)")
-    p.add_argument("--target-bleu", type=float, default=None, help="stop at this BLEU (default: threshold_bleu)")
-    p.add_argument("--max-epochs", type=int, default=None, help="override the profile's max_epochs")
-    p.add_argument("--time-budget", type=float, default=None, help="override time_budget_s (seconds)")
-    p.add_argument("--seed", type=int, default=None, help="default: grading.seed")
+    p.add_argument("--profile", help="training profile in grader.yml (default: training.profile)")
+    p.add_argument("--config", help="grader.yml to read (default: the project's)")
+    p.add_argument("--out", help="output folder (default: runs/<profile>)")
+    p.add_argument("--target-bleu", type=float, help="stop at this BLEU (default: threshold_bleu)")
+    p.add_argument("--max-epochs", type=int, help="override the profile's max_epochs")
+    p.add_argument("--time-budget", type=float, help="override time_budget_s (seconds)")
+    p.add_argument("--seed", type=int, help="default: grading.seed")
     p.add_argument(
         "--set",
         action="append",
@@ -45,14 +45,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override any profile key, e.g. --set embedding_dim=128 (repeatable)",
     )
-    p.add_argument("--data-dir", default=None, help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
+    p.add_argument("--data-dir", help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
     p.add_argument(
         "--expected-counts",
-        default=None,
         metavar="train=N,validation=N,test=N",
         help="line counts of a test slice instead of the real 29,000/1,014/1,000",
     )
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument("--device", help="cpu or cuda (default: cuda if available)")
     p.add_argument(
         "--teacher-forced",
         action="store_true",

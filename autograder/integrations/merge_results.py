@@ -282,14 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.merge_results")
     parser.add_argument("folders", nargs="+", type=Path, help="report folders, later ones win per part")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--config", type=Path, default=None)
+    parser.add_argument("--config", type=Path)
     parser.add_argument("--html", action="store_true")
     parser.add_argument("--reporter-payload", action="store_true")
     parser.add_argument(
-        "--manifest",
-        type=Path,
-        default=None,
-        help="collect_submissions' manifest.csv: every roster repository gets a row",
+        "--manifest", type=Path, help="collect_submissions' manifest.csv: every roster repository gets a row"
     )
     args = parser.parse_args(argv)
     config = grader_config.load_config(args.config)

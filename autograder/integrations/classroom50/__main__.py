@@ -26,9 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     build = commands.add_parser("build", help="write the autograder folder for <classroom>/autograders/<slug>/")
-    build.add_argument("--assignment", default=None, help="assignment folder name (default: grader.yml's)")
+    build.add_argument("--assignment", help="assignment folder name (default: grader.yml's)")
     build.add_argument("--out", type=Path, required=True, help="the folder to write")
-    build.add_argument("--language", choices=("ko", "en"), default=None, help="default: grader.yml feedback.language")
+    build.add_argument("--language", choices=("ko", "en"), help="default: grader.yml feedback.language")
 
     collect = commands.add_parser("collect", help="copy each repository's latest submit/* notebook")
     collect.add_argument("--repos", type=Path, required=True, help="file listing the student repositories")
@@ -45,9 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--out", type=Path, required=True)
     publish.add_argument("--classroom", required=True, help="classroom short name (result.json `classroom`)")
     publish.add_argument("--slug", required=True, help="assignment slug (result.json `assignment`)")
-    publish.add_argument("--assignment", default=None, help="assignment folder name (default: grader.yml's)")
-    publish.add_argument("--config", type=Path, default=None, help="grader.yml (default: the project's)")
-    publish.add_argument("--language", choices=("ko", "en"), default=None)
+    publish.add_argument("--assignment", help="assignment folder name (default: grader.yml's)")
+    publish.add_argument("--config", type=Path, help="grader.yml (default: the project's)")
+    publish.add_argument("--language", choices=("ko", "en"))
     publish.add_argument("--base-url", default=GITHUB)
     return parser
 

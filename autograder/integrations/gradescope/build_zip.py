@@ -125,12 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data",
         type=Path,
-        default=None,
         help="the assignment's data folder to bundle (assignment.yml `data:`; its training part then runs offline)",
     )
-    parser.add_argument(
-        "--assignment", default=None, metavar="NAME", help="the assignment to ship (default: grader.yml's)"
-    )
+    parser.add_argument("--assignment", metavar="NAME", help="the assignment to ship (default: grader.yml's)")
     args = parser.parse_args(argv)
     if args.data is not None and not args.data.is_dir():
         print(f"error: --data {args.data}: no such folder", file=sys.stderr)

@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.run")
     parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
     parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
-    parser.add_argument("--config", type=Path, default=None, help="grader.yml (default: the project's)")
+    parser.add_argument("--config", type=Path, help="grader.yml (default: the project's)")
     parser.add_argument(
         "--prefer",
         default=os.environ.get("AUTOGRADER_NOTEBOOK", ""),
