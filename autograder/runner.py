@@ -57,12 +57,6 @@ def _part_of(item: pytest.Item) -> str:
     return module.__name__ if module is not None else ""
 
 
-def _is_worker_failure(error: BaseException) -> bool:
-    from autograder.sandbox import WorkerFailure
-
-    return isinstance(error, WorkerFailure)
-
-
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
@@ -90,6 +84,8 @@ class _ContextPlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        from autograder.sandbox import WorkerFailure
+
         outcome = yield
         report = outcome.get_result()
         check_id = item.name.removeprefix("test_")
@@ -97,7 +93,7 @@ class _ContextPlugin:
             self.verdicts.setdefault(check_id, Verdict(True))
         elif report.failed and call.excinfo is not None:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
-            if _is_worker_failure(call.excinfo.value):
+            if isinstance(call.excinfo.value, WorkerFailure):
                 self.stopped_parts[_part_of(item)] = self.verdicts[check_id].message
 
 
@@ -118,30 +114,12 @@ def run_checks(
     if check_ids is not None and not check_ids:
         return {}
     plugin = _ContextPlugin(context, check_ids, budget_s)
-    args = [
-        str(checks_dir),
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "--rootdir",
-        str(checks_dir),
-        "-o",
-        "addopts=",
-        "-o",
-        "python_files=test_*.py",
-        "--no-header",
-        "-p",
-        "no:timeout",
-        # These two only turn exceptions raised where nobody catches them (in __del__, in other
-        # threads) into pytest warnings, which no verdict reads; at the end of each session they
-        # run a full gc.collect() each, about a CPU-second per submission once torch is loaded.
-        "-p",
-        "no:unraisableexception",
-        "-p",
-        "no:threadexception",
-    ]
+    # unraisableexception and threadexception only turn exceptions raised where nobody catches them
+    # (in __del__, in other threads) into pytest warnings, which no verdict reads; at the end of each
+    # session they run a full gc.collect() each, about a CPU-second per submission once torch is loaded.
+    disabled = ("cacheprovider", "randomly", "timeout", "unraisableexception", "threadexception")
+    args = [str(checks_dir), "-q", "--rootdir", str(checks_dir), "-o", "addopts=", "-o", "python_files=test_*.py"]
+    args += ["--no-header", *(option for name in disabled for option in ("-p", f"no:{name}"))]
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
         pytest.main(args, plugins=[_PluginName(plugin)])
