@@ -30,11 +30,6 @@ def parse_moment(text: str) -> datetime:
     return moment
 
 
-def _moment_text(value: Any) -> Any:
-    # YAML reads an unquoted timestamp as a datetime; keep the key a string either way.
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
 class LateConfig(Section):
     """late: when work is due and what a late submission loses (nothing when `deadline` is null)."""
 
@@ -90,7 +85,8 @@ class LateConfig(Section):
     @field_validator("deadline", "zero_after", mode="before")
     @classmethod
     def _moment_as_text(cls, value: Any) -> Any:
-        return _moment_text(value)
+        # YAML reads an unquoted timestamp as a datetime; keep the key a string either way.
+        return value.isoformat() if isinstance(value, datetime) else value
 
     @field_validator("deadline", "zero_after")
     @classmethod
