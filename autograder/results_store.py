@@ -207,12 +207,8 @@ class ResultsStore:
 
     def load(self, stem: str) -> StoredResult | None:
         """The stored record of `stem`, or None (none, or unreadable: it is graded again)."""
-        return self._read(self.results / f"{stem}.json")
-
-    @staticmethod
-    def _read(path: Path) -> StoredResult | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads((self.results / f"{stem}.json").read_text(encoding="utf-8"))
             if data.get("format") != RECORD_FORMAT:
                 return None
             return StoredResult(
