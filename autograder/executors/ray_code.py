@@ -65,8 +65,7 @@ def build_archive(root: Path, excludes: Sequence[str]) -> bytes:
                     continue
                 info = zipfile.ZipInfo(prefix + name, date_time=(1980, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
-                with open(path, "rb") as handle:
-                    archive.writestr(info, handle.read())
+                archive.writestr(info, Path(path).read_bytes())
     return buffer.getvalue()
 
 

@@ -21,8 +21,7 @@ def _student_mask(ctx: CheckContext, batch: Tensor, pad_idx: int) -> Tensor:
     # The student's function may read the global pad_idx; keep it consistent with the argument.
     mask = ctx.student.call(FUNCTION, [batch, pad_idx], set_globals={"pad_idx": pad_idx})
     B, T = batch.shape
-    mask = expect_tensor(mask, t("checks.mask.what", shape=f"`{(B, T)}`"), shape=(B, 1, T, T))
-    return mask
+    return expect_tensor(mask, t("checks.mask.what", shape=f"`{(B, T)}`"), shape=(B, 1, T, T))
 
 
 def _as_bool(mask: Tensor) -> Tensor:
