@@ -75,7 +75,7 @@ class ProfileConfig(Section):
     lr_decay_steps: int = Field(
         default=_RECIPE["lr_decay_steps"],
         ge=0,
-        description=("Step at which linear/cosine decay reaches 0 (0 = the end of max_epochs)."),
+        description="Step at which linear/cosine decay reaches 0 (0 = the end of max_epochs).",
     )
     label_smoothing: float = Field(
         default=0.1, ge=0, lt=1, description="Label smoothing of the cross-entropy criterion."
@@ -96,12 +96,10 @@ class ProfileConfig(Section):
     time_budget_s: float = Field(
         default=600,
         gt=0,
-        description=("Wall-clock budget for training; stops at the first epoch/evaluation boundary past it."),
+        description="Wall-clock budget for training; stops at the first epoch/evaluation boundary past it.",
     )
     eval_every_steps: int = Field(
-        default=_RECIPE["eval_every_steps"],
-        ge=0,
-        description=("Evaluate validation BLEU every N steps (0 = per epoch)."),
+        default=_RECIPE["eval_every_steps"], ge=0, description="Evaluate validation BLEU every N steps (0 = per epoch)."
     )
     eval_start_step: int = Field(
         default=_RECIPE["eval_start_step"],
@@ -124,7 +122,7 @@ class ProfileConfig(Section):
     hopeless_after_steps: int = Field(
         default=_RECIPE["hopeless_after_steps"],
         ge=0,
-        description=("The step from which hopeless_bleu applies (0 = off)."),
+        description="The step from which hopeless_bleu applies (0 = off).",
     )
     late_hopeless_bleu: float = Field(
         default=_RECIPE["late_hopeless_bleu"],
@@ -139,7 +137,7 @@ class ProfileConfig(Section):
     late_hopeless_after_steps: int = Field(
         default=_RECIPE["late_hopeless_after_steps"],
         ge=0,
-        description=("The step from which late_hopeless_bleu applies (0 = off)."),
+        description="The step from which late_hopeless_bleu applies (0 = off).",
     )
     precision: Precision = Field(
         default=_RECIPE["precision"],
@@ -247,7 +245,7 @@ class TrainingConfig(TrainingSection):
         default_factory=lambda: HparamBounds(), description="See training.hparam_bounds.<name>."
     )
     profiles: dict[str, ProfileConfig] = Field(
-        default_factory=dict, description=("Profile name -> settings; `auto` picks gpu or cpu.")
+        default_factory=dict, description="Profile name -> settings; `auto` picks gpu or cpu."
     )
 
     @field_validator("checkpoint_names")
