@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -513,13 +512,6 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         # autograder folder); English until then.
         self.language: tuple[str, Path | None] = (FALLBACK, None)
 
-    def _speaking(self) -> contextlib.AbstractContextManager[None]:
-        """The student's language (grader.yml feedback.language) and the assignment's catalogue."""
-        return use_language(*self.language)
-
-    def _find_language(self) -> None:
-        self.language = engine_language(self.autograder_dir)
-
     def _take_upload(self) -> Quarantine:
         if self.upload is None:
             self.upload = quarantine_for_plugin(
@@ -533,8 +525,8 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
         folder = getattr(config, "autograder_dir", None)
         self.autograder_dir = Path(os.path.abspath(folder)) if folder else None
         self.kernel_start.__enter__()
-        self._find_language()
-        with self._speaking():
+        self.language = engine_language(self.autograder_dir)
+        with use_language(*self.language):
             self._take_upload()
 
     def before_execution(self, submission: Any) -> Any:
@@ -544,7 +536,7 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
     def after_grading(self, results: GradingResults) -> None:
         """Grade the submission file with the engine and put its per-part results into Otter's."""
         self.kernel_start.__exit__()
-        with self._speaking():
+        with use_language(*self.language):
             try:
                 self._grade_into(results)
             finally:  # the private copy of the upload is not kept, whatever happened
