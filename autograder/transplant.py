@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
@@ -25,8 +26,8 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     Returns:
         One sentence comparing counts and sizes.
     """
-    ref_total = sum(_numel(s) for _, s in reference)
-    stu_total = sum(_numel(s) for _, s in student)
+    ref_total = sum(math.prod(s) for _, s in reference)
+    stu_total = sum(math.prod(s) for _, s in student)
     return t(
         "checks.transplant.counts",
         count=len(student),
@@ -34,13 +35,6 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
         want_count=len(reference),
         want_numbers=f"{ref_total:,}",
     )
-
-
-def _numel(shape: Sequence[int]) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
 
 
 def _shape_key(shape: Sequence[int]) -> tuple[int, ...]:
