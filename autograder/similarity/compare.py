@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import copydetect.utils
 import numpy as np
@@ -92,16 +92,6 @@ def _stable_kgram_hashes(string: str, k: int) -> np.ndarray:
     return hashes.view(np.int64)
 
 
-@contextlib.contextmanager
-def _stable_hashes() -> Iterator[None]:
-    original = copydetect.utils.hashed_kgrams
-    copydetect.utils.hashed_kgrams = _stable_kgram_hashes
-    try:
-        yield
-    finally:
-        copydetect.utils.hashed_kgrams = original
-
-
 def _fingerprint(name: str, code: str, settings: Settings, boilerplate: np.ndarray) -> Any:
     if not code.strip():
         return None
@@ -145,7 +135,7 @@ def fingerprint_all(
     for path, label in zip(paths, labels, strict=True):
         cells = cell_sources(path)
         submissions.append(Submission(label, student_code(cells, given), student_units(cells, template_cells)))
-    with _stable_hashes():
+    with mock.patch.object(copydetect.utils, "hashed_kgrams", _stable_kgram_hashes):
         template_print = _fingerprint("template", "\n\n".join(template_cells), settings, np.array([], dtype=np.int64))
         boilerplate = np.array(sorted(template_print.hashes) if template_print else [], dtype=np.int64)
         for submission in submissions:
