@@ -8,10 +8,13 @@ payload, Otter's results; the public checks run on the held-out bug notebooks.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
+import re
 import sys
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -86,19 +89,35 @@ def test_markdown_reports_and_gradescope_results_have_korean(corpus_run: CorpusR
     assert not failures, _report(failures, "the Markdown reports and Gradescope results")
 
 
+SVG_URI = "data:image/svg+xml;base64,"
+_NUMBER = re.compile(r"\d[\d.e+-]*")  # the training curve's axis ticks
+
+
 class _Text(HTMLParser):
     """The text nodes of a page, outside <code>, <pre>, <style> and <script>."""
 
     SKIPPED = frozenset({"code", "pre", "style", "script"})
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: set[str]) -> None:
+        """Args: the tokens a picture may show as they are (the mask grids' labels: sentence data)."""
         super().__init__()
         self.texts: list[str] = []
         self.depth = 0
+        self.pictures = 0
+        self.tokens = tokens
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.depth += tag in self.SKIPPED
         self.texts += [value for name, value in attrs if name in ("alt", "title") and value]
+        # The pictures (SVG data URIs): their words, less the sentences' tokens and the axis numbers.
+        source = dict(attrs).get("src") or ""
+        if tag == "img" and source.startswith(SVG_URI):
+            svg = ElementTree.fromstring(base64.b64decode(source[len(SVG_URI) :]))
+            words = [node.text or "" for node in svg.iter("{http://www.w3.org/2000/svg}text")]
+            self.texts += [
+                text for text in words if not all(w in self.tokens or _NUMBER.fullmatch(w) for w in text.split())
+            ]
+            self.pictures += 1
 
     def handle_endtag(self, tag: str) -> None:
         self.depth -= tag in self.SKIPPED
@@ -124,19 +143,27 @@ def _feedback(run: CorpusRun) -> Path:
 
 
 def test_html_pages_and_reporter_payloads_have_korean(corpus_run: CorpusRun, part1_run: CorpusRun) -> None:
-    failures = []
+    failures, pictures = [], 0
     for run in _runs(corpus_run, part1_run):
         folder = _feedback(run)
+        tokens = {
+            token
+            for result in run.results.values()
+            for row in (result.extras.get("attention_mask") or {}).get("labels", [])
+            for token in row
+        }
         for page in sorted(folder.glob("*.html")):
-            parser = _Text()
+            parser = _Text(tokens)
             parser.feed(page.read_text(encoding="utf-8"))
             failures += [f"{page.name}: {text}" for text in parser.texts if lacks_korean(text)]
+            pictures += parser.pictures
         for payload in sorted(folder.glob("*.reporter.json")):
             for test in json.loads(payload.read_text(encoding="utf-8")).get("tests", []):
                 texts = [test.get("name", ""), *lines_lacking_korean(test.get("message", "") or "")]
                 failures += [f"{payload.name}: {text}" for text in texts if lacks_korean(text)]
         for feedback in sorted(folder.glob("*.feedback.md")):
             failures += [f"{feedback.name}: {line}" for line in lines_lacking_korean(feedback.read_text("utf-8"))]
+    assert pictures > 0  # the pictures' words were read too
     assert not failures, _report(failures, "the HTML pages, feedback and reporter payloads")
 
 
