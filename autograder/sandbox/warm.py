@@ -135,6 +135,8 @@ class Zygote:
                 str(name): {kind: int(sizes[kind]) for kind in ("as", "data")}
                 for name, sizes in ready["preloaded_mb"].items()
             }
+            # what the runtime's own lazy imports (zygote.RUNTIME_IMPORTS) map, per limit kind
+            self.runtime_mb = {kind: int(ready["runtime_mb"][kind]) for kind in ("as", "data")}
         except (ValueError, KeyError, TypeError):
             self.close()
             raise ZygoteUnavailable(
@@ -182,7 +184,9 @@ class Zygote:
         mapped. The allowance is what the zygote measured for the preloaded modules the submission
         does not import (matched by top-level package). A module's size is what it added after
         those before it, so a shared dependency is counted with the first: the room is the cold
-        one, or larger by such a dependency, never smaller. The tree's resident memory stays
+        one, or larger by such a dependency, never smaller. What the runtime's own lazy imports
+        map (a cold worker maps them at a request, after the submission has loaded) is always
+        added. The tree's resident memory stays
         bounded by memory_mb (the tree watchdog), and the messages name memory_mb.
 
         Args:
@@ -193,7 +197,8 @@ class Zygote:
         """
         kind = "as" if memory_rlimit == "as" else "data"
         own = set(imported)
-        return sum(sizes[kind] for name, sizes in self.preloaded_mb.items() if name.split(".")[0] not in own)
+        preload = sum(sizes[kind] for name, sizes in self.preloaded_mb.items() if name.split(".")[0] not in own)
+        return preload + self.runtime_mb[kind]
 
     @property
     def alive(self) -> bool:

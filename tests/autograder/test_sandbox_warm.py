@@ -18,6 +18,7 @@ from autograder.config.sections import DEFAULT_WARM_PRELOAD
 from autograder.sandbox import Limits, Worker, warm
 from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
+from autograder.worker_runtime.zygote import RUNTIME_IMPORTS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,14 @@ def test_a_warm_worker_is_forked_from_the_zygote_and_jailed_like_a_cold_one():
         pid, uid, visible = worker.call("whoami", [])
         assert pid == 2 and visible == [1, 2]  # its own pid namespace: the reaper and itself
         assert uid == worker.isolation["uid"] and uid >= 1 << 20
+
+
+def test_a_warm_worker_starts_with_the_runtimes_lazy_imports_done():
+    """The modules torch imports at the first gradient request are the zygote's, not each worker's."""
+    with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
+        _zygote_of(worker)
+        names = list(RUNTIME_IMPORTS)
+        assert worker.call("loaded", [names]) == names
 
 
 def test_the_submission_cannot_signal_trace_or_read_the_zygote_or_its_keeper():
@@ -193,7 +202,9 @@ def test_a_warm_worker_keeps_the_memory_room_of_a_cold_one(source, allowed):
         cold_limit, cold_room = worker.call("memory_room", [])
     everything = sum(sizes["as"] for sizes in zygote.preloaded_mb.values())
     assert everything > 100, zygote.preloaded_mb  # the course's modules map hundreds of MB
-    assert cold_limit == 3072 and warm_limit - 3072 == (everything if allowed else 0), zygote.preloaded_mb
+    runtime = zygote.runtime_mb["as"]  # the runtime's own lazy imports, given back to every fork
+    assert 0 < runtime < 200, zygote.runtime_mb
+    assert cold_limit == 3072 and warm_limit - 3072 == (everything if allowed else 0) + runtime, zygote.preloaded_mb
     assert abs(warm_room - cold_room) <= ROOM_TOLERANCE_MB, (warm_room, cold_room, zygote.preloaded_mb)
 
 
