@@ -119,7 +119,8 @@ def run_checks(
     # session they run a full gc.collect() each, about a CPU-second per submission once torch is loaded.
     disabled = ("cacheprovider", "randomly", "timeout", "unraisableexception", "threadexception")
     args = [str(checks_dir), "-q", "--rootdir", str(checks_dir), "-o", "addopts=", "-o", "python_files=test_*.py"]
-    args += ["--no-header", *(option for name in disabled for option in ("-p", f"no:{name}"))]
+    # --tb=no: pytest's report is discarded, and formatting a failed check's traceback parses its source.
+    args += ["--no-header", "--tb=no", *(option for name in disabled for option in ("-p", f"no:{name}"))]
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
         pytest.main(args, plugins=[_PluginName(plugin)])

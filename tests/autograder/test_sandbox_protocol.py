@@ -16,6 +16,7 @@ from autograder.sandbox.limits import Limits
 from autograder.sandbox.plan import PROJECT_ROOT, build_env, hidden_paths, python_dirs, system_layout
 from autograder.sandbox.process import ExchangeError, OutputLog, _FrameReader
 from autograder.sandbox.replies import clean_report, expect_modules, expect_params, expect_state
+from autograder.worker_runtime import server
 from autograder.worker_runtime.guards import FilePolicy
 from autograder.worker_runtime.protocol import (
     PREFIX,
@@ -26,7 +27,7 @@ from autograder.worker_runtime.protocol import (
     load_blob,
     pack_frame,
 )
-from autograder.worker_runtime.server import plain_tensor
+from autograder.worker_runtime.server import plain_tensor, seed_everything
 from autograder.worker_runtime.statements import StatementRunner
 
 
@@ -240,3 +241,40 @@ def test_the_project_is_hidden_but_the_interpreter_is_visible(monkeypatch):
     assert all(any(p == v or p.startswith(v + "/") or p.startswith("/usr") for v in visible) for p in prefixes)
     assert not any(v == str(PROJECT_ROOT) for v in visible)
     assert os.path.realpath(tempfile.gettempdir()) not in visible  # a script's dir is not bound
+
+
+def _draws() -> list[Any]:
+    import random
+
+    import numpy
+
+    return [torch.rand(3), torch.randint(0, 100, (4,)), random.random(), float(numpy.random.rand())]
+
+
+def _same_draws(a: list[Any], b: list[Any]) -> bool:
+    return torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) and a[2:] == b[2:]
+
+
+def test_a_request_seed_gives_the_streams_of_torch_manual_seed():
+    """On a torch with only the CPU the worker seeds the CPU generator directly: the same draws."""
+    import random
+
+    import numpy
+
+    seed_everything(1234)
+    ours = _draws()
+    random.seed(1234)
+    torch.manual_seed(1234)
+    numpy.random.seed(1234)
+    assert _same_draws(ours, _draws())
+    seed_everything(1234)
+    assert _same_draws(ours, _draws())
+
+
+def test_a_torch_with_an_accelerator_is_seeded_by_torch_manual_seed(monkeypatch: pytest.MonkeyPatch):
+    calls: list[int] = []
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch, "manual_seed", calls.append)
+    seed_everything(7)
+    assert calls == [7]
+    assert not server._only_cpu_to_seed()
