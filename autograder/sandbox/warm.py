@@ -186,8 +186,8 @@ class Zygote:
         those before it, so a shared dependency is counted with the first: the room is the cold
         one, or larger by such a dependency, never smaller. What the runtime's own lazy imports
         map (a cold worker maps them at a request, after the submission has loaded) is always
-        added. The tree's resident memory stays
-        bounded by memory_mb (the tree watchdog), and the messages name memory_mb.
+        added. The tree's resident memory stays bounded by memory_mb (the tree watchdog), and the
+        messages name memory_mb.
 
         Args:
             memory_rlimit: "as" (RLIMIT_AS) or "data" (RLIMIT_DATA, CUDA workers).

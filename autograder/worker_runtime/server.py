@@ -52,13 +52,17 @@ def _only_cpu_to_seed() -> bool:
     deferred seeding that can never run, with the caller's formatted stack; in a worker, whose
     runtime files are not where their code says, formatting it costs about 0.7 ms per request.
     """
-    return not (
-        torch.backends.cuda.is_built()
-        or torch.backends.mps.is_built()
-        or torch.xpu._is_compiled()
-        or torch.mtia._is_compiled()
-        or hasattr(torch, torch._C._get_privateuse1_backend_name())
-    )
+    try:
+        other_devices = (
+            torch.backends.cuda.is_built()
+            or torch.backends.mps.is_built()
+            or torch.xpu._is_compiled()
+            or torch.mtia._is_compiled()
+            or hasattr(torch, torch._C._get_privateuse1_backend_name())
+        )
+    except AttributeError:  # a torch without one of these: seed as torch.manual_seed does
+        return False
+    return not other_devices
 
 
 def seed_everything(seed: int) -> None:

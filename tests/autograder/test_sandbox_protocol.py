@@ -278,3 +278,11 @@ def test_a_torch_with_an_accelerator_is_seeded_by_torch_manual_seed(monkeypatch:
     seed_everything(7)
     assert calls == [7]
     assert not server._only_cpu_to_seed()
+
+
+def test_a_torch_lacking_a_device_probe_is_seeded_by_torch_manual_seed(monkeypatch: pytest.MonkeyPatch):
+    calls: list[int] = []
+    monkeypatch.delattr(torch.mtia, "_is_compiled")
+    monkeypatch.setattr(torch, "manual_seed", calls.append)
+    seed_everything(3)
+    assert calls == [3]
