@@ -131,44 +131,48 @@ def training_figure_svg(series: Mapping[str, Any], threshold: float | None) -> s
     loss_high = max([y for _, y in losses] + [1e-9]) * 1.05
     bleu_high = max([y for _, y in bleus] + [threshold or 0.0, 0.05]) * 1.15
 
-    def point(x: float, y: float, high: float) -> str:
-        return f"{left + plot_w * x / x_high:.1f},{top + plot_h * (1 - y / high):.1f}"
+    def to_x(x: float) -> float:
+        return left + plot_w * x / x_high
+
+    def to_y(y: float, high: float) -> float:  # high: the top of this value's axis
+        return top + plot_h * (1 - y / high)
+
+    def points(series: list[tuple[float, float]], high: float) -> str:
+        return " ".join(f"{to_x(x):.1f},{to_y(y, high):.1f}" for x, y in series)
 
     body = [
         _text(width / 2, 22, t("report.figure.training_title"), 14, 'text-anchor="middle" font-weight="bold"'),
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#a0aec0"/>',
     ]
-    for k, x in enumerate(_ticks(x_high)):
-        at = left + plot_w * k / 4
-        body.append(_text(at, top + plot_h + 16, f"{x:.3g}", 10, 'text-anchor="middle"'))
+    for x in _ticks(x_high):
+        body.append(_text(to_x(x), top + plot_h + 16, f"{x:.3g}", 10, 'text-anchor="middle"'))
     x_label = t(f"report.figure.{series['x_label']}")
     body.append(_text(left + plot_w / 2, height - 10, x_label, 12, 'text-anchor="middle"'))
     if losses:
         body.append(
             f'<polyline fill="none" stroke="{LOSS_COLOUR}" stroke-width="1.5" points="'
-            + " ".join(point(x, y, loss_high) for x, y in losses)
+            + points(losses, loss_high)
             + '"/>'
         )
-        for k, y in enumerate(_ticks(loss_high)):
-            at = top + plot_h * (1 - k / 4)
-            body.append(_text(left - 6, at + 4, f"{y:.3g}", 10, f'text-anchor="end" fill="{LOSS_COLOUR}"'))
+        for y in _ticks(loss_high):
+            body.append(
+                _text(left - 6, to_y(y, loss_high) + 4, f"{y:.3g}", 10, f'text-anchor="end" fill="{LOSS_COLOUR}"')
+            )
         body.append(_side_label(18, top + plot_h / 2, t("report.figure.loss"), LOSS_COLOUR))
     if bleus or threshold is not None:
-        for k, y in enumerate(_ticks(bleu_high)):
-            at = top + plot_h * (1 - k / 4)
-            body.append(_text(left + plot_w + 6, at + 4, f"{y:.3g}", 10, f'fill="{BLEU_COLOUR}"'))
+        for y in _ticks(bleu_high):
+            body.append(_text(left + plot_w + 6, to_y(y, bleu_high) + 4, f"{y:.3g}", 10, f'fill="{BLEU_COLOUR}"'))
         body.append(_side_label(width - 14, top + plot_h / 2, t("report.figure.bleu"), BLEU_COLOUR))
     if bleus:
         body.append(
             f'<polyline fill="none" stroke="{BLEU_COLOUR}" stroke-width="1.5" points="'
-            + " ".join(point(x, y, bleu_high) for x, y in bleus)
+            + points(bleus, bleu_high)
             + '"/>'
         )
         for x, y in bleus:
-            cx, cy = point(x, y, bleu_high).split(",")
-            body.append(f'<circle cx="{cx}" cy="{cy}" r="3" fill="{BLEU_COLOUR}"/>')
+            body.append(f'<circle cx="{to_x(x):.1f}" cy="{to_y(y, bleu_high):.1f}" r="3" fill="{BLEU_COLOUR}"/>')
     if threshold is not None:
-        y = top + plot_h * (1 - threshold / bleu_high)
+        y = to_y(threshold, bleu_high)
         body.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="{BLEU_COLOUR}" '
             'stroke-dasharray="6 4"/>'
