@@ -316,8 +316,10 @@ def train(
         )
 
     total_steps = recipe.max_steps or recipe.max_epochs * len(epoch_batches(0))
-    # Linear/cosine schedules end at lr 0: steps after that cannot change the model.
-    schedule_end = (recipe.lr_decay_steps or total_steps) if recipe.lr_schedule in ("linear", "cosine") else 0
+    # Linear/cosine schedules end at lr 0: steps after that cannot change the model. A decay over the
+    # whole run (lr_decay_steps 0) ends with the last epoch, which the loop ends anyway (max_epochs).
+    decays = recipe.lr_schedule in ("linear", "cosine") and 0 < recipe.lr_decay_steps < total_steps
+    schedule_end = recipe.lr_decay_steps if decays else 0
     stop_reason, last_eval_step = "max_epochs", -1
 
     def run_eval() -> bool:

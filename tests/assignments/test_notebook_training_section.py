@@ -60,8 +60,18 @@ def test_cpu_setting_is_the_graders_cpu_profile() -> None:
     )
     assert (
         settings["warmup_steps"] == profile["warmup_steps"]
+        and settings["eval_start_step"] == profile["eval_start_step"]
+        and settings["eval_every_steps"] == profile["eval_every_steps"]
         and settings["target_bleu"] == training_settings(CONFIG).threshold_bleu
     )
+
+
+def test_the_notebooks_decay_horizon_is_the_profiles() -> None:
+    # The notebook's lr reaches 0 where its `epochs` end; the profile's where max_epochs end when
+    # lr_decay_steps is 0. Equal epochs give both the same schedule, step for step.
+    profile = training_settings(CONFIG).profile_hparams("cpu")
+    assert profile["lr_schedule"] == "linear" and profile["lr_decay_steps"] == 0
+    assert solution_hparams()["epochs"] == profile["max_epochs"]
 
 
 def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -11,13 +12,28 @@ from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
 from mtkit.training import Recipe, is_hopeless, recipe_from_profile, train
 
-CURVES = yaml.safe_load(
+# Curves in groups by batch size: a step means a batch, so a profile's step rules are replayed
+# against the curves recorded with its batch size only.
+CURVE_GROUPS = yaml.safe_load(
     (Path(__file__).resolve().parents[1] / "fixtures" / "training" / "recorded_bleu_curves.yml").read_text(
         encoding="utf-8"
     )
 )
 CONFIG = load_config()
 THRESHOLD = training_settings(CONFIG).threshold_bleu
+TRAIN_PAIRS = 29_000  # Multi30k's training split: one epoch is ceil(TRAIN_PAIRS / batch_size) steps
+
+
+def profile_recipe(profile: str) -> Recipe:
+    return recipe_from_profile(training_settings(CONFIG).profile_hparams(profile))
+
+
+def curves_for(recipe: Recipe) -> dict[str, dict]:
+    return CURVE_GROUPS[f"batch_{recipe.batch_size}"]
+
+
+def curve_with_role(recipe: Recipe, role: str) -> dict[int, float]:
+    return next(run["curve"] for run in curves_for(recipe).values() if run.get("role") == role)
 
 
 def replay(curve: dict[int, float], recipe: Recipe) -> str:
@@ -34,49 +50,65 @@ def replay(curve: dict[int, float], recipe: Recipe) -> str:
 
 def schedule_end(recipe: Recipe) -> float:
     """The step after which a profile's run cannot change its model (linear/cosine reach lr 0 there)."""
-    decays = recipe.lr_schedule in ("linear", "cosine") and recipe.lr_decay_steps > 0
-    return recipe.lr_decay_steps if decays else float("inf")
+    if recipe.lr_schedule not in ("linear", "cosine"):
+        return float("inf")
+    # lr_decay_steps 0: the decay spans the whole run, max_epochs of the profile's batches
+    return recipe.lr_decay_steps or recipe.max_epochs * math.ceil(TRAIN_PAIRS / recipe.batch_size)
 
 
 def first_pass(curve: dict[int, float]) -> int:
     return min(step for step, bleu in curve.items() if bleu >= THRESHOLD)
 
 
-@pytest.mark.parametrize("profile", ["cpu", "gpu"])
-@pytest.mark.parametrize("name", [name for name, run in CURVES.items() if run["passes"]])
-def test_no_recorded_run_that_passed_is_stopped(name, profile):
-    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams(profile))
+def test_every_profile_has_curves_of_its_batch_size() -> None:
+    for profile in ("cpu", "gpu"):
+        passing = [run for run in curves_for(profile_recipe(profile)).values() if run["passes"]]
+        assert len(passing) >= 3, profile
+
+
+PASSING_RUNS = [
+    (profile, name)
+    for profile in ("cpu", "gpu")
+    for name, run in curves_for(profile_recipe(profile)).items()
+    if run["passes"]
+]
+
+
+@pytest.mark.parametrize(("profile", "name"), PASSING_RUNS)
+def test_no_recorded_run_that_passed_is_stopped(profile: str, name: str) -> None:
+    recipe = profile_recipe(profile)
     assert recipe.hopeless_bleu > 0 and recipe.hopeless_after_steps > 0  # the rule is on
-    curve = CURVES[name]["curve"]
+    curve = curves_for(recipe)[name]["curve"]
     if first_pass(curve) > schedule_end(recipe):
-        # It passed only after this profile's schedule ends (the d=128 model at step 1,362, the
-        # constant 5e-4 recipe at 454 > 450): under this profile it cannot pass at all.
+        # It passed only after this profile's schedule ends (e.g. the batch-128 d=128 prototype at
+        # step 1,362): under this profile it cannot pass at all.
         pytest.skip(f"passed at step {first_pass(curve)}, after the {profile} profile's schedule ends")
     assert replay(curve, recipe) == "target"
 
 
-def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run():
-    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
-    for name, run in CURVES.items():
+def test_the_cpu_rule_keeps_a_wide_margin_under_every_passing_run() -> None:
+    recipe = profile_recipe("cpu")
+    for name, run in curves_for(recipe).items():
         if run["passes"]:  # the first recorded evaluation at or after the rule's step
             step = min(s for s in run["curve"] if s >= recipe.hopeless_after_steps)
             best = max(b for s, b in run["curve"].items() if s <= step)
             assert best >= 2 * recipe.hopeless_bleu, name
 
 
-def test_the_run_that_copies_the_target_is_stopped_at_the_first_evaluation_past_the_rule():
-    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
-    assert replay(CURVES["prototype_model_C_look_ahead_mask_removed"]["curve"], recipe) == "hopeless"
-    # With the cpu profile's evaluations (every 10 steps from 200) it would stop at step 240.
-    assert next(s for s in range(200, 451, 10) if is_hopeless(s, 0.0, recipe)) == 240
+def test_the_run_that_copies_the_target_is_stopped_at_the_first_evaluation_past_the_rule() -> None:
+    recipe = profile_recipe("cpu")
+    assert replay(curve_with_role(recipe, "copies_the_next_token"), recipe) == "hopeless"
+    # The rule's step is on the profile's evaluation schedule, so such a run stops right there.
+    schedule = range(recipe.eval_start_step, int(schedule_end(recipe)) + 1, recipe.eval_every_steps)
+    assert next(s for s in schedule if is_hopeless(s, 0.0, recipe)) == recipe.hopeless_after_steps
 
 
-def test_the_late_floor_lies_under_every_passing_run_that_reaches_it():
-    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
+def test_the_late_floor_lies_under_every_passing_run_that_reaches_it() -> None:
+    recipe = profile_recipe("cpu")
     assert recipe.late_hopeless_after_steps > recipe.hopeless_after_steps > 0
     assert recipe.late_hopeless_bleu > recipe.hopeless_bleu
     checked = 0
-    for name, run in CURVES.items():
+    for name, run in curves_for(recipe).items():
         curve = run["curve"]
         if not run["passes"] or first_pass(curve) > schedule_end(recipe):
             continue
@@ -88,9 +120,9 @@ def test_the_late_floor_lies_under_every_passing_run_that_reaches_it():
     assert checked >= 1
 
 
-def test_the_run_that_never_learns_to_stop_is_stopped_by_the_late_floor():
-    recipe = recipe_from_profile(training_settings(CONFIG).profile_hparams("cpu"))
-    curve = CURVES["never_emits_eos_cpu_profile"]["curve"]
+def test_the_run_that_never_learns_to_stop_is_stopped_by_the_late_floor() -> None:
+    recipe = profile_recipe("cpu")
+    curve = curve_with_role(recipe, "never_emits_eos")
     assert replay(curve, recipe) == "hopeless"
     stopped = next(s for s in sorted(curve) if is_hopeless(s, max(b for t, b in curve.items() if t <= s), recipe))
     assert stopped == recipe.late_hopeless_after_steps

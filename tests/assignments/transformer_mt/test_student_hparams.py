@@ -94,7 +94,7 @@ def test_values_in_bounds_replace_the_profiles_and_missing_ones_keep_it() -> Non
         ("num_layers", 2.0, "`num_layers = 2.0` must be an integer from 1 to 6"),
         ("drop_prob", 0.9, "`drop_prob = 0.9` is outside the range this course allows (from 0 to 0.5)"),
         ("learning_rate", "fast", "`learning_rate = 'fast'` must be a number from 1e-05 to 0.01"),
-        ("num_heads", 3, "`num_heads = 3` must divide `embedding_dim = 256`"),
+        ("num_heads", 3, f"`num_heads = 3` must divide `embedding_dim = {PROFILE['embedding_dim']}`"),
     ],
 )
 def test_unusable_values_are_named_with_the_allowed_range(name: str, value: object, expected: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any, cast
 import pytest
 
 from assignments.transformer_mt import training_eval, training_loop, training_modes
+from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_loop import (
     TrainingBudgetSpent,
     evaluation_allowance,
@@ -76,7 +77,8 @@ class SteppingWorker:
         return {"done": False, "step": self.step if self.honest_steps else 1, "epochs": self.step / 227}
 
 
-# The cpu profile's schedule and early-stop keys (grader.yml), as the trusted loop reads them.
+# A profile's schedule and early-stop keys as the trusted loop reads them (the values of the batch-128
+# cpu profile grader.yml had until 2026-12-04: pauses every 10 steps, hopeless from step 240).
 CPU_RULES: dict[str, Any] = {
     "max_epochs": 3,
     "batch_size": 128,
@@ -191,7 +193,10 @@ def test_the_attack_through_the_engine(tiny_training_config, notebook_variant) -
     part = next(p for p in result.parts if p.part == "training")
     assert part.points == 0
     assert "went past the grader's own limit" in part.checks[0].message, part.checks[0].message
-    assert "4 validation evaluations" in part.checks[0].message  # the cpu profile's 3 epochs + 1
+    # The tiny profile evaluates once at the end (eval_every_steps 0): one evaluation per epoch of the
+    # cpu profile's max_epochs, and one more.
+    epochs = training_settings(config).profile_hparams("cpu")["max_epochs"]
+    assert f"{epochs + 1} validation evaluations" in part.checks[0].message
     assert time.monotonic() - began < part_deadline_s(300)
 
 

@@ -159,7 +159,7 @@ def test_the_cli_sets_the_mode() -> None:
 def test_a_trained_checkpoint_earns_the_training_points(reference_cpu_run, notebook_variant) -> None:
     """The reference trained with the cpu profile, submitted as a checkpoint with a correct notebook
     whose hyperparameter cell has that profile's sizes, passes without any training by the grader."""
-    notebook = notebook_variant("two_layers")
+    notebook = notebook_variant("cpu_profile_sizes")
     shutil.copyfile(reference_cpu_run / "checkpoint.pt", notebook.parent / "checkpoint.pt")
     config = load_config(overrides={"training.enabled": True, "training.profile": "cpu", "training.mode": "checkpoint"})
     points, _, details = _part(grade_submission(notebook, config, parts=["training"]))
