@@ -35,7 +35,12 @@ from autograder.assignment import assignment_of, bundled_data_of
 from autograder.config import GraderConfig, PartConfig, load_config
 from autograder.i18n import FALLBACK, assignment_title, part_title, t, use_language
 from autograder.integrations.otter_compat import ENGINE_PLUGIN
-from autograder.integrations.otter_upload import Quarantine, prepare_autograder, quarantine_for_plugin
+from autograder.integrations.otter_upload import (
+    Quarantine,
+    blank_notebook_bytes,
+    prepare_autograder,
+    quarantine_for_plugin,
+)
 from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.sidecar_files import locate_sidecar
 
@@ -237,7 +242,7 @@ def _is_skipped(part: Mapping[str, Any]) -> bool:
     return bool(part["checks"]) and all(check["skipped"] for check in part["checks"])
 
 
-def _failed_part(name: str, part: PartConfig, message: str) -> dict[str, Any]:
+def _failed_part(name: str, part: PartConfig, message: str, skipped: bool = False) -> dict[str, Any]:
     checks = [
         {
             "check_id": check,
@@ -246,18 +251,11 @@ def _failed_part(name: str, part: PartConfig, message: str) -> dict[str, Any]:
             "passed": False,
             "points": 0,
             "message": message,
-            "skipped": False,
+            "skipped": skipped,
         }
         for check, points in part.checks.items()
     ]
     return {"part": name, "title": part.title, "max_points": part.points, "points": 0, "checks": checks}
-
-
-def _skipped_part(name: str, part: PartConfig, reason: str) -> dict[str, Any]:
-    record = _failed_part(name, part, reason)
-    for check in record["checks"]:
-        check["skipped"] = True
-    return record
 
 
 def grade_parts(
@@ -303,29 +301,23 @@ def grade_parts(
             )
         )
 
+    first = None
     if options.combined and len(unit) > 1:
-        first = runner(
-            submission,
-            unit,
-            sum(options.timeout_for(n) for n in unit),
-            engine_root,
-            train=False,
-            settings=options.settings,
-        )
-        if first.result is not None:
-            take(first)
-        else:
-            runs.append(first)
-            for name in unit:
-                run_alone(name)
+        timeout_s = sum(map(options.timeout_for, unit))
+        first = runner(submission, unit, timeout_s, engine_root, train=False, settings=options.settings)
+    if first is not None and first.result is not None:
+        take(first)
     else:
+        if first is not None:  # the joint run failed: it is recorded, and each part runs again alone
+            runs.append(first)
         for name in unit:
             run_alone(name)
     if training_part is not None:
         if train:
             run_alone(training_part)
         else:
-            graded[training_part] = _skipped_part(training_part, config_parts[training_part], t("otter.training_off"))
+            off = t("otter.training_off")
+            graded[training_part] = _failed_part(training_part, config_parts[training_part], off, skipped=True)
     return _merge(submission.name, config_parts, graded, runs), runs
 
 
@@ -417,12 +409,7 @@ def fill_otter_results(
 
 def blank_submission(submission: Any) -> Any:
     """What Otter's kernel executes instead of the submission: nothing (an empty notebook/script)."""
-    if isinstance(submission, str):
-        return ""
-    note = nbformat.v4.new_markdown_cell("Graded by the course's engine; Otter does not execute this notebook.")
-    return nbformat.v4.new_notebook(
-        cells=[note], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    )
+    return "" if isinstance(submission, str) else nbformat.reads(blank_notebook_bytes().decode("utf-8"), as_version=4)
 
 
 def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any]:
