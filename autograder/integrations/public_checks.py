@@ -248,24 +248,12 @@ def run_test_file(path: Path, namespace: dict[str, Any], timeout_s: float = DEFA
         namespace.update(provided_globals(path.parent))
         with _time_limit(timeout_s), contextlib.redirect_stdout(io.StringIO()):
             test_file.run(namespace)
-    except CheckTimeout:
-        return CheckOutcome(
-            test_file.name,
-            str(path),
-            0,
-            possible,
-            seconds=time.monotonic() - started,
-            error=t("public.checks_timeout", timeout_s=timeout_s),
-        )
-    except Exception as error:
-        return CheckOutcome(
-            test_file.name,
-            str(path),
-            0,
-            possible,
-            seconds=time.monotonic() - started,
-            error=t("public.raised", error=f"`{type(error).__name__}: {error}`"),
-        )
+    except Exception as error:  # CheckTimeout included
+        if isinstance(error, CheckTimeout):
+            message = t("public.checks_timeout", timeout_s=timeout_s)
+        else:
+            message = t("public.raised", error=f"`{type(error).__name__}: {error}`")
+        return CheckOutcome(test_file.name, str(path), 0, possible, seconds=time.monotonic() - started, error=message)
     nothing = bool(getattr(test_file, "all_or_nothing", False)) and not test_file.passed_all
     cases = [
         CaseOutcome(

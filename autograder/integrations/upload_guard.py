@@ -60,16 +60,15 @@ def _reason(status: os.stat_result) -> str | None:
     return None
 
 
-def scan_upload(root: Path, max_files: int = MAX_FILES) -> UploadScan:
-    """Walk an upload without following links.
+def scan_upload(root: Path) -> UploadScan:
+    """Walk an upload without following links, listing at most MAX_FILES entries.
 
     Args:
         root: the upload's folder (itself not a link).
-        max_files: stop listing after this many entries (the rest are reported once).
 
     Returns:
         The readable files and the refused entries (links, special files, hard links, Otter's
-        state files, entries past the limit).
+        state files, entries past the limit, reported once).
     """
     scan = UploadScan()
     pending = [""]
@@ -80,8 +79,8 @@ def scan_upload(root: Path, max_files: int = MAX_FILES) -> UploadScan:
             for entry in sorted(entries, key=lambda e: e.name):
                 name = f"{relative}/{entry.name}" if relative else entry.name
                 seen += 1
-                if seen > max_files:
-                    scan.refused["…"] = t("upload.too_many", max_files=max_files)
+                if seen > MAX_FILES:
+                    scan.refused["…"] = t("upload.too_many", max_files=MAX_FILES)
                     return scan
                 if entry.name in OTTER_STATE_NAMES:
                     scan.refused[name] = t("upload.otter_state")

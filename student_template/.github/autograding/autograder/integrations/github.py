@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +96,6 @@ def append_summary(path: str | Path | None, markdown: str) -> None:
         handle.write(text)
 
 
-def _read(paths: Iterable[str]) -> str:
-    return "\n".join(Path(path).read_text(encoding="utf-8") for path in paths)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m autograder.integrations.github summary FILE...`: append Markdown files to the
     job summary ($GITHUB_STEP_SUMMARY, or stdout), cut to GitHub's limit.
@@ -117,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = commands.add_parser("summary", help="append Markdown files to the job summary")
     summary.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), _read(args.files))
+    markdown = "\n".join(Path(path).read_text(encoding="utf-8") for path in args.files)
+    append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), markdown)
     return 0
 
 
