@@ -88,13 +88,12 @@ def whole_points(earned: float, possible: float) -> tuple[int, int]:
     return min(max(0, got), top), top
 
 
-def make_result(identity: Identity, parts: Sequence[PartOutcome], graded_at: str | None = None) -> dict[str, Any]:
-    """A result/v1 document with one test per part.
+def make_result(identity: Identity, parts: Sequence[PartOutcome]) -> dict[str, Any]:
+    """A result/v1 document with one test per part, graded now.
 
     Args:
         identity: the submission.
         parts: the parts, in report order.
-        graded_at: when this grading ran (None: now).
 
     Returns:
         The JSON-ready document; `score` is the sum of the tests' scores.
@@ -117,19 +116,18 @@ def make_result(identity: Identity, parts: Sequence[PartOutcome], graded_at: str
         "release": identity.release,
         "review": identity.review or identity.commit,
         "datetime": identity.submitted_at,
-        "graded_at": graded_at or utc_stamp(),
+        "graded_at": utc_stamp(),
         "score": sum(test["score"] for test in tests),
         "max-score": sum(test["max-score"] for test in tests),
         "tests": tests,
     }
 
 
-def status_and_summary(result: Mapping[str, Any], failure: str = "") -> tuple[str, str]:
-    """The runner's `status` (success | failure | error) and a one-line summary, in the current language.
+def status_and_summary(result: Mapping[str, Any]) -> tuple[str, str]:
+    """The runner's `status` (success | failure) and a one-line summary, in the current language.
 
     Args:
         result: a result/v1 document.
-        failure: why grading could not run ("" when it ran); makes the status `error`.
 
     Returns:
         (status, summary); the summary has no line breaks.
@@ -137,9 +135,7 @@ def status_and_summary(result: Mapping[str, Any], failure: str = "") -> tuple[st
     tests = result.get("tests") or []
     passed = sum(1 for test in tests if test.get("passed"))
     fields = {"score": result.get("score", 0), "max_score": result.get("max-score", 0)}
-    if failure:
-        status, summary = "error", t("classroom50.summary_none", reason=failure)
-    elif tests and passed == len(tests):
+    if tests and passed == len(tests):
         status, summary = "success", t("classroom50.summary_all", **fields)
     else:
         status, summary = "failure", t("classroom50.summary_some", passed=passed, total=len(tests), **fields)
