@@ -288,10 +288,17 @@ def copy_at_commit(
     return row
 
 
-def write_manifest(rows: Sequence[Collected], path: Path) -> None:
-    """Write manifest.csv: one row per repository, whatever happened to it."""
+def write_manifest(rows: Sequence[Collected], path: Path, row_type: type[Collected] = Collected) -> None:
+    """Write manifest.csv: one row per repository, whatever happened to it.
+
+    Args:
+        rows: the rows, in list order.
+        path: the file to write.
+        row_type: the rows' class, whose fields are the columns (a subclass adds columns after
+            this collector's, so that merge_results' --manifest reads either).
+    """
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, [f.name for f in fields(Collected)], lineterminator="\n")
+        writer = csv.DictWriter(handle, [f.name for f in fields(row_type)], lineterminator="\n")
         writer.writeheader()
         writer.writerows(asdict(row) for row in rows)
 

@@ -12,23 +12,24 @@
 
 from __future__ import annotations
 
-import csv
 import os
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
 
 from autograder.integrations.classroom50.result_v1 import utc_stamp
 from autograder.integrations.collect_submissions import (
     GITHUB,
+    MANIFEST,
     Collected,
     _git,
     clone_without_checkout,
     copy_at_commit,
     parse_deadline,
     safe_name,
+    write_manifest,
 )
 
 TAG_PREFIX = "submit/"
@@ -147,12 +148,12 @@ def collect_repository(
         try:
             clone_without_checkout(entry, checkout, token, base_url)
         except (RuntimeError, subprocess.TimeoutExpired) as error:
-            return _with(base, status="clone-failed", detail=str(error))
+            return replace(base, status="clone-failed", detail=str(error))
         found, problems = submissions(checkout)
         on_time = [s for s in found if s.when <= deadline]
         late = [s for s in found if s.when > deadline]
         if not found:
-            return _with(base, status="no-submission", detail="; ".join(problems) or "no submit/* tag")
+            return replace(base, status="no-submission", detail="; ".join(problems) or "no submit/* tag")
         chosen = on_time[-1] if on_time else late[-1]
         later = [s for s in late if s is not chosen]
         row = copy_at_commit(checkout, entry, chosen.commit, out, notebook)
@@ -164,22 +165,7 @@ def collect_repository(
             late_tags="; ".join(f"{s.tag}@{utc_stamp(s.when)}" for s in later),
             detail="; ".join(filter(None, [row.detail, *problems])),
         )
-        return _with(base, **values)
-
-
-def _with(row: TagCollected, **changes: str) -> TagCollected:
-    values = asdict(row)
-    values.update(changes)
-    return TagCollected(**values)
-
-
-def write_manifest(rows: list[TagCollected], path: Path) -> None:
-    """Write manifest.csv: one row per repository (the plain collector's columns first, so that
-    merge_results' --manifest reads it too)."""
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, [f.name for f in fields(TagCollected)], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
+        return replace(base, **values)
 
 
 def collect_all(
@@ -216,5 +202,5 @@ def collect_all(
         late = " late" if row.late == "yes" else ""
         print(f"{row.status:18} {row.tag or '-':40} {entry}{late}")
         rows.append(row)
-    write_manifest(rows, out / "manifest.csv")
+    write_manifest(rows, out / MANIFEST, TagCollected)
     return rows
