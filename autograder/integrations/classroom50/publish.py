@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from autograder.config import GraderConfig
@@ -33,6 +33,8 @@ from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_GRADED, SubmissionResult
 
 GRADEBOOK = "gradebook.csv"
+# The manifest's columns that a gradebook row copies, in the order of Published's first fields.
+MANIFEST_COLUMNS = ("repo", "owner", "tag", "submitted_at", "late", "late_tags", "status")
 
 
 @dataclass
@@ -47,10 +49,10 @@ class Published:
     late_tags: str
     collection: str  # the collector's status
     grading: str  # the engine's status, or "missing"
-    parts: dict[str, str]  # part -> points as published ("" when not graded)
-    score: int
-    max_score: int
-    result_file: str  # relative to the output folder ("" when nothing was published)
+    parts: dict[str, str] = field(default_factory=dict)  # part -> points as published ("" when not graded)
+    score: int = 0
+    max_score: int = 0
+    result_file: str = ""  # relative to the output folder ("" when nothing was published)
 
 
 def part_outcomes(result: SubmissionResult) -> list[PartOutcome]:
@@ -161,18 +163,7 @@ def _publish_one(
     stem = Path(entry.get("file") or "").stem or safe_name(repo)
     result = by_stem.get(stem) if entry.get("status") == "ok" else None
     row = Published(
-        repo,
-        entry.get("owner", ""),
-        entry.get("tag", ""),
-        entry.get("submitted_at", ""),
-        entry.get("late", ""),
-        entry.get("late_tags", ""),
-        entry.get("status", ""),
-        result.status if result is not None else "missing",
-        {},
-        0,
-        0,
-        "",
+        *(entry.get(key, "") for key in MANIFEST_COLUMNS), result.status if result is not None else "missing"
     )
     if result is not None:
         row.parts = {p.part: f"{p.points:g}" for p in result.parts if not p.skipped}
@@ -225,24 +216,12 @@ def _zero_outcomes(config: GraderConfig, reason: str) -> list[PartOutcome]:
 
 def _write_gradebook(rows: list[Published], parts: list[str], path: Path) -> None:
     """gradebook.csv: a row per repository; part columns hold the exact points ("" = not graded)."""
-    header = [
-        "repo",
-        "owner",
-        "tag",
-        "submitted_at",
-        "late",
-        "late_tags",
-        "collection",
-        "grading",
-        *parts,
-        "score",
-        "max_score",
-        "result_file",
-    ]
+    names = [f.name for f in fields(Published) if f.name != "parts"]
+    at = names.index("score")  # the part columns go between the grading status and the totals
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(header)
+        writer.writerow([*names[:at], *parts, *names[at:]])
         for row in rows:
-            cells = [row.repo, row.owner, row.tag, row.submitted_at, row.late, row.late_tags, row.collection]
-            cells += [row.grading, *(row.parts.get(p, "") for p in parts), str(row.score), str(row.max_score)]
-            writer.writerow([csv_cell(c) for c in [*cells, row.result_file]])
+            cells = [str(getattr(row, name)) for name in names]
+            cells[at:at] = [row.parts.get(p, "") for p in parts]
+            writer.writerow([csv_cell(c) for c in cells])
