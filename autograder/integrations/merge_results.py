@@ -6,7 +6,7 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,24 +173,28 @@ def merge_folders(
 
 
 def missing_result(
-    submission: str, config_parts: ConfigParts, reason: str, graded_parts: set[str] | None = None
+    submission: str,
+    config_parts: ConfigParts,
+    reason: str,
+    skipped: Mapping[str, str] | None = None,
+    status: str = STATUS_MISSING,
 ) -> SubmissionResult:
-    """A roster student's row without a graded submission: status `missing`, 0 on every part.
+    """A row without a graded submission (a roster student's, an upload with nothing gradable): 0
+    on every part.
 
     Args:
         submission: the row's file name.
         config_parts: grader.yml's parts.
-        reason: the student-facing reason (see `missing_reason`).
-        graded_parts: the parts the graded rows count; the others are skipped here too, so the
-            row has the same possible points (None: every part counts).
+        reason: the student-facing reason (e.g. `missing_reason`): the load problem, and the message
+            of every check.
+        skipped: part -> why it is skipped in this row (its checks carry that message instead), so
+            that the row has the same possible points as the graded ones (None: every part counts).
+        status: the row's status.
 
     Returns:
         The row.
     """
-
-    def skipped(name: str) -> bool:
-        return graded_parts is not None and name not in graded_parts
-
+    skipped = skipped or {}
     parts = [
         PartResult(
             name,
@@ -198,13 +202,13 @@ def missing_result(
             float(part.points),
             0.0,
             [
-                CheckResult(check, name, float(points), False, 0.0, reason, skipped=skipped(name))
+                CheckResult(check, name, float(points), False, 0.0, skipped.get(name, reason), skipped=name in skipped)
                 for check, points in part.checks.items()
             ],
         )
         for name, part in config_parts.items()
     ]
-    return SubmissionResult(submission, STATUS_MISSING, parts, load_problems=[reason])
+    return SubmissionResult(submission, status, parts, load_problems=[reason])
 
 
 # The collector's manifest statuses (collect_submissions.Collected.status) with a catalogue text.
@@ -264,7 +268,8 @@ def add_roster(
                 continue
             status, detail = row.get("status") or "", row.get("detail") or ""
             reason = missing_reason(repo, status, detail)
-            by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason, graded_parts)
+            skipped = {name: reason for name in config_parts if graded_parts is not None and name not in graded_parts}
+            by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason, skipped)
             log.add(f"manifest:{repo}", STATUS_MISSING, reason)
     ordered = sorted(by_stem)
     return ordered, [by_stem[stem] for stem in ordered]

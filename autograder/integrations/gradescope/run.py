@@ -15,11 +15,12 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
 from autograder.i18n import assignment_title, t, use_language
+from autograder.integrations.merge_results import missing_result
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
 from autograder.late import SubmissionTime, apply_late_policy
 from autograder.reports.gradescope import write_gradescope_results
 from autograder.reports.table import render_report
-from autograder.results import STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
+from autograder.results import STATUS_UNREADABLE, SubmissionResult
 from autograder.submission_times import TimesError, gradescope_time
 
 IGNORED_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__"}
@@ -91,29 +92,6 @@ def _private_copy(
     except UnsafeFile:
         return None
     return private / path.name
-
-
-def missing_result(config: grader_config.GraderConfig, message: str) -> SubmissionResult:
-    """A zero result for an upload with nothing gradable in it (every part failed with `message`).
-
-    Args:
-        config: the validated configuration.
-        message: what the student should do.
-
-    Returns:
-        A SubmissionResult with status "unreadable".
-    """
-    parts = []
-    disabled = config.disabled_parts()
-    for name, part in config.parts.items():
-        skipped = name in disabled
-        reason = disabled.get(name, message)
-        checks = [
-            CheckResult(check_id, name, points, False, 0.0, reason, skipped=skipped)
-            for check_id, points in part.checks.items()
-        ]
-        parts.append(PartResult(name, part.title, part.points, 0.0, checks))
-    return SubmissionResult("(no notebook)", STATUS_UNREADABLE, parts, load_problems=[message])
 
 
 def environment_overrides(environ: dict[str, str] | None = None) -> dict[str, Any]:
@@ -189,7 +167,8 @@ def grade_upload(
             sides = assignment.sidecar_names(config, path.stem) if path and assignment.sidecar_names else []
             copy = _private_copy(submission_dir, path, scan, Path(private), sides) if path is not None else None
             if copy is None:
-                result = missing_result(config, t("gradescope.no_notebook"))
+                message, disabled = t("gradescope.no_notebook"), config.disabled_parts()
+                result = missing_result("(no notebook)", config.parts, message, disabled, STATUS_UNREADABLE)
                 result.load_problems += refused
             else:
                 from autograder.engine import grade_submission  # heavy: only when there is a notebook
