@@ -13,13 +13,11 @@ from autograder.assignment_folder import (
     ASSIGNMENTS_DIR,
     GRADER_FILE,
     AssignmentError,
-    BundledData,
-    Manifest,
-    default_assignment_name,
     grader_yml_of,
     read_bundled_data,
     read_manifest,
 )
+from autograder.integrations.student_bundle import named_assignment
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -46,47 +44,28 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
 
     Returns:
         The entries.
+
+    Raises:
+        AssignmentError: data to bundle, and the assignment declares none (assignment.yml `data:`).
     """
-    entries = [(name, HERE / name) for name in ENTRY_POINTS]
-    entries += [(name, ROOT / name) for name in INSTALL_FILES]
-    for item in _manifest(assignment).grader:
+    name = named_assignment(assignment)
+    entries = [(entry, HERE / entry) for entry in ENTRY_POINTS]
+    entries += [(entry, ROOT / entry) for entry in INSTALL_FILES]
+    for item in read_manifest(ASSIGNMENTS_DIR / name).grader:
         if (ROOT / item).is_dir():
             entries += [(path.relative_to(ROOT).as_posix(), path) for path in _package_files(ROOT / item)]
         elif item == GRADER_FILE:  # the zip's grader.yml is the graded assignment's (the project's by default)
-            entries.append((item, grader_yml_of(_assignment_name(assignment))))
+            entries.append((item, grader_yml_of(name)))
         else:
             entries.append((item, ROOT / item))
     if data_dir is not None:
-        data = _bundled_data(assignment)
+        data = read_bundled_data(ASSIGNMENTS_DIR / name)
+        if data is None:
+            raise AssignmentError(f"assignment {name!r} declares no data to bundle (assignment.yml `data:`)")
         for path in sorted(Path(data_dir).iterdir()):
             if path.is_file() and (not data.files or path.name.split(".")[0] in data.files):
                 entries.append((f"{data.bundled}/{path.name}", path))
     return sorted(entries)
-
-
-def _bundled_data(assignment: str | None) -> BundledData:
-    """Where the assignment's data goes in the zip (assignment.yml `data:`).
-
-    Raises:
-        AssignmentError: the assignment declares no data to bundle.
-    """
-    name = _assignment_name(assignment)
-    data = read_bundled_data(ASSIGNMENTS_DIR / name)
-    if data is None:
-        raise AssignmentError(f"assignment {name!r} declares no data to bundle (assignment.yml `data:`)")
-    return data
-
-
-def _assignment_name(assignment: str | None) -> str:
-    """The named assignment, else the one grader.yml names."""
-    from autograder.config import load_config
-
-    return assignment or load_config().assignment.name or default_assignment_name()
-
-
-def _manifest(assignment: str | None) -> Manifest:
-    """The manifest of the named assignment, else of the one grader.yml names."""
-    return read_manifest(ASSIGNMENTS_DIR / _assignment_name(assignment))
 
 
 def build_zip(out: Path = DEFAULT_OUT, data_dir: Path | None = None, assignment: str | None = None) -> Path:
