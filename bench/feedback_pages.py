@@ -17,8 +17,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from worktree import detached_worktree  # bench/, sys.path[0] when run as a script
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Run inside each side's checkout: import, then time only the rendering (process CPU, all threads).
@@ -71,23 +72,18 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pages", type=int, default=20)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="feedback-pages-") as folder:
-        other = Path(folder) / "other"
-        subprocess.run(["git", "worktree", "add", "--detach", str(other), args.vs], cwd=REPO_ROOT, check=True)
-        try:
-            ratios = []
-            for round_ in range(args.rounds):
-                order = [("this", REPO_ROOT), ("other", other)]
-                figures = dict((side, render_pages(root, args.pages)) for side, root in order[:: 1 - 2 * (round_ % 2)])
-                ratios.append(figures["this"] / figures["other"])
-                print(
-                    f"round {round_ + 1}: this {figures['this'] * 1000:.1f} ms/page, other ({args.vs}) "
-                    f"{figures['other'] * 1000:.1f} ms/page, ratio {ratios[-1]:.4f}  load {os.getloadavg()[0]:.1f}",
-                    flush=True,
-                )
-            print(f"median ratio this/other: {statistics.median(ratios):.4f} over {args.rounds} rounds")
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=REPO_ROOT, check=False)
+    with detached_worktree(args.vs) as other:
+        ratios = []
+        for round_ in range(args.rounds):
+            order = [("this", REPO_ROOT), ("other", other)]
+            figures = dict((side, render_pages(root, args.pages)) for side, root in order[:: 1 - 2 * (round_ % 2)])
+            ratios.append(figures["this"] / figures["other"])
+            print(
+                f"round {round_ + 1}: this {figures['this'] * 1000:.1f} ms/page, other ({args.vs}) "
+                f"{figures['other'] * 1000:.1f} ms/page, ratio {ratios[-1]:.4f}  load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+        print(f"median ratio this/other: {statistics.median(ratios):.4f} over {args.rounds} rounds")
     return 0
 
 

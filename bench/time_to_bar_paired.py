@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from worktree import detached_worktree  # bench/, sys.path[0] when run as a script
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -92,26 +94,18 @@ def main() -> int:
     parser.add_argument("--profile", default="cpu")
     args = parser.parse_args()
     runs: list[tuple[Run, Run]] = []
-    with tempfile.TemporaryDirectory(prefix="time-to-bar-") as scratch:
-        other_root = Path(scratch) / "other"
-        subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "worktree", "add", "--detach", "--quiet", str(other_root), args.vs],
-            check=True,
-        )
-        try:
-            for index in range(args.rounds):
-                sides = [("other", other_root), ("this", REPO_ROOT)]
-                if index % 2:
-                    sides.reverse()
-                measured = {
-                    side: run_once(side, root, args.profile, Path(scratch) / f"{side}-{index}") for side, root in sides
-                }
-                runs.append((measured["this"], measured["other"]))
-                print(f"round {index + 1}:", flush=True)
-                for side, _ in sides:
-                    print(describe(measured[side]), flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(other_root)], check=False)
+    with tempfile.TemporaryDirectory(prefix="time-to-bar-") as scratch, detached_worktree(args.vs) as other_root:
+        for index in range(args.rounds):
+            sides = [("other", other_root), ("this", REPO_ROOT)]
+            if index % 2:
+                sides.reverse()
+            measured = {
+                side: run_once(side, root, args.profile, Path(scratch) / f"{side}-{index}") for side, root in sides
+            }
+            runs.append((measured["this"], measured["other"]))
+            print(f"round {index + 1}:", flush=True)
+            for side, _ in sides:
+                print(describe(measured[side]), flush=True)
     if any(run.time_to_bar_s is None for pair in runs for run in pair):
         print("a run did not reach the bar: no ratio")
         return 1
