@@ -33,8 +33,6 @@ from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_GRADED, SubmissionResult
 
 GRADEBOOK = "gradebook.csv"
-# The manifest's columns that a gradebook row copies, in the order of Published's first fields.
-MANIFEST_COLUMNS = ("repo", "owner", "tag", "submitted_at", "late", "late_tags", "status")
 
 
 @dataclass
@@ -163,7 +161,14 @@ def _publish_one(
     stem = Path(entry.get("file") or "").stem or safe_name(repo)
     result = by_stem.get(stem) if entry.get("status") == "ok" else None
     row = Published(
-        *(entry.get(key, "") for key in MANIFEST_COLUMNS), result.status if result is not None else "missing"
+        repo,
+        entry.get("owner", ""),
+        entry.get("tag", ""),
+        entry.get("submitted_at", ""),
+        entry.get("late", ""),
+        entry.get("late_tags", ""),
+        entry.get("status", ""),
+        result.status if result is not None else "missing",
     )
     if result is not None:
         row.parts = {p.part: f"{p.points:g}" for p in result.parts if not p.skipped}
