@@ -17,7 +17,6 @@ from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
 from autograder.sidecar_files import locate_sidecar
-from autograder.submission_snapshot import read_submission
 
 if TYPE_CHECKING:
     from autograder.assignment import SidecarHook
@@ -54,13 +53,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-def _sha256_files(root: Path, relative_paths: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for relative in relative_paths:
-        digest.update(relative.encode() + b"\0" + (root / relative).read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 @lru_cache(maxsize=1)
 def engine_digest() -> str:
     """SHA-256 of every file of the engine's packages (code, hidden checks, reference, schemas).
@@ -74,7 +66,10 @@ def engine_digest() -> str:
         for path in (PROJECT_ROOT / package).rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     )
-    return _sha256_files(PROJECT_ROOT, files)
+    digest = hashlib.sha256()
+    for relative in files:
+        digest.update(relative.encode() + b"\0" + (PROJECT_ROOT / relative).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
@@ -118,20 +113,6 @@ def sidecar_files(
     # ships and hashes exactly this, so a shared `checkpoint.pt` belongs to nobody on any of them.
     found = locate_sidecar(path, hook(config, "{stem}"))
     return [found[0]] if found is not None else []
-
-
-def submission_digest(path: Path, sidecars: Sequence[Path] = ()) -> str:
-    """SHA-256 of the submission's bytes and those of its side files (by name; a link or a hard
-    link by what it is, unread), as `submission_snapshot.take` records it.
-
-    Args:
-        path: the submission file.
-        sidecars: from `sidecar_files`.
-
-    Returns:
-        The hex digest.
-    """
-    return read_submission(path, sidecars)[2]
 
 
 @dataclass

@@ -11,14 +11,8 @@ from autograder import cli
 from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch, rebuild_reports
 from autograder.config import load_config
-from autograder.results_store import (
-    ResultsStore,
-    atomic_write_text,
-    engine_digest,
-    inputs_digest,
-    sidecar_files,
-    submission_digest,
-)
+from autograder.results_store import ResultsStore, atomic_write_text, engine_digest, inputs_digest, sidecar_files
+from autograder.submission_snapshot import read_submission
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 CONFIG = load_config(FIXTURES / "grader.yml")
@@ -79,9 +73,9 @@ def test_checkpoint_files_count_as_part_of_the_submission_in_checkpoint_mode(tmp
     assert sidecar_files(notebook, CONFIG, None, PART2.sidecar_names) == []
     assert sidecar_files(notebook, config, None, PART2.sidecar_names) == [tmp_path / "hw.pt"]
     assert sidecar_files(notebook, config, ["decoder"], PART2.sidecar_names) == []
-    before = submission_digest(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names))
+    before = read_submission(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names))[2]
     (tmp_path / "hw.pt").write_bytes(b"other weights")
-    assert submission_digest(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names)) != before
+    assert read_submission(notebook, sidecar_files(notebook, config, None, PART2.sidecar_names))[2] != before
 
 
 def test_rerun_reuses_current_results_and_grades_changed_ones(tmp_path):

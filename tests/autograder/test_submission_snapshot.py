@@ -12,7 +12,7 @@ from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch
 from autograder.config import GraderConfig, load_config
 from autograder.results import STATUS_GRADED, CheckResult, PartResult, SubmissionResult
-from autograder.results_store import ResultsStore, sidecar_files, submission_digest
+from autograder.results_store import ResultsStore, sidecar_files
 from autograder.submission_snapshot import SnapshotFolder, read_submission, take
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
@@ -54,7 +54,7 @@ def test_a_file_swapped_during_the_batch_and_back_keeps_no_grade_it_never_earned
     again = grade_batch(expand_paths([subs]), CONFIG, None, out, grade_function=points_for_content, assignment=PART2)
     assert again.reused == ["a.ipynb", "b.ipynb"] and [r.points for r in again.results] == [0, 0]
     record = ResultsStore(out).load("b")
-    assert record is not None and record.submission_sha256 == submission_digest(victim)
+    assert record is not None and record.submission_sha256 == read_submission(victim, [])[2]
 
 
 def test_snapshots_are_private_and_removed_after_the_batch_also_when_it_fails(tmp_path: Path) -> None:
