@@ -16,7 +16,6 @@ SOURCE_GRADESCOPE = "gradescope"  # submission_metadata.json's created_at
 SOURCE_TIMES_FILE = "times-file"  # a time column of a CSV the course supplies
 SOURCE_FILE_MTIME = "file-mtime"  # the file's modification time (only with late.use_file_mtime)
 SOURCE_UNKNOWN = "unknown"  # no source knew it: graded as on time, and the report says so
-TIME_SOURCES = (SOURCE_GIT_COMMIT, SOURCE_GRADESCOPE, SOURCE_TIMES_FILE, SOURCE_FILE_MTIME, SOURCE_UNKNOWN)
 
 DEADLINE_FROM_CONFIG = "grader.yml"
 DEADLINE_FROM_ROUTE = "route"  # the submission route's own due date (Gradescope's)
@@ -29,7 +28,7 @@ class SubmissionTime:
     """When a submission was made, as the route that delivered it knows it."""
 
     submitted_at: str = ""  # ISO 8601 with a time zone; "" when unknown
-    source: str = SOURCE_UNKNOWN  # one of TIME_SOURCES
+    source: str = SOURCE_UNKNOWN  # one of the SOURCE_* constants above
     detail: str = ""  # e.g. "manifest.csv: commit_date", the commit id, the metadata file
     due: str = ""  # the route's due date for this submission (ISO 8601), "" when it knows none
 

@@ -89,15 +89,6 @@ class LoadedSubmission:
         """False when the file itself could not be read as a Python notebook or script."""
         return not any(p.kind == "notebook" for p in self.problems)
 
-    def worker_statements(self) -> list[tuple[str, int, str]]:
-        """The kept statements in the form `autograder.sandbox.Worker` takes.
-
-        Returns:
-            (label, first line, code) items; the label `<cell N>` is the traceback filename, so a
-            student error reads "<cell 14>, line 23" in the numbering of `Statement`.
-        """
-        return [(f"<cell {s.cell}>", s.line, s.code) for s in self.statements]
-
     def dropped_problems(self) -> list[LoadProblem]:
         """The dropped statements as "dropped" problems, for debug output.
 

@@ -201,13 +201,6 @@ def test_loading_never_runs_student_code() -> None:
     assert {s.label for s in submission.dropped} >= {'raise SystemExit("the loader executed student code")'}
 
 
-def test_worker_statements_use_cell_labels_and_lines() -> None:
-    submission = load("salvage.ipynb")
-    items = submission.worker_statements()
-    assert items[0] == ("<cell 1>", 1, "import math")
-    assert [line for _, line, _ in items] == [s.line for s in submission.statements]
-
-
 def test_to_json_carries_the_statements() -> None:
     submission = load("salvage.ipynb")
     data = json.loads(submission.to_json())
