@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,18 +72,7 @@ class Target:
     student_items: tuple[str, ...]  # what the generated student folder holds; others are left alone
     # The engine goes to the zip's root (/autograder/source on Gradescope), NOT through Otter's
     # `files`, which Otter copies into the submission folder next to the student's notebook.
-    engine_dirs: tuple[str, ...]
-    engine_files: tuple[str, ...]
-
-    @property
-    def solution_name(self) -> str:
-        """The solution notebook written to dist_dir."""
-        return f"{self.name}_solution.ipynb"
-
-    @property
-    def staged_items(self) -> tuple[str, ...]:
-        """Project folders and files staged beside the master (every student item Otter does not write)."""
-        return tuple(item for item in self.student_items if item != self.master.name and item not in GENERATED_ITEMS)
+    engine_items: tuple[str, ...]  # folders first, then files
 
 
 def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
@@ -104,8 +92,7 @@ def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
         student_dir=repo / "student_template" / manifest.student_dir,
         dist_dir=repo / "dist" / manifest.student_dir,
         student_items=manifest.student,
-        engine_dirs=tuple(item for item in manifest.grader if (repo / item).is_dir()),
-        engine_files=tuple(item for item in manifest.grader if not (repo / item).is_dir()),
+        engine_items=tuple(sorted(manifest.grader, key=lambda item: not (repo / item).is_dir())),
     )
 
 
@@ -133,13 +120,13 @@ def requirements_text(lock: Path = REPO / "requirements.lock") -> str:
     return "\n".join([TORCH_INDEX, *pins]) + "\n"
 
 
-def stage(workdir: Path, master: Path = MASTER, part: Target = PART) -> Path:
-    """Copy the master notebook, the staged items (Part 2: mtkit/) and requirements.txt into one
-    folder (Otter Assign needs every listed file below the master's folder).
+def stage(workdir: Path, part: Target = PART) -> Path:
+    """Copy the master notebook, the project items of the student folder that Otter does not write
+    (Part 2: mtkit/) and requirements.txt into one folder (Otter Assign needs every listed file
+    below the master's folder).
 
     Args:
         workdir: an empty scratch folder.
-        master: the master notebook.
         part: the assignment's build.
 
     Returns:
@@ -147,28 +134,33 @@ def stage(workdir: Path, master: Path = MASTER, part: Target = PART) -> Path:
     """
     folder = workdir / "stage"
     folder.mkdir(parents=True)
-    shutil.copyfile(master, folder / master.name)
-    for item in part.staged_items:
+    shutil.copyfile(part.master, folder / part.master.name)
+    for item in part.student_items:
+        if item == part.master.name or item in GENERATED_ITEMS:
+            continue
         if (REPO / item).is_dir():
             shutil.copytree(REPO / item, folder / item, ignore=IGNORED)
         else:
             shutil.copyfile(REPO / item, folder / item)
     (folder / "requirements.txt").write_text(requirements_text(), encoding="utf-8")
-    return folder / master.name
+    return folder / part.master.name
 
 
-def run_assign(workdir: Path, master: Path | None = None, part: Target = PART) -> Path:
-    """Run `otter assign` on a staged copy of the master notebook.
+def run_assign(workdir: Path, part: Target = PART) -> Path:
+    """Run `otter assign` on a staged copy of the master notebook, and write the globals the grader
+    provides beside its public tests (the public checks read them).
 
     Args:
         workdir: an empty scratch folder.
-        master: the master notebook (None: the assignment's).
-        part: the assignment's build.
+        part: the assignment's build (its `Assignment.grader_globals`).
 
     Returns:
         Otter's output folder (with `student/` and `autograder/`).
     """
-    staged = stage(workdir, master or part.master, part)
+    from autograder.assignment import load_assignment
+    from autograder.integrations.public_checks import GLOBALS_FILE
+
+    staged = stage(workdir, part)
     out = workdir / "out"
     # The plugin named in the master's config is imported during generation: put the repo on the path.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
@@ -181,32 +173,16 @@ def run_assign(workdir: Path, master: Path | None = None, part: Target = PART) -
     )
     if completed.returncode != 0:
         raise SystemExit(f"otter assign failed:\n{completed.stdout}\n{completed.stderr}")
-    write_grader_globals(out / "student" / "tests", part)
+    provided = dict(load_assignment(part.name).grader_globals)
+    text = json.dumps(provided, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    (out / "student" / "tests" / GLOBALS_FILE).write_text(text, encoding="utf-8")
     return out
 
 
-def write_grader_globals(tests_dir: Path, part: Target = PART) -> None:
-    """Write the globals the grader provides beside the public tests (the public checks read them).
-
-    Args:
-        tests_dir: the student template's public tests folder.
-        part: the assignment's build (its `Assignment.grader_globals`).
-    """
-    from autograder.assignment import load_assignment
-    from autograder.integrations.public_checks import GLOBALS_FILE
-
-    provided = dict(load_assignment(part.name).grader_globals)
-    text = json.dumps(provided, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    (tests_dir / GLOBALS_FILE).write_text(text, encoding="utf-8")
-
-
-def _engine_entries(part: Target, repo: Path = REPO) -> Iterator[tuple[Path, str]]:
-    for top in part.engine_dirs:
-        for path in sorted((repo / top).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                yield path, path.relative_to(repo).as_posix()
-    for name in part.engine_files:
-        yield repo / name, name
+def _files(path: Path) -> list[Path]:
+    """The file at `path`, or the files below the folder at `path`, without Python's caches."""
+    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+    return [p for p in paths if "__pycache__" not in p.parts and p.suffix != ".pyc"]
 
 
 def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None, part: Target = PART) -> list[str]:
@@ -240,7 +216,8 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         target.writestr(zipfile.ZipInfo("tests/"), b"")
         target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
         names.append(RUN_OTTER)
-        for path, name in _engine_entries(part):
+        for path in (path for item in part.engine_items for path in _files(REPO / item)):
+            name = path.relative_to(REPO).as_posix()
             # The zip's grader.yml is the assignment's own (the project's for the course's default).
             target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
             names.append(name)
@@ -304,14 +281,7 @@ def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target
 
 
 def _student_files(folder: Path, part: Target) -> dict[str, Path]:
-    found = {}
-    for item in part.student_items:
-        path = folder / item
-        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
-        found.update(
-            {p.relative_to(folder).as_posix(): p for p in paths if "__pycache__" not in p.parts and p.suffix != ".pyc"}
-        )
-    return found
+    return {p.relative_to(folder).as_posix(): p for item in part.student_items for p in _files(folder / item)}
 
 
 def stale_files(generated: Path, committed: Path | None = None, part: Target = PART) -> list[str]:
@@ -365,7 +335,7 @@ def build(
         zip_path = dist_dir / ZIP_NAME
         package_zip(otter_zips[0], zip_path, data_dir, part)
         dist_dir.mkdir(parents=True, exist_ok=True)
-        solution = dist_dir / part.solution_name
+        solution = dist_dir / f"{part.name}_solution.ipynb"
         write_notebook(out / "autograder" / part.master.name, solution, part.name)
         write_student(out / "student", student_dir, part)
     return {"zip": zip_path, "solution": solution, "student": student_dir}

@@ -87,15 +87,8 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
     series = training_series(training)
     threshold = series["threshold"] if series["threshold"] is not None else threshold
     lines = []
-    memorisation = training.get("memorisation")
-    if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
-        detail = t(
-            "report.memorised_detail",
-            validation=memorisation["validation_bleu"],
-            test=memorisation["test_bleu"],
-            gap=memorisation["gap"],
-            threshold=memorisation["threshold"],
-        )
+    detail = _memorised_detail(training)
+    if detail is not None:
         banner = escape_html(t("report.memorised_banner"))
         lines.append(f'<div class="msg"><b>{banner}</b><br>{escape_html(detail)}</div>')
     if isinstance(training.get("method"), str):
@@ -110,6 +103,20 @@ def training_section(training: Mapping[str, Any] | None, threshold: float | None
     return (
         f'<section id="training"><h2>{t("report.training_run")}</h2>{"".join(lines)}{image}'
         f"{_translation_examples(training)}</section>"
+    )
+
+
+def _memorised_detail(training: Mapping[str, Any]) -> str | None:
+    """Why the weights were held for review (training.memorisation_gap), or None when they were not."""
+    memorisation = training.get("memorisation")
+    if not (isinstance(memorisation, Mapping) and memorisation.get("flagged")):
+        return None
+    return t(
+        "report.memorised_detail",
+        validation=memorisation["validation_bleu"],
+        test=memorisation["test_bleu"],
+        gap=memorisation["gap"],
+        threshold=memorisation["threshold"],
     )
 
 
@@ -177,20 +184,9 @@ def training_markdown(training: Mapping[str, Any] | None, threshold: float | Non
     if not training:
         return ""
     lines = []
-    memorisation = training.get("memorisation")
-    if isinstance(memorisation, Mapping) and memorisation.get("flagged"):
-        lines.append(
-            f"> **{t('report.memorised_banner')}** "
-            + md_text(
-                t(
-                    "report.memorised_detail",
-                    validation=memorisation["validation_bleu"],
-                    test=memorisation["test_bleu"],
-                    gap=memorisation["gap"],
-                    threshold=memorisation["threshold"],
-                )
-            )
-        )
+    detail = _memorised_detail(training)
+    if detail is not None:
+        lines.append(f"> **{t('report.memorised_banner')}** " + md_text(detail))
     series = training_series(training)
     if series["final_bleu"] is not None:
         bar = series["threshold"] if series["threshold"] is not None else threshold

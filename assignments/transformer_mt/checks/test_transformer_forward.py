@@ -89,16 +89,7 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
         noisy = src.clone()
         hidden = src == 3
         noisy[hidden] = torch.randint(4, SRC_VOCAB, (int(hidden.sum()),), generator=gen)
-        outputs = [
-            expect_tensor(
-                ctx.student.run(
-                    handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals
-                ),
-                t("checks.module.output_name", cls="Transformer.forward"),
-            )
-            for s in (src, noisy)
-        ]
-        if not all_close(*outputs):
+        if not all_close(*_outputs(ctx, handle, [src, noisy], tgt, src_mask, tgt_mask)):
             fail(t("checks.forward.padding_leaks"))
     _require_source_use(ctx, handle)
     mc.require_context_use(ctx, PART)
@@ -110,15 +101,19 @@ def _require_source_use(ctx: CheckContext, handle: int) -> None:
     src, tgt, src_mask, tgt_mask = _case(gen, 3, 7)
     changed = src.clone()
     changed[:, 1] = (src[:, 1] - 4 + 1 + torch.randint(0, SRC_VOCAB - 5, (3,), generator=gen)) % (SRC_VOCAB - 4) + 4
-    outputs = [
+    if all_close(*_outputs(ctx, handle, [src, changed], tgt, src_mask, tgt_mask)):
+        fail(t("checks.forward.source_unused"))
+
+
+def _outputs(ctx: CheckContext, handle: int, sources: list[Any], *rest: Any) -> list[Any]:
+    """The student's eval-mode forward outputs for each source batch, with the same target and masks."""
+    return [
         expect_tensor(
-            ctx.student.run(handle, "forward", [s, tgt, src_mask, tgt_mask], mode="eval", set_globals=PART.set_globals),
+            ctx.student.run(handle, "forward", [src, *rest], mode="eval", set_globals=PART.set_globals),
             t("checks.module.output_name", cls="Transformer.forward"),
         )
-        for s in (src, changed)
+        for src in sources
     ]
-    if all_close(*outputs):
-        fail(t("checks.forward.source_unused"))
 
 
 def test_transformer_causal(ctx: CheckContext) -> None:
