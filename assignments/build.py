@@ -75,12 +75,11 @@ class Target:
     engine_items: tuple[str, ...]  # folders first, then files
 
 
-def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
+def target(name: str = DEFAULT_ASSIGNMENT) -> Target:
     """The build of one assignment.
 
     Args:
         name: the assignment's folder name.
-        repo: the project root.
 
     Returns:
         Its paths and lists, from its manifest.
@@ -89,10 +88,10 @@ def target(name: str = DEFAULT_ASSIGNMENT, repo: Path = REPO) -> Target:
     return Target(
         name=name,
         master=ASSIGNMENTS_DIR / name / f"{name}.ipynb",
-        student_dir=repo / "student_template" / manifest.student_dir,
-        dist_dir=repo / "dist" / manifest.student_dir,
+        student_dir=REPO / "student_template" / manifest.student_dir,
+        dist_dir=REPO / "dist" / manifest.student_dir,
         student_items=manifest.student,
-        engine_items=tuple(sorted(manifest.grader, key=lambda item: not (repo / item).is_dir())),
+        engine_items=tuple(sorted(manifest.grader, key=lambda item: not (REPO / item).is_dir())),
     )
 
 

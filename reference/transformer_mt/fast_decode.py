@@ -93,23 +93,16 @@ def fast_greedy_translate(
     *,
     max_new_tokens: int = DEFAULT_MAX_LENGTH,
     batch_size: int = 512,
-    device: torch.device | str | None = None,
-    sos_idx: int = SOS_IDX,
-    eos_idx: int = EOS_IDX,
-    pad_idx: int = PAD_IDX,
     length_cap: LengthCap | None = None,
 ) -> list[list[int]]:
-    """Greedy-translate with a `reference.transformer_mt.model.Transformer` (or any module with its exact layout).
+    """Greedy-translate with a `reference.transformer_mt.model.Transformer` (or any module with its exact layout),
+    on the model's device, with the course's special ids (mtkit.constants).
 
     Args:
         model: the reference Transformer (its weights are read; dropout is never applied).
         src_seqs: source id sequences with `<sos>`/`<eos>`, as in training.
         max_new_tokens: most tokens generated per sentence, `<eos>` included.
         batch_size: sentences per batch, sorted by source length, longest first.
-        device: where the inputs are put; the model must already be there (default: its device).
-        sos_idx: id of `<sos>`.
-        eos_idx: id of `<eos>`.
-        pad_idx: id of `<pad>`.
         length_cap: also stop each sentence at its source's cap (None: only max_new_tokens).
 
     Returns:
@@ -118,16 +111,14 @@ def fast_greedy_translate(
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
-    device = torch.device(device) if device is not None else next(model.parameters()).device
+    device = next(model.parameters()).device
     with torch.inference_mode():  # the fused weights, once per call (no autograd history)
         layers = [_layer_weights(layer) for layer in _decoder_layers(model)]
     return decode_in_length_order(
         model,
         src_seqs,
         batch_size,
-        lambda batch: _decode_batch(
-            model, layers, batch, max_new_tokens, device, (sos_idx, eos_idx, pad_idx), length_cap
-        ),
+        lambda batch: _decode_batch(model, layers, batch, max_new_tokens, device, length_cap),
     )
 
 
@@ -137,21 +128,19 @@ def _decode_batch(
     srcs: list[Sequence[int]],
     max_new_tokens: int,
     device: torch.device,
-    specials: tuple[int, int, int],
     length_cap: LengthCap | None,
 ) -> list[list[int]]:
-    sos_idx, eos_idx, pad_idx = specials
     n = len(srcs)
     # Each row's own limit (n,); the batch runs as many steps as its largest.
     caps = [length_cap.tokens(len(s), max_new_tokens) if length_cap else max_new_tokens for s in srcs]
     row_cap = torch.tensor(caps, device=device)
     steps = max(caps)
     src_len = max(1, max(len(s) for s in srcs))
-    src = torch.full((n, src_len), pad_idx, dtype=torch.long)
+    src = torch.full((n, src_len), PAD_IDX, dtype=torch.long)
     for row, seq in enumerate(srcs):
         src[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
     src = src.to(device)
-    enc = _encode(model, src, srcs, pad_idx)  # (n, S, d)
+    enc = _encode(model, src, srcs)  # (n, S, d)
 
     emb = model.decoder.transformer_embedding
     tok_w = emb.tok_emb.weight  # (V, d)
@@ -170,21 +159,21 @@ def _decode_batch(
         kv = F.linear(enc, w.cross_kv_w, w.cross_kv_b).view(n, src_len, 2, h, dk).permute(2, 0, 3, 1, 4)
         # Contiguous once here, or every step's matmul would copy them again.
         cross_kv.append((kv[0].contiguous(), kv[1].contiguous()))
-    cross_ok = (src != pad_idx)[:, None, None, :]  # (n, 1, 1, S)
+    cross_ok = (src != PAD_IDX)[:, None, None, :]  # (n, 1, 1, S)
     # Self-attention caches (n, h, T, dk); self_ok[:, j] = generated token j is not <pad>
     # (the look-ahead mask hides pad keys, and a model may emit <pad>).
     self_k = [torch.empty(n, h, steps, dk, device=device) for _ in layers]
     self_v = [torch.empty(n, h, steps, dk, device=device) for _ in layers]
     self_ok = torch.empty(n, steps, dtype=torch.bool, device=device)
 
-    gen = torch.full((n, steps), pad_idx, dtype=torch.long, device=device)
+    gen = torch.full((n, steps), PAD_IDX, dtype=torch.long, device=device)
     rows = torch.arange(n, device=device)  # original row of each active row
     done = torch.zeros(n, dtype=torch.bool, device=device)  # per active row: has emitted <eos>
-    y = torch.full((n,), sos_idx, dtype=torch.long, device=device)  # decoder input at this step
+    y = torch.full((n,), SOS_IDX, dtype=torch.long, device=device)  # decoder input at this step
     for t in range(steps):
         b = rows.numel()
         x = F.embedding(y, tok_w) + pe[t]  # (b, d)
-        self_ok[:, t] = y != pad_idx
+        self_ok[:, t] = y != PAD_IDX
         ok = self_ok[:, None, None, : t + 1]  # (b, 1, 1, t+1)
         for li, w in enumerate(layers):
             qkv = F.linear(x, w.self_qkv_w, w.self_qkv_b).view(b, 3, h, 1, dk)
@@ -199,7 +188,7 @@ def _decode_batch(
             x = _norm(w.norms[2], f + x)
         y = F.linear(x, dense.weight, dense.bias).argmax(dim=-1)  # (b,)
         gen[rows, t] = y
-        done |= (y == eos_idx) | (row_cap[rows] <= t + 1)
+        done |= (y == EOS_IDX) | (row_cap[rows] <= t + 1)
         n_done = int(done.sum())
         if n_done == b:
             break
@@ -215,11 +204,11 @@ def _decode_batch(
     out = []
     for row, cap in zip(gen.tolist(), caps, strict=True):
         row = row[:cap]
-        out.append(row[: row.index(eos_idx)] if eos_idx in row else row)
+        out.append(row[: row.index(EOS_IDX)] if EOS_IDX in row else row)
     return out
 
 
-def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], pad_idx: int, chunk: int = 64) -> Tensor:
+def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], chunk: int = 64) -> Tensor:
     """Encoder output (n, S, d) for rows sorted longest first, run in chunks of similar length.
 
     Each chunk is padded only to its own longest source (padding is most of the encoder's work
@@ -231,7 +220,7 @@ def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], pad_idx:
     for start in range(0, n, chunk):
         length = max(1, max(len(s) for s in srcs[start : start + chunk]))
         part = src[start : start + chunk, :length]
-        out = model.encoder(part, create_padding_mask_for_attention(part, pad_idx))  # (c, length, d)
+        out = model.encoder(part, create_padding_mask_for_attention(part, PAD_IDX))  # (c, length, d)
         if enc is None:
             enc = out.new_zeros(n, full, out.size(-1))
         enc[start : start + chunk, :length] = out

@@ -56,13 +56,7 @@ class ReferenceStudent(InProcessStudent):
     # -- names ---------------------------------------------------------------------------------
     def _functions(self) -> dict[str, Any]:
         g = self.globals
-        functions = self._reference_functions()
-        self.namespace.update({**g, **functions})
-        return {**functions, "process_batch_for_train": self.namespace["process_batch_for_train"]}
-
-    def _reference_functions(self) -> dict[str, Any]:
-        g = self.globals
-        return {
+        functions: dict[str, Any] = {
             "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
                 reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
             ),
@@ -73,6 +67,8 @@ class ReferenceStudent(InProcessStudent):
                 output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]
             ),
         }
+        self.namespace.update({**g, **functions})
+        return {**functions, "process_batch_for_train": self.namespace["process_batch_for_train"]}
 
     _CLASSES = ("DecoderLayer", "Decoder", "Transformer", "Encoder", "EncoderLayer", "MultiHeadAttention")
 
