@@ -74,6 +74,7 @@ def evaluate_model(
     *,
     teacher_forced: bool = False,
     n_examples: int = 3,
+    batch_size: int = 512,
     max_new_tokens: int | None = None,
     limit: int | None = None,
     length_cap: LengthCap | None = TRUSTED_LENGTH_CAP,
@@ -87,6 +88,7 @@ def evaluate_model(
         teacher_forced: also compute the original notebook's teacher-forced per-sentence BLEU,
             reported under `TEACHER_FORCED_KEY` (never the graded figure).
         n_examples: how many (source, reference, hypothesis) triples to include.
+        batch_size: sentences per decoding batch.
         max_new_tokens: generation limit; default the data's max_length (the positional table).
         limit: only the first `limit` sentences (quick looks; the graded figure uses all).
         length_cap: per-sentence generation limit from the source's length (None: max_new_tokens only).
@@ -102,7 +104,7 @@ def evaluate_model(
     tgt_itos = data.vocabs[data.tgt_language].itos
     start = time.perf_counter()
     ids = fast_greedy_translate(
-        model, src_seqs, max_new_tokens=max_new_tokens or data.max_length, length_cap=length_cap
+        model, src_seqs, max_new_tokens=max_new_tokens or data.max_length, batch_size=batch_size, length_cap=length_cap
     )
     decode_s = time.perf_counter() - start
     hyps = [ids_to_tokens(row, tgt_itos) for row in ids]
