@@ -19,7 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from worktree import detached_worktree  # bench/, sys.path[0] when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: also when imported, not run as a script
+from worktree import detached_worktree
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Run inside each side's checkout: import, then time only the rendering (process CPU, all threads).

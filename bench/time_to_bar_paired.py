@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from worktree import detached_worktree  # bench/, sys.path[0] when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: also when imported, not run as a script
+from worktree import detached_worktree
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
