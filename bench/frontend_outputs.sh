@@ -31,11 +31,13 @@ for lang in ko en; do
 done
 rm -rf "$PUB"
 # Masks: durations, times of day, dates and temporary paths differ from run to run; inputs_sha256
-# hashes the engine's own files, so it changes with any code change (the gradebook's seconds column is not masked).
+# hashes the engine's own files, so it changes with any code change. The gradebook's last column is its
+# grading_seconds (a number after `graded,`).
 find "$OUT" -type f \( -name '*.json' -o -name '*.md' -o -name '*.csv' -o -name '*.txt' -o -name '*.html' \) -print0 |
   xargs -0 sed -i -E \
     -e 's/"(seconds|grading_seconds|stored_at|inputs_sha256|duration_s|elapsed_s|wall_s|cpu_s|execution_time|graded_at|started_at|finished_at)": *[^,}]*/"\1": "<masked>"/g' \
     -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.+Z-]+/<time>/g' \
     -e 's#/tmp/[A-Za-z0-9._/-]+#<tmp>#g' \
-    -e 's/[0-9]+(\.[0-9]+)? ?s\b/<secs>/g'
+    -e 's/[0-9]+(\.[0-9]+)? ?s\b/<secs>/g' \
+    -e 's/,graded,[0-9.]+$/,graded,<secs>/'
 echo "written: $OUT"
