@@ -166,7 +166,7 @@ def bundled_data_of(config: GraderConfig) -> BundledData | None:
     Returns:
         Its assignment.yml `data:` declaration, or None.
     """
-    return read_bundled_data(ASSIGNMENTS_DIR / (config.assignment.name or default_assignment_name()))
+    return read_bundled_data(ASSIGNMENTS_DIR / config.assignment_name())
 
 
 def assignment_of(config: GraderConfig) -> Assignment:

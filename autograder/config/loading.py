@@ -85,6 +85,14 @@ class GraderConfig(Section):
                 raise KeyProblem(name, f"requires_parts names {unknown[0]!r}, not another part of this table")
         return self
 
+    def assignment_name(self) -> str:
+        """The graded assignment's folder name: `assignment.name`, else the only one there is.
+
+        Returns:
+            The folder name under assignments/.
+        """
+        return self.assignment.name or default_assignment_name()
+
     def training_part(self) -> str | None:
         """The part the assignment's training hook grades, when this configuration lists it.
 
@@ -92,7 +100,7 @@ class GraderConfig(Section):
             Its name (assignment.yml `training_part`), or None.
         """
         try:
-            part = read_training_part(ASSIGNMENTS_DIR / (self.assignment.name or default_assignment_name()))
+            part = read_training_part(ASSIGNMENTS_DIR / self.assignment_name())
         except AssignmentError:  # names none among several: grading itself says so
             return None
         return part if part in self.parts else None

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.assignment_folder import ASSIGNMENTS_DIR, default_assignment_name, read_manifest
+from autograder.assignment_folder import ASSIGNMENTS_DIR, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE_DIR = ROOT / "student_template" / ".github" / "autograding"
@@ -30,7 +30,7 @@ def named_assignment(assignment: str | None = None) -> str:
     """
     from autograder.config import load_config
 
-    return assignment or load_config().assignment.name or default_assignment_name()
+    return assignment or load_config().assignment_name()
 
 
 def copied_files() -> tuple[str, ...]:

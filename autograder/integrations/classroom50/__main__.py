@@ -84,11 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "build":
-        from autograder.assignment_folder import default_assignment_name
         from autograder.integrations.classroom50.build import BuildError, build
 
         config = _config(None, args.assignment, args.language)
-        name = config.assignment.name or default_assignment_name()
+        name = config.assignment_name()
         try:
             written = build(name, args.out, config.feedback.language)
         except BuildError as error:
