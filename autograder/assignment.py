@@ -49,8 +49,25 @@ class TrainingOutcome:
 # (label, line, code) triples of the submission's definitions.
 TrainingHook = Callable[[list[tuple[str, int, str]], "GraderConfig", dict[str, Any], Path | None], TrainingOutcome]
 # (config, submission stem) -> names of the files beside the submission that its training part reads
-# in this configuration (a submitted checkpoint), in the order they are looked for.
+# in this configuration (submitted weights, say), in the order they are looked for.
 SidecarHook = Callable[["GraderConfig", str], list[str]]
+
+
+@dataclass(frozen=True)
+class TrainingFigures:
+    """One graded training run as the class view counts it, read from the training part's extras."""
+
+    metric: str  # what the run's figure is called in reports, e.g. "accuracy"
+    value: float | None  # the figure the training part graded; None: the run reported none
+    threshold: float | None  # the bar the figure had to reach; None: not reported
+    curve: tuple[tuple[float, float], ...] | None  # (step, figure) at each evaluation; None: no curve kept
+    steps: float | None  # how many steps the run took; None: not reported
+    stop_reason: str = ""  # why the run ended, in the assignment's words ("" when it did not say)
+    stopped_early: bool = False  # the run ended before its schedule did (at the bar, or given up)
+
+
+# (the training part's report extras) -> its figures; must not raise on a mapping of another shape.
+FiguresHook = Callable[[Mapping[str, Any]], TrainingFigures]
 # (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
 # never raise (a picture of the student's output, say).
 ReportHook = Callable[["Student", list[str]], dict[str, Any]]
@@ -80,6 +97,8 @@ class Assignment:
     # Grades the part assignment.yml's `training_part` names (None: the assignment has no training part).
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None
+    # Reads a graded run's figures for the class view (None: the class view shows no training figures).
+    training_figures: FiguresHook | None = None
     report_extras: ReportHook | None = None
     # (report extras) -> the feedback's sections that draw them, in the assignment's words and the
     # current language (autograder.reports.sections); None: the engine's generic sections only.

@@ -6,12 +6,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
-from autograder.assignment import Assignment, TrainingOutcome
+from autograder.assignment import Assignment, TrainingFigures, TrainingOutcome
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
@@ -62,6 +63,28 @@ def run_training(
         return run_training_part(worker, seed=config.grading.seed, training=training)
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
+    """A graded run's figures for the class view: its test accuracy, bar and steps (no curve is kept).
+
+    Args:
+        training: the training part's report extras (assignments.attention_encoder.training).
+
+    Returns:
+        The run's figures.
+    """
+    return TrainingFigures(
+        metric="accuracy",
+        value=_number(training.get("accuracy")),
+        threshold=_number(training.get("threshold")),
+        curve=None,
+        steps=_number(training.get("steps")),
+    )
+
+
 ASSIGNMENT = Assignment(
     name=FOLDER.name,
     folder=FOLDER,
@@ -71,6 +94,7 @@ ASSIGNMENT = Assignment(
     # The probes and the worker side of the training part run in the worker as `grader_helpers`.
     worker_helpers=HELPERS_SOURCE,
     training=run_training,
+    training_figures=training_figures,
     # Student-facing messages, part titles (`part.<name>`) included.
     messages_dir=FOLDER / "messages",
 )

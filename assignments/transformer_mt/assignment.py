@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
-from autograder.assignment import Assignment, TrainingOutcome
+from autograder.assignment import Assignment, TrainingFigures, TrainingOutcome
 from autograder.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
@@ -126,6 +126,20 @@ def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
     return sections(extras)
 
 
+def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
+    """A graded run's figures for the class view (assignments.transformer_mt.report_view).
+
+    Args:
+        training: the training part's report extras.
+
+    Returns:
+        The run's BLEU, bar, evaluations, steps and stop reason.
+    """
+    from assignments.transformer_mt.report_view import training_figures as figures
+
+    return figures(training)
+
+
 ASSIGNMENT = Assignment(
     name=FOLDER.name,
     folder=FOLDER,
@@ -138,6 +152,7 @@ ASSIGNMENT = Assignment(
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
     training=run_training,
     sidecar_names=sidecar_names,
+    training_figures=training_figures,
     report_extras=report_extras,
     report_sections=report_sections,
     messages_dir=MESSAGES_DIR,

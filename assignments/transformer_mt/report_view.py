@@ -14,11 +14,15 @@ from typing import Any
 
 from assignments.transformer_mt.messages import t
 from assignments.transformer_mt.report_figures import mask_figure_svg, svg_data_uri, training_figure_svg
+from autograder.assignment import TrainingFigures
 from autograder.reports.md_safe import md_text
 from autograder.reports.sections import TRAINING, ReportSection, escape_html
 
 MASK = "attention_mask"  # the extras entry of assignment.report_extras
 OPEN, BLOCKED, WRONG_OPEN, WRONG_BLOCKED = "■", "·", "✗", "○"  # the Markdown grid's cells
+# Stop reasons of a run that ended before its schedule did: at the bar, or given up as hopeless
+# (mtkit.training and training_loop write them in the run's summary).
+EARLY_STOP_REASONS = frozenset({"target", "hopeless"})
 
 
 def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
@@ -241,3 +245,47 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
         "final_bleu": None if final is None else float(final),
         "threshold": None if threshold is None else float(threshold),
     }
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
+    """The class view's figures of one graded run (Assignment.training_figures).
+
+    Args:
+        training: `extras["training"]`: the graded BLEU (`evaluation.bleu`, else `bleu`), the bar
+            (`threshold_bleu`), the evaluations (`bleu_curve`, else `history.evals`), `steps`, and
+            the run's summary (`training.stop_reason`).
+
+    Returns:
+        The run's BLEU, bar, curve of {step, bleu} points, steps and stop reason.
+    """
+    evaluation = training.get("evaluation")
+    if isinstance(evaluation, Mapping) and "bleu" in evaluation:
+        value = _number(evaluation["bleu"])
+    else:
+        value = _number(training.get("bleu"))
+    curve = training.get("bleu_curve")
+    history = training.get("history")
+    if not isinstance(curve, list) and isinstance(history, Mapping):
+        curve = history.get("evals")
+    points = None
+    if isinstance(curve, list):  # a point without a BLEU never reaches the bar
+        points = tuple(
+            (float(point["step"]), float(point.get("bleu", -1.0)))
+            for point in curve
+            if isinstance(point, Mapping) and "step" in point
+        )
+    run = training.get("training")
+    reason = str(run.get("stop_reason") or "") if isinstance(run, Mapping) else ""
+    return TrainingFigures(
+        metric="BLEU",
+        value=value,
+        threshold=_number(training.get("threshold_bleu", training.get("threshold"))),
+        curve=points,
+        steps=_number(training.get("steps")),
+        stop_reason=reason,
+        stopped_early=reason in EARLY_STOP_REASONS,
+    )

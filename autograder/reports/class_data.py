@@ -6,10 +6,13 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.reports.common import ConfigParts, find_part, part_columns, part_possible
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.assignment import FiguresHook, TrainingFigures
 
 # The statuses the page counts, in the order shown. "missing": in the batch, no current stored
 # result; "late": a result whose extras say it was submitted after the deadline (counted apart,
@@ -17,8 +20,6 @@ from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, S
 STATUS_MISSING = "missing"
 STATUS_LATE = "late"
 CLASS_STATUSES = (STATUS_GRADED, STATUS_UNREADABLE, STATUS_ERROR, STATUS_MISSING, STATUS_LATE)
-# Training stop reasons that end a run before its schedule does (mtkit.training.TrainResult.stop_reason).
-EARLY_STOP_REASONS = frozenset({"target", "hopeless"})
 HISTOGRAM_BINS = 10
 
 
@@ -142,76 +143,65 @@ def failed_checks(results: Sequence[SubmissionResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def _steps_to_bar(training: Mapping[str, Any], threshold: float | None, passed: bool) -> float | None:
-    """The first step whose evaluation reached the bar (a BLEU curve), else the run's step count
-    when it passed (an assignment that reports only its steps), else None."""
-    curve = training.get("bleu_curve")
-    history = training.get("history")
-    if not isinstance(curve, list) and isinstance(history, Mapping):
-        curve = history.get("evals")
-    if threshold is not None and isinstance(curve, list):
-        for point in curve:
-            if isinstance(point, Mapping) and float(point.get("bleu", -1.0)) >= threshold:
-                return float(point["step"])
-        return None
-    steps = training.get("steps")
-    return float(steps) if passed and isinstance(steps, int | float) else None
+def _steps_to_bar(figures: TrainingFigures, threshold: float | None, passed: bool) -> float | None:
+    """The first step whose evaluation reached the bar (a run with a curve), else the run's step
+    count when it passed (an assignment that reports only its steps), else None."""
+    if threshold is not None and figures.curve is not None:
+        return next((step for step, value in figures.curve if value >= threshold), None)
+    return figures.steps if passed else None
 
 
-def training_summary(results: Sequence[SubmissionResult], part: str | None) -> dict[str, Any] | None:
+def training_summary(
+    results: Sequence[SubmissionResult], part: str | None, figures_of: FiguresHook | None
+) -> dict[str, Any] | None:
     """The training part across the class: its metric, steps to the bar, how runs stopped.
 
     Args:
         results: the batch's results.
         part: the assignment's training part (`GraderConfig.training_part()`), or None.
+        figures_of: the assignment's reader of a run's figures (`Assignment.training_figures`), or None.
 
     Returns:
         {"part", "metric", "threshold", "metric_series", "steps_series", "reached", "trained",
-        "stop_reasons": {reason: n}, "early_stops"}, or None when no result graded the part.
+        "stop_reasons": {reason: n}, "early_stops"}, or None when no result graded the part (or the
+        assignment reads no figures).
     """
-    if part is None:
+    if part is None or figures_of is None:
         return None
     metric_name, threshold, values, steps = "", None, [], []
     stops: Counter[str] = Counter()
-    trained = 0
+    early_stops = trained = 0
     for result in results:
         graded_part = find_part(result, part)
         training = result.extras.get("training")
         if graded_part is None or graded_part.skipped or not isinstance(training, Mapping):
             continue
         trained += 1
-        evaluation = training.get("evaluation")
-        if isinstance(evaluation, Mapping) and "bleu" in evaluation:
-            metric_name, value = "BLEU", evaluation["bleu"]
-        elif "accuracy" in training:
-            metric_name, value = "accuracy", training["accuracy"]
-        else:
-            value = training.get("bleu")
-            metric_name = metric_name or "BLEU"
-        bar = training.get("threshold_bleu", training.get("threshold"))
-        threshold = float(bar) if isinstance(bar, int | float) else threshold
-        if isinstance(value, int | float):
-            values.append(float(value))
+        figures = figures_of(training)
+        metric_name = figures.metric
+        if figures.value is not None:
+            values.append(figures.value)
+        threshold = figures.threshold if figures.threshold is not None else threshold
         passed = graded_part.points >= part_possible(graded_part) > 0
-        step = _steps_to_bar(training, threshold, passed)
+        step = _steps_to_bar(figures, threshold, passed)
         if step is not None:
             steps.append(step)
-        run = training.get("training")
-        if isinstance(run, Mapping) and run.get("stop_reason"):
-            stops[str(run["stop_reason"])] += 1
+        if figures.stop_reason:
+            stops[figures.stop_reason] += 1
+            early_stops += figures.stopped_early
     if not trained:
         return None
     return {
         "part": part,
         "metric": metric_name,
         "threshold": threshold,
-        # 0 to the bar's or the best value's next tenth (BLEU and accuracy are 0-1 figures)
+        # 0 to the bar's or the best value's next tenth (the assignments' figures are 0-1 fractions)
         "metric_series": describe(values, math.ceil(10 * max([*values, threshold or 0.0, 0.1])) / 10),
         "steps_series": describe(steps, max(steps, default=0.0)),
         "reached": len(steps),
         "trained": trained,
         "stop_reasons": dict(stops.most_common()),
-        "early_stops": sum(n for reason, n in stops.items() if reason in EARLY_STOP_REASONS),
+        "early_stops": early_stops,
     }
 
 
@@ -219,6 +209,7 @@ def class_data(
     results: Sequence[SubmissionResult],
     config_parts: ConfigParts,
     training_part: str | None,
+    figures_of: FiguresHook | None,
     assignment: str,
     missing: Sequence[str] = (),
 ) -> dict[str, Any]:
@@ -228,6 +219,7 @@ def class_data(
         results: the batch's results (those with a current stored result).
         config_parts: `config.parts`.
         training_part: `config.training_part()`.
+        figures_of: `Assignment.training_figures` (None: no training figures shown).
         assignment: the assignment's title.
         missing: labels of the batch's submissions without a current stored result.
 
@@ -246,5 +238,5 @@ def class_data(
         "missing": list(missing),
         "scores": _score_series(results, config_parts),
         "checks": failed_checks(results),
-        "training": training_summary(results, training_part),
+        "training": training_summary(results, training_part, figures_of),
     }

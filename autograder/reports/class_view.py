@@ -254,7 +254,7 @@ def write_class_view(
     out_dir.mkdir(parents=True, exist_ok=True)
     with use_language(config.feedback.language, assignment.messages_dir):
         title = assignment_title(config.assignment.title)  # the course language's, as every report shows
-        data = class_data(results, config.parts, config.training_part(), title, missing)
+        data = class_data(results, config.parts, config.training_part(), assignment.training_figures, title, missing)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}
     written = []
     for name, text in texts.items():

@@ -92,3 +92,21 @@ def test_the_sections_speak_the_feedback_language_from_this_assignments_catalogu
     with use_language("ko"):  # no assignment catalogue in the context: the view asks its own
         assert [section.key for section in report_sections(result.extras)] == ["attention_mask", "training"]
         assert "디코더 self-attention이 볼 수 있는 위치" in report_sections(result.extras)[0].html()
+
+
+def test_training_figures_read_bleu_curve_bar_and_how_each_run_ended() -> None:
+    figures_of = ASSIGNMENT.training_figures
+    assert figures_of is not None
+    target, hopeless, old_format, malformed = (
+        figures_of(run)
+        for run in json.loads((FIXTURES / "reports" / "class_view" / "part2_runs.json").read_text(encoding="utf-8"))
+    )
+    assert target.metric == "BLEU" and target.value == 0.2031 and target.threshold == 0.2 and target.steps == 600
+    assert target.curve == ((480.0, 0.171), (560.0, 0.2031), (600.0, 0.2104))
+    assert target.stop_reason == "target" and target.stopped_early
+    # the history's evaluations stand in for a missing bleu_curve; a point without a BLEU never crosses
+    assert hopeless.curve == ((480.0, 0.0), (600.0, -1.0)) and hopeless.stopped_early and hopeless.value == 0.0
+    # a run that ran its schedule out did not stop early; a boolean is not a step count
+    assert old_format.threshold == 0.2 and old_format.steps is None and old_format.curve is None
+    assert old_format.stop_reason == "max_epochs" and not old_format.stopped_early
+    assert (malformed.value, malformed.curve, malformed.stop_reason) == (None, None, "")

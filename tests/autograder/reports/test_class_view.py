@@ -38,6 +38,7 @@ CLASS_FIXTURES = FIXTURES / "reports" / "class_view"
 CONFIG = load_config(RESULTS / "grader.yml")
 PART2 = assignment_of(CONFIG)
 PART1 = load_config(overrides={"assignment.name": "attention_encoder", "training.enabled": True})
+PART1_FIGURES = assignment_of(PART1).training_figures
 PART1_TRAINING = "training"  # attention_encoder's training part (asserted below)
 
 
@@ -65,10 +66,10 @@ def a_class() -> list[SubmissionResult]:
 
 
 def test_statuses_count_every_kind_and_keep_the_late_and_missing_slots() -> None:
-    data = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), "T", missing=["m.ipynb"])
+    data = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), PART2.training_figures, "T", missing=["m.ipynb"])
     assert data["statuses"] == {"graded": 6, "unreadable": 1, "grader-error": 1, "missing": 1, "late": 1}
     assert data["submissions"] == 9
-    nobody_late = class_data(a_class()[2:], CONFIG.parts, None, "T")
+    nobody_late = class_data(a_class()[2:], CONFIG.parts, None, None, "T")
     assert nobody_late["statuses"]["late"] == 0 and nobody_late["statuses"]["missing"] == 0
 
 
@@ -92,7 +93,7 @@ def test_histogram_puts_every_value_in_one_bin_and_the_top_in_the_last() -> None
 
 
 def test_score_series_leave_out_grader_errors_and_skipped_parts() -> None:
-    data = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), "T")
+    data = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), PART2.training_figures, "T")
     by_part = {series["part"]: series for series in data["scores"]}
     # 2 full (trained) + 3 partial + 1 trained + 1 unreadable scored; the grader error is not a score
     assert by_part["total"]["count"] == 7 and by_part["total"]["values"] == [0, 66, 66, 66, 80, 100, 100]
@@ -125,7 +126,7 @@ def test_failed_checks_are_counted_over_graded_submissions_most_failed_first() -
 
 
 def test_training_summary_of_part_2_reads_bleu_steps_to_the_bar_and_stop_reasons() -> None:
-    training = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), "T")["training"]
+    training = class_data(a_class(), CONFIG.parts, CONFIG.training_part(), PART2.training_figures, "T")["training"]
     assert training is not None
     assert training["metric"] == "BLEU" and training["threshold"] == 0.2
     assert training["metric_series"]["values"] == [0.143, 0.268, 0.268] and training["trained"] == 3
@@ -149,7 +150,7 @@ def test_training_summary_of_part_1_reads_accuracy_and_its_steps() -> None:
     extras = json.loads((CLASS_FIXTURES / "part1_training.json").read_text(encoding="utf-8"))
     results = [part1_result(f"s{i}.ipynb", details) for i, details in enumerate(extras)]
     assert PART1.training_part() == PART1_TRAINING
-    data = class_data(results, PART1.parts, PART1_TRAINING, "Part 1")
+    data = class_data(results, PART1.parts, PART1_TRAINING, PART1_FIGURES, "Part 1")
     training = data["training"]
     assert training is not None and training["metric"] == "accuracy" and training["threshold"] == 0.9
     assert training["metric_series"]["values"] == [0.42, 0.97, 1.0] and training["metric_series"]["possible"] == 1.0
