@@ -259,7 +259,7 @@ def grade_batch(
         times = submission_times({s.stem: s.path for s in submissions}, config.late)  # TimesError before grading
         store = ResultsStore(out_dir)
         remove_scratch(out_dir)  # left by a batch killed while it wrote a report
-        inputs = inputs_digest(config, parts)
+        inputs = inputs_digest(config, parts, assignment.worker_paths)
         executor_kind = getattr(executor, "name", type(executor).__name__) if executor is not None else "local"
         store.start_batch(
             config,

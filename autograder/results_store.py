@@ -25,8 +25,9 @@ STORE_DIR = ".grading"  # inside the report folder
 PREVIOUS_DIR = "previous"  # in the store: each record as it was before a regrade replaced it
 RECORD_FORMAT = 1
 # The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
-# solutions in reference/, the worker toolkit in mtkit/. A change to any of them is a new engine version.
-ENGINE_PACKAGES = ("autograder", "assignments", "mtkit", "reference")
+# solutions in reference/; with them, the folders an assignment makes importable in the worker
+# (`Assignment.worker_paths`). A change to any of them is a new engine version.
+ENGINE_PACKAGES = ("autograder", "assignments", "reference")
 # grader.yml keys that do not change how a submission is graded (left out of the inputs digest):
 # how a batch runs (its folder, jobs, progress display), and the late section, which is applied to
 # every result of a batch, stored or new (autograder.late), so a changed deadline re-assesses
@@ -53,26 +54,32 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-@lru_cache(maxsize=1)
-def engine_digest() -> str:
-    """SHA-256 of every file of the engine's packages (code, hidden checks, reference, schemas).
+@lru_cache(maxsize=4)
+def engine_digest(worker_paths: tuple[Path, ...] = ()) -> str:
+    """SHA-256 of every file of the engine's packages (code, hidden checks, reference, schemas)
+    and of the folders the graded assignment makes importable in the worker.
+
+    Args:
+        worker_paths: `Assignment.worker_paths` (folders inside the project).
 
     Returns:
-        The hex digest (computed once per process).
+        The hex digest (computed once per process and set of folders).
     """
-    files = sorted(
-        path.relative_to(PROJECT_ROOT).as_posix()
-        for package in ENGINE_PACKAGES
-        for path in (PROJECT_ROOT / package).rglob("*")
+    folders = {PROJECT_ROOT / package for package in ENGINE_PACKAGES} | {Path(path) for path in worker_paths}
+    # each file by its place under the project (a folder outside it: under the folder's name)
+    files = {
+        (path.relative_to(folder.parent if not folder.is_relative_to(PROJECT_ROOT) else PROJECT_ROOT).as_posix(), path)
+        for folder in folders
+        for path in folder.rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    )
+    }
     digest = hashlib.sha256()
-    for relative in files:
-        digest.update(relative.encode() + b"\0" + (PROJECT_ROOT / relative).read_bytes() + b"\0")
+    for relative, path in sorted(files):
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
+def inputs_digest(config: GraderConfig, parts: Sequence[str] | None, worker_paths: Sequence[Path] = ()) -> str:
     """SHA-256 naming everything besides the submission that decides its grade: the validated
     grader.yml content (defaults and flag overrides included, run-only keys excluded), the
     selected parts and the engine digest.
@@ -80,12 +87,14 @@ def inputs_digest(config: GraderConfig, parts: Sequence[str] | None) -> str:
     Args:
         config: the validated configuration.
         parts: the selected parts (None: all).
+        worker_paths: the graded assignment's `worker_paths` (part of the engine's version).
 
     Returns:
         The hex digest.
     """
     trimmed = config.model_dump(mode="json", exclude=RUN_ONLY_KEYS)
-    described = {"config": trimmed, "parts": None if parts is None else sorted(parts), "engine": engine_digest()}
+    engine = engine_digest(tuple(worker_paths))
+    described = {"config": trimmed, "parts": None if parts is None else sorted(parts), "engine": engine}
     return hashlib.sha256(dumps_stable(described).encode()).hexdigest()
 
 
@@ -93,8 +102,8 @@ def sidecar_files(
     path: Path, config: GraderConfig, parts: Sequence[str] | None, hook: SidecarHook | None
 ) -> list[Path]:
     """Files beside the submission that its grading reads: the one the assignment's training part
-    reads when it is graded (`Assignment.sidecar_names` gives the candidates; Part 2: checkpoint
-    mode's checkpoint), links included (the engine refuses them).
+    reads when it is graded (`Assignment.sidecar_names` gives the candidates), links included (the
+    engine refuses them).
 
     Args:
         path: the submission file.
@@ -110,7 +119,7 @@ def sidecar_files(
         return []
     # The engine's own choice (autograder.sidecar_files.locate_sidecar): the first candidate that exists,
     # a name without `{stem}` only when no other submission shares the folder. Every executor
-    # ships and hashes exactly this, so a shared `checkpoint.pt` belongs to nobody on any of them.
+    # ships and hashes exactly this, so a side file shared by the folder belongs to nobody on any of them.
     found = locate_sidecar(path, hook(config, "{stem}"))
     return [found[0]] if found is not None else []
 

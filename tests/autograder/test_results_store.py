@@ -65,6 +65,19 @@ def test_inputs_digest_follows_grading_inputs_but_not_run_only_keys():
     assert len(engine_digest()) == 64
 
 
+def test_the_engine_version_covers_the_folders_the_assignment_makes_importable(tmp_path):
+    toolkit = load_assignment("transformer_mt").worker_paths
+    assert toolkit and engine_digest(toolkit) != engine_digest()
+    assert inputs_digest(CONFIG, None, toolkit) != inputs_digest(CONFIG, None)
+    # a folder's files count by their place under the project and their bytes
+    outside = tmp_path / "kit"
+    outside.mkdir()
+    (outside / "a.py").write_text("x = 1\n")
+    first = engine_digest.__wrapped__((outside,))
+    (outside / "a.py").write_text("x = 2\n")
+    assert engine_digest.__wrapped__((outside,)) != first
+
+
 def test_checkpoint_files_count_as_part_of_the_submission_in_checkpoint_mode(tmp_path):
     notebook = tmp_path / "hw.ipynb"
     notebook.write_text("{}")
