@@ -16,6 +16,9 @@ for lang in ko en; do
     > "$OUT/cli-$lang.stdout.json" 2> /dev/null
   "$PY" -m autograder grade assignments/attention_encoder/attention_encoder.ipynb --assignment attention_encoder \
     --language "$lang" --out "$OUT/part1-$lang" --jobs 1 --quiet
+  # the class view, from each batch's stored results
+  "$PY" -m autograder report "$OUT/cli-$lang" --class 2> /dev/null
+  "$PY" -m autograder report "$OUT/part1-$lang" --class 2> /dev/null
 done
 # Gradescope: the container's route, with a submission folder and a results path of our own.
 SUB=$(mktemp -d) && cp examples/correct_original_format.ipynb "$SUB/" && mkdir -p "$OUT/gradescope"
