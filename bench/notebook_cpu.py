@@ -65,8 +65,11 @@ def cell_seconds(cell: nbformat.NotebookNode) -> float | None:
     return (parse(end) - parse(start)).total_seconds()
 
 
-def run(workdir: Path, env: dict[str, str], save: str) -> tuple[nbformat.NotebookNode, dict]:
+def run(workdir: Path, env: dict[str, str], save: str, seed: int | None = None) -> tuple[nbformat.NotebookNode, dict]:
     """Build the solution notebook and execute it with the report cell appended.
+
+    With a seed, the training cell's `torch.manual_seed(0)` takes that seed instead (the model's
+    initial weights; the batches' order is seeded by the epoch).
 
     Returns:
         The executed notebook and the report cell's JSON.
@@ -76,6 +79,11 @@ def run(workdir: Path, env: dict[str, str], save: str) -> tuple[nbformat.Noteboo
     training = next(
         i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and TIMED_CELLS["training cell"] in c.source
     )
+    if seed is not None:
+        seeded = notebook.cells[training].source.replace("torch.manual_seed(0)", f"torch.manual_seed({seed})")
+        if seeded == notebook.cells[training].source:
+            raise SystemExit("the training cell has no torch.manual_seed(0) to replace")
+        notebook.cells[training].source = seeded
     notebook.cells[training + 1 : training + 1] = [
         nbformat.v4.new_code_cell("_bench_train_cpu = __import__('time').process_time() - _bench_cpu0")
     ]
@@ -113,6 +121,7 @@ def main() -> int:
         "--warm-cache", action="store_true", help="reuse the normal prepared-data cache instead of a cold one"
     )
     parser.add_argument("--save", default="", help="also save the trained weights (state_dict) to this file")
+    parser.add_argument("--seed", type=int, help="the model's initial weights' seed (default: the notebook's, 0)")
     args = parser.parse_args()
     if not os.environ.get("MULTI30K_DIR"):
         print("note: MULTI30K_DIR is not set, so the notebook downloads Multi30k", file=sys.stderr)
@@ -122,7 +131,7 @@ def main() -> int:
             env["MTKIT_CACHE_DIR"] = str(Path(scratch) / "cache")
         load_before = os.getloadavg()
         started = time.perf_counter()
-        notebook, report = run(Path(scratch), env, str(Path(args.save).resolve()) if args.save else "")
+        notebook, report = run(Path(scratch), env, str(Path(args.save).resolve()) if args.save else "", args.seed)
         total = time.perf_counter() - started
         load_after = os.getloadavg()
     timed = {
