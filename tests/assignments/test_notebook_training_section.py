@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import re
 
 from assignments.transformer_mt import build
 from assignments.transformer_mt.settings import training_settings
 from autograder.config import load_config
+from mtkit.training import make_optimizer
 
 CONFIG = load_config(build.REPO / "grader.yml")
 CELLS = json.loads(build.MASTER.read_text(encoding="utf-8"))["cells"]
@@ -72,6 +74,27 @@ def test_the_notebooks_decay_horizon_is_the_profiles() -> None:
     profile = training_settings(CONFIG).profile_hparams("cpu")
     assert profile["lr_schedule"] == "linear" and profile["lr_decay_steps"] == 0
     assert solution_hparams()["epochs"] == profile["max_epochs"]
+
+
+def adam_keywords(text: str) -> dict[str, str]:
+    """The keyword arguments, as source text, of the first `torch.optim.Adam(...)` call in a text."""
+    call = next(
+        node
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("optim.Adam")
+    )
+    return {keyword.arg or "**": ast.unparse(keyword.value) for keyword in call.keywords}
+
+
+def test_the_notebooks_optimizer_is_the_graders() -> None:
+    # The same update and the same kernel: the fused one changes the rounding, hence the curve.
+    notebook = adam_keywords(next(source(c) for c in CELLS if c["cell_type"] == "code" and "optim.Adam(" in source(c)))
+    grader = adam_keywords(inspect.getsource(make_optimizer))
+    defaults = inspect.signature(make_optimizer).parameters
+    assert notebook["fused"] == grader["fused"] == "True"
+    assert ast.literal_eval(notebook["betas"]) == defaults["betas"].default
+    assert ast.literal_eval(notebook["eps"]) == defaults["eps"].default
+    assert notebook["lr"] == "learning_rate"
 
 
 def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:
