@@ -94,6 +94,9 @@ class Assignment:
     worker_helpers: str = ""
     # Folders importable in the worker besides the submission (public, solution-free toolkits).
     worker_paths: tuple[Path, ...] = ()
+    # Installed modules the assignment's notebooks import, which the warm workers' zygote imports
+    # once (grader.yml's `worker.warm_preload` overrides the list).
+    worker_preload: tuple[str, ...] = ()
     # Grades the part assignment.yml's `training_part` names (None: the assignment has no training part).
     training: TrainingHook | None = None
     sidecar_names: SidecarHook | None = None

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -73,11 +73,13 @@ class PartKind(ABC):
         """
 
 
-def worker_limits(config: GraderConfig) -> Limits:
+def worker_limits(config: GraderConfig, preload: Sequence[str] = ()) -> Limits:
     """Map grader.yml's worker section onto the sandbox limits.
 
     Args:
         config: the validated configuration.
+        preload: the graded assignment's `worker_preload`, for a grader.yml whose
+            `worker.warm_preload` is null.
 
     Returns:
         The limits for every worker of this grading.
@@ -92,7 +94,7 @@ def worker_limits(config: GraderConfig) -> Limits:
         isolation=worker.isolation,
         reply_mb=worker.reply_mb,
         warm_start=worker.warm_start,
-        warm_preload=tuple(worker.warm_preload),
+        warm_preload=tuple(preload if worker.warm_preload is None else worker.warm_preload),
     )
 
 
@@ -124,7 +126,7 @@ class UnitParts(PartKind):
         deadline = submission.started + budget_s if budget_s > 0 else None
         with Worker(
             submission.statements,
-            worker_limits(config),
+            worker_limits(config, assignment.worker_preload),
             dict(assignment.grader_globals),
             helpers_source=assignment.worker_helpers,
             extra_paths=list(assignment.worker_paths),

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 FOLDER = Path(__file__).resolve().parent
 # Margin over the training budget for starting the worker, building the model and predicting.
 TRAINING_MARGIN_S = 30.0
+# What the notebook imports from installed packages besides torch (the warm workers' zygote imports it once).
+WORKER_PRELOAD = ("torch.nn",)
 
 
 def reference_student() -> Any:
@@ -57,7 +59,7 @@ def run_training(
 
     training = training_settings(config)
     # One request trains for up to the assignment's budget: the per-request limit must cover it.
-    limits = worker_limits(config)
+    limits = worker_limits(config, WORKER_PRELOAD)
     limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, training.time_budget_s + TRAINING_MARGIN_S))
     with Worker(statements, limits, grader_globals, helpers_source=HELPERS_SOURCE) as worker:
         return run_training_part(worker, seed=config.grading.seed, training=training)
@@ -93,6 +95,7 @@ ASSIGNMENT = Assignment(
     reference_student=reference_student,
     # The probes and the worker side of the training part run in the worker as `grader_helpers`.
     worker_helpers=HELPERS_SOURCE,
+    worker_preload=WORKER_PRELOAD,
     training=run_training,
     training_figures=training_figures,
     # Student-facing messages, part titles (`part.<name>`) included.

@@ -140,6 +140,20 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     return figures(training)
 
 
+# What the course's template and the students' notebooks import from installed packages: the warm
+# workers' zygote imports these once instead of each submission's worker.
+WORKER_PRELOAD = (
+    "numpy",
+    "torch.nn",
+    "torch.utils.data",
+    "tqdm.auto",
+    "datasets",
+    "spacy",
+    "matplotlib.pyplot",
+    "seaborn",
+    "nltk.translate.bleu_score",
+)
+
 ASSIGNMENT = Assignment(
     name=FOLDER.name,
     folder=FOLDER,
@@ -150,6 +164,7 @@ ASSIGNMENT = Assignment(
     # mtkit (public, no solutions) is importable there: the student notebook uses it.
     worker_helpers=PROBE_SOURCE,
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
+    worker_preload=WORKER_PRELOAD,
     training=run_training,
     sidecar_names=sidecar_names,
     training_figures=training_figures,

@@ -10,18 +10,6 @@ from autograder.config.base import KeyProblem, Section
 
 Isolation = Literal["auto", "namespace", "userns", "weak"]
 Language = Literal["ko", "en"]
-# What the course's template and examples import from installed packages (worker.warm_preload).
-DEFAULT_WARM_PRELOAD = (
-    "numpy",
-    "torch.nn",
-    "torch.utils.data",
-    "tqdm.auto",
-    "datasets",
-    "spacy",
-    "matplotlib.pyplot",
-    "seaborn",
-    "nltk.translate.bleu_score",
-)
 
 
 class AssignmentConfig(Section):
@@ -65,11 +53,12 @@ class WorkerConfig(Section):
             "zygote cannot start. See docs/SECURITY.md."
         ),
     )
-    warm_preload: list[str] = Field(
-        default=list(DEFAULT_WARM_PRELOAD),
+    warm_preload: list[str] | None = Field(
+        default=None,
         description=(
-            "Modules the zygote imports once (installed packages the course's notebooks import; never "
-            "project code). A submission's other imports load in its own worker."
+            "Modules the zygote imports once (installed packages the notebooks import; never project "
+            "code); null: the graded assignment's list (its `worker_preload`). A submission's other "
+            "imports load in its own worker."
         ),
     )
     reply_mb: int = Field(

@@ -262,6 +262,18 @@ def test_isolation_reply_and_budget_keys_are_checked_and_reach_the_worker_limits
             load_config(None, {key: value})
 
 
+def test_the_zygotes_preload_is_the_assignments_unless_grader_yml_names_one() -> None:
+    from autograder.assignment import load_assignment
+    from autograder.part_kinds import worker_limits
+
+    for name in ("transformer_mt", "attention_encoder"):
+        preload = load_assignment(name).worker_preload
+        assert preload and worker_limits(load_config(), preload).warm_preload == preload
+    assert worker_limits(load_config()).warm_preload == ()  # null and no list: nothing beyond torch
+    chosen = load_config(None, {"worker.warm_preload": ["json"]})
+    assert worker_limits(chosen, ("numpy",)).warm_preload == ("json",)
+
+
 def test_the_core_model_has_only_the_training_switch() -> None:
     assert set(TrainingSection.model_fields) == {"enabled"}
     core = TrainingSection(enabled=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.config.sections import DEFAULT_WARM_PRELOAD
+from assignments.transformer_mt.assignment import WORKER_PRELOAD as COURSE_PRELOAD
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.sandbox.plan import PROJECT_ROOT, choose_isolation
 from autograder.sandbox.warm import ForkedWorker
@@ -55,7 +55,7 @@ def test_infinite_loop_times_out_and_a_fresh_worker_takes_over():
 # cold: a fresh Python per worker; warm (root jail): forked from a zygote that preloaded the course's modules
 @pytest.mark.parametrize("warm", [False, pytest.param(True, marks=needs_namespaces)], ids=["cold", "warm"])
 def test_huge_allocations_fail_cleanly_and_name_memory(warm):
-    limits = Limits(memory_mb=1536, warm_start=warm, warm_preload=DEFAULT_WARM_PRELOAD if warm else ())
+    limits = Limits(memory_mb=1536, warm_start=warm, warm_preload=COURSE_PRELOAD if warm else ())
     with Worker(fixture_source("memory_hog.py"), limits, {}) as worker:
         at_import = errors_by_line(worker, "memory_hog.py")[line_of("memory_hog.py", "too_big_at_import =")]
         assert at_import["memory"] and "memory" in at_import["message"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.config.sections import DEFAULT_WARM_PRELOAD
+from assignments.transformer_mt.assignment import WORKER_PRELOAD as COURSE_PRELOAD
 from autograder.sandbox import Limits, Worker, warm
 from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
@@ -183,8 +183,8 @@ def _running(pid: int) -> bool:
 ROOM_TOLERANCE_MB = 64
 
 
-# the course's imports, as a notebook writes them (the top-level packages of DEFAULT_WARM_PRELOAD)
-COURSE_IMPORTS = ("course imports", 1, "\n".join(f"import {name}" for name in DEFAULT_WARM_PRELOAD))
+# the course's imports, as a notebook writes them (the top-level packages of COURSE_PRELOAD)
+COURSE_IMPORTS = ("course imports", 1, "\n".join(f"import {name}" for name in COURSE_PRELOAD))
 
 
 @pytest.mark.parametrize(
@@ -193,7 +193,7 @@ COURSE_IMPORTS = ("course imports", 1, "\n".join(f"import {name}" for name in DE
 def test_a_warm_worker_keeps_the_memory_room_of_a_cold_one(source, allowed):
     """The fork's rlimit adds what the preloaded modules the submission does not import map: a
     submission importing none of them, or all of them, has the cold room under its limit."""
-    limits = Limits(timeout_s=60, memory_mb=3072, warm_start=True, warm_preload=DEFAULT_WARM_PRELOAD)
+    limits = Limits(timeout_s=60, memory_mb=3072, warm_start=True, warm_preload=COURSE_PRELOAD)
     with Worker(source, limits) as worker:
         zygote = _zygote_of(worker)
         warm_limit, warm_room = worker.call("memory_room", [])
