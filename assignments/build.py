@@ -30,6 +30,7 @@ from autograder.assignment_folder import (  # noqa: E402
     grader_yml_of,
     read_bundled_data,
     read_manifest,
+    shipped_files,
 )
 from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
@@ -178,12 +179,6 @@ def run_assign(workdir: Path, part: Target = PART) -> Path:
     return out
 
 
-def _files(path: Path) -> list[Path]:
-    """The file at `path`, or the files below the folder at `path`, without Python's caches."""
-    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
-    return [p for p in paths if "__pycache__" not in p.parts and p.suffix != ".pyc"]
-
-
 def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None, part: Target = PART) -> list[str]:
     """Write the final autograder zip: Otter's files plus the engine at the root.
 
@@ -215,7 +210,7 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         target.writestr(zipfile.ZipInfo("tests/"), b"")
         target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
         names.append(RUN_OTTER)
-        for path in (path for item in part.engine_items for path in _files(REPO / item)):
+        for path in (path for item in part.engine_items for path in shipped_files(REPO / item)):
             name = path.relative_to(REPO).as_posix()
             # The zip's grader.yml is the assignment's own (the project's for the course's default).
             target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
@@ -280,7 +275,7 @@ def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target
 
 
 def _student_files(folder: Path, part: Target) -> dict[str, Path]:
-    return {p.relative_to(folder).as_posix(): p for item in part.student_items for p in _files(folder / item)}
+    return {p.relative_to(folder).as_posix(): p for item in part.student_items for p in shipped_files(folder / item)}
 
 
 def stale_files(generated: Path, committed: Path | None = None, part: Target = PART) -> list[str]:

@@ -39,6 +39,20 @@ class Manifest:
     student_dir: str = ""
 
 
+def shipped_files(path: Path) -> list[Path]:
+    """The file at `path`, or the files below the folder at `path` (sorted), without Python's
+    compiled caches (`__pycache__/`, `.pyc`, `.pyo`): what is shipped or hashed of a manifest item.
+
+    Args:
+        path: a file or folder (a missing one has no files).
+
+    Returns:
+        The files.
+    """
+    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+    return [p for p in paths if "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"}]
+
+
 def read_manifest(folder: Path) -> Manifest:
     """An assignment folder's manifest (assignment.yml `ships:`).
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.assignment_folder import shipped_files
 from autograder.config import PROJECT_ROOT, GraderConfig, validate
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import STATUS_ERROR, SubmissionResult
@@ -66,13 +67,11 @@ def engine_digest(worker_paths: tuple[Path, ...] = ()) -> str:
         The hex digest (computed once per process and set of folders).
     """
     folders = {PROJECT_ROOT / package for package in ENGINE_PACKAGES} | {Path(path) for path in worker_paths}
-    # each file by its place under the project (a folder outside it: under the folder's name)
-    files = {
-        (path.relative_to(folder.parent if not folder.is_relative_to(PROJECT_ROOT) else PROJECT_ROOT).as_posix(), path)
-        for folder in folders
-        for path in folder.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    }
+    files: set[tuple[str, Path]] = set()  # a set: a worker folder inside an engine package counts once
+    for folder in folders:
+        # each file by its place under the project (a folder outside it: under the folder's name)
+        base = PROJECT_ROOT if folder.is_relative_to(PROJECT_ROOT) else folder.parent
+        files.update((path.relative_to(base).as_posix(), path) for path in shipped_files(folder))
     digest = hashlib.sha256()
     for relative, path in sorted(files):
         digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")

@@ -6,7 +6,7 @@ import argparse
 import stat
 import sys
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.assignment_folder import (
@@ -16,6 +16,7 @@ from autograder.assignment_folder import (
     grader_yml_of,
     read_bundled_data,
     read_manifest,
+    shipped_files,
 )
 from autograder.integrations.student_bundle import named_assignment
 
@@ -26,12 +27,6 @@ DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
 INSTALL_FILES = ("requirements.lock", "pyproject.toml")
 ENTRY_POINTS = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # same bytes for the same sources
-
-
-def _package_files(package: Path) -> Iterator[Path]:
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in {".pyc", ".pyo"}:
-            yield path
 
 
 def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> list[tuple[str, Path]]:
@@ -53,7 +48,7 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     entries += [(entry, ROOT / entry) for entry in INSTALL_FILES]
     for item in read_manifest(ASSIGNMENTS_DIR / name).grader:
         if (ROOT / item).is_dir():
-            entries += [(path.relative_to(ROOT).as_posix(), path) for path in _package_files(ROOT / item)]
+            entries += [(path.relative_to(ROOT).as_posix(), path) for path in shipped_files(ROOT / item)]
         elif item == GRADER_FILE:  # the zip's grader.yml is the graded assignment's (the project's by default)
             entries.append((item, grader_yml_of(name)))
         else:
