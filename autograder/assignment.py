@@ -68,6 +68,20 @@ class TrainingFigures:
 
 # (the training part's report extras) -> its figures; must not raise on a mapping of another shape.
 FiguresHook = Callable[[Mapping[str, Any]], TrainingFigures]
+
+
+def reported_number(value: Any) -> float | None:
+    """A figure read from stored report extras: a JSON number as a float, anything else None.
+
+    Args:
+        value: a value of the extras (a boolean is not a number here).
+
+    Returns:
+        The float, or None.
+    """
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 # (worker, graded parts) -> report extras, read from the unit parts' worker before it closes; must
 # never raise (a picture of the student's output, say).
 ReportHook = Callable[["Student", list[str]], dict[str, Any]]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
 from assignments.attention_encoder.checks.helpers import HELPERS_SOURCE
-from autograder.assignment import Assignment, TrainingFigures, TrainingOutcome
+from autograder.assignment import Assignment, TrainingFigures, TrainingOutcome, reported_number
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
@@ -65,10 +65,6 @@ def run_training(
         return run_training_part(worker, seed=config.grading.seed, training=training)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     """A graded run's figures for the class view: its test accuracy, bar and steps (no curve is kept).
 
@@ -80,10 +76,10 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     """
     return TrainingFigures(
         metric="accuracy",
-        value=_number(training.get("accuracy")),
-        threshold=_number(training.get("threshold")),
+        value=reported_number(training.get("accuracy")),
+        threshold=reported_number(training.get("threshold")),
         curve=None,
-        steps=_number(training.get("steps")),
+        steps=reported_number(training.get("steps")),
     )
 
 

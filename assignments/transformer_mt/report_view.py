@@ -14,7 +14,7 @@ from typing import Any
 
 from assignments.transformer_mt.messages import t
 from assignments.transformer_mt.report_figures import mask_figure_svg, svg_data_uri, training_figure_svg
-from autograder.assignment import TrainingFigures
+from autograder.assignment import TrainingFigures, reported_number
 from autograder.reports.md_safe import md_text
 from autograder.reports.sections import TRAINING, ReportSection, escape_html
 
@@ -247,10 +247,6 @@ def training_series(training: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     """The class view's figures of one graded run (Assignment.training_figures).
 
@@ -264,9 +260,9 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     """
     evaluation = training.get("evaluation")
     if isinstance(evaluation, Mapping) and "bleu" in evaluation:
-        value = _number(evaluation["bleu"])
+        value = reported_number(evaluation["bleu"])
     else:
-        value = _number(training.get("bleu"))
+        value = reported_number(training.get("bleu"))
     curve = training.get("bleu_curve")
     history = training.get("history")
     if not isinstance(curve, list) and isinstance(history, Mapping):
@@ -283,9 +279,9 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     return TrainingFigures(
         metric="BLEU",
         value=value,
-        threshold=_number(training.get("threshold_bleu", training.get("threshold"))),
+        threshold=reported_number(training.get("threshold_bleu", training.get("threshold"))),
         curve=points,
-        steps=_number(training.get("steps")),
+        steps=reported_number(training.get("steps")),
         stop_reason=reason,
         stopped_early=reason in EARLY_STOP_REASONS,
     )
