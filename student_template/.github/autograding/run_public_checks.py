@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 
 # sys.path[0] is this folder (the vendored grader copy, which must win). The repository root
-# goes right after it so that the notebook's own imports (`from mtkit ...`) resolve as they
-# do in Jupyter, where the notebook's folder is the working directory.
+# goes right after it so that the notebook's imports of the packages beside it resolve as
+# they do in Jupyter, where the notebook's folder is the working directory.
 sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
 from autograder.integrations.public_checks import main  # noqa: E402
