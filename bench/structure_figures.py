@@ -1,7 +1,12 @@
-"""Structure figures of the grader: import loops, assignment look-ups, engine files naming Part 2, lines."""
+"""Structure figures of the grader: import loops, assignment look-ups, engine files naming Part 2, lines.
+
+Usage: python bench/structure_figures.py [--at REV]   (--at: the figures of another commit, read
+from a detached worktree of it, with this checkout's definitions of every figure)
+"""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import re
@@ -10,7 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 from import_graph import imported_modules  # noqa: E402
+from worktree import detached_worktree  # noqa: E402
 
 PACKAGES = ("autograder", "assignments", "reference")
 # Words that name an assignment's own concepts; the engine (autograder/) should not need them.
@@ -21,16 +28,17 @@ ASSIGNMENT_WORDS = re.compile(r"checkpoint|bleu|\"de\"|<sos>|<eos>|sos_id|eos_id
 NOT_ASSIGNMENT_WORDS = re.compile(r"\.ipynb_checkpoints")
 
 
-def module_name(path: Path) -> str:
-    """Dotted module name of a file below ROOT.
+def module_name(path: Path, root: Path) -> str:
+    """Dotted module name of a file below a checkout.
 
     Args:
-        path: a .py file below ROOT.
+        path: a .py file below `root`.
+        root: the checkout.
 
     Returns:
         Its dotted name (a package's `__init__` stands for the package).
     """
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -80,22 +88,23 @@ def names_assignment(text: str) -> bool:
     return bool(ASSIGNMENT_WORDS.search(NOT_ASSIGNMENT_WORDS.sub("", text)))
 
 
-def source_files() -> list[Path]:
-    """Every Python file of the three packages, tests and vendored copies excluded."""
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+def source_files(root: Path) -> list[Path]:
+    """Args: root, a checkout. Returns: every Python file of its three packages (no tests, no vendored copies)."""
+    return sorted(p for pkg in PACKAGES for p in (root / pkg).rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
+def imports_of(path: Path, modules: set[str], root: Path) -> set[str]:
     """The project modules one file imports (function-level imports included).
 
     Args:
         path: the file.
         modules: every project module's dotted name.
+        root: the checkout the file is in.
 
     Returns:
         The imported project modules.
     """
-    here = module_name(path)
+    here = module_name(path, root)
     package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found: set[str] = set()
     # the same parser as the import-direction tests (tests/import_graph.py), so figure and test agree
@@ -143,20 +152,27 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return loops
 
 
-def main() -> None:
-    """Print the figures as JSON."""
-    files = source_files()
-    modules = {module_name(p) for p in files}
+def figures(root: Path) -> dict[str, object]:
+    """The figures of one checkout.
+
+    Args:
+        root: the checkout.
+
+    Returns:
+        The figures by name (what main prints).
+    """
+    files = source_files(root)
+    modules = {module_name(p, root) for p in files}
     # Edges to a package's __init__ only count when the file imports the package itself.
-    graph = {module_name(p): imports_of(p, modules) for p in files}
+    graph = {module_name(p, root): imports_of(p, modules, root) for p in files}
     loops = strongly_connected(graph)
     lookups = sum(len(re.findall(r"(?<!def )\bassignment_of\(", p.read_text(encoding="utf-8"))) for p in files)
-    engine = [p for p in files if p.parts[len(ROOT.parts)] == "autograder"]
+    engine = [p for p in files if p.parts[len(root.parts)] == "autograder"]
     # any mention (comments and docstrings included), and the code alone (names and strings)
-    engine_naming = sorted(str(p.relative_to(ROOT)) for p in engine if names_assignment(p.read_text(encoding="utf-8")))
-    engine_code_naming = sorted(str(p.relative_to(ROOT)) for p in engine if names_assignment(code_text(p)))
+    engine_naming = sorted(str(p.relative_to(root)) for p in engine if names_assignment(p.read_text(encoding="utf-8")))
+    engine_code_naming = sorted(str(p.relative_to(root)) for p in engine if names_assignment(code_text(p)))
     lines = {
-        pkg: sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files if p.parts[len(ROOT.parts)] == pkg)
+        pkg: sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files if p.parts[len(root.parts)] == pkg)
         for pkg in PACKAGES
     }
     reference_imports_grader = sorted(
@@ -166,23 +182,30 @@ def main() -> None:
         for target in targets
         if target.startswith(("autograder", "assignments"))
     )
-    print(
-        json.dumps(
-            {
-                "import_loops": len(loops),
-                "modules_in_loops": sum(len(loop) for loop in loops),
-                "loops": loops,
-                "assignment_of_calls": lookups,
-                "engine_files_naming_assignment": len(engine_naming),
-                "engine_files": engine_naming,
-                "engine_files_whose_code_names_assignment": len(engine_code_naming),
-                "engine_code_files": engine_code_naming,
-                "reference_imports_grader": reference_imports_grader,
-                "python_lines": {**lines, "total": sum(lines.values())},
-            },
-            indent=1,
-        )
-    )
+    return {
+        "import_loops": len(loops),
+        "modules_in_loops": sum(len(loop) for loop in loops),
+        "loops": loops,
+        "assignment_of_calls": lookups,
+        "engine_files_naming_assignment": len(engine_naming),
+        "engine_files": engine_naming,
+        "engine_files_whose_code_names_assignment": len(engine_code_naming),
+        "engine_code_files": engine_code_naming,
+        "reference_imports_grader": reference_imports_grader,
+        "python_lines": {**lines, "total": sum(lines.values())},
+    }
+
+
+def main() -> None:
+    """Print the figures of this checkout, or of the commit named by --at, as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--at", metavar="REV", help="another commit (a detached worktree of it is read)")
+    args = parser.parse_args()
+    if args.at is None:
+        print(json.dumps(figures(ROOT), indent=1))
+        return
+    with detached_worktree(args.at) as other:
+        print(json.dumps({"at": args.at, **figures(other)}, indent=1))
 
 
 if __name__ == "__main__":
