@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from autograder.i18n import t
 
@@ -78,10 +78,7 @@ def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Map
         by_name = {name: name for name, _ in reference}
         if fresh(by_name):
             yield by_name
-    owner_order = _owner_order_mapping(reference, student)
-    if owner_order is not None and fresh(owner_order):
-        yield owner_order
-    for mapping in itertools.islice(_owner_permutations(reference, student), MAX_CANDIDATES):
+    for mapping in itertools.islice(owner_pairings(reference, student), MAX_CANDIDATES):
         if fresh(mapping):
             yield mapping
 
@@ -91,11 +88,13 @@ def _owner(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else ""
 
 
-def _grouped_by_owner(params: ParamList) -> dict[tuple[tuple[int, ...], ...], list[list[str]]]:
+def _grouped_by_owner(
+    params: ParamList, owner: Callable[[str], str]
+) -> dict[tuple[tuple[int, ...], ...], list[list[str]]]:
     """Owner modules grouped by the shapes they hold, each group in registration order."""
     owners: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     for name, shape in params:
-        owners.setdefault(_owner(name), []).append((name, _shape_key(shape)))
+        owners.setdefault(owner(name), []).append((name, _shape_key(shape)))
     groups: dict[tuple[tuple[int, ...], ...], list[list[str]]] = defaultdict(list)
     for members in owners.values():
         signature = tuple(shape for _, shape in members)
@@ -103,35 +102,32 @@ def _grouped_by_owner(params: ParamList) -> dict[tuple[tuple[int, ...], ...], li
     return groups
 
 
-def _owner_order_mapping(reference: ParamList, student: ParamList) -> Mapping | None:
-    """Match owner modules with the same shapes in their relative registration order.
+def owner_pairings(reference: ParamList, student: ParamList, owner: Callable[[str], str] = _owner) -> Iterator[Mapping]:
+    """Pair owner modules that hold the same shapes: first in their relative registration order,
+    then every other pairing of the groups of at most 3 same-shaped owners.
 
-    This accepts modules whose attributes are registered in another order overall (say, all
-    three LayerNorms last) as long as same-shaped submodules keep their relative order.
+    The first mapping accepts modules whose attributes are registered in another order overall
+    (say, all three LayerNorms last) as long as same-shaped submodules keep their relative order.
+
+    Args:
+        reference: reference (name, shape) pairs in registration order.
+        student: the student's (name, shape) pairs in registration order.
+        owner: parameter name -> the module that owns it (default: the one holding the tensor).
+
+    Returns:
+        An iterator of mappings; empty when the owners' shapes do not correspond.
     """
-    ref_groups = _grouped_by_owner(reference)
-    stu_groups = _grouped_by_owner(student)
+    ref_groups, stu_groups = _grouped_by_owner(reference, owner), _grouped_by_owner(student, owner)
     if {k: len(v) for k, v in ref_groups.items()} != {k: len(v) for k, v in stu_groups.items()}:
-        return None
-    mapping: Mapping = {}
-    for signature, ref_owners in ref_groups.items():
-        for ref_names, stu_names in zip(ref_owners, stu_groups[signature], strict=True):
-            mapping.update(zip(ref_names, stu_names, strict=False))
-    return mapping
-
-
-def _owner_permutations(reference: ParamList, student: ParamList) -> Iterator[Mapping]:
-    """Other pairings of same-shaped owners, for groups small enough to search (≤ 3 owners)."""
-    base = _owner_order_mapping(reference, student)
-    if base is None:
         return
-    ref_groups = _grouped_by_owner(reference)
-    stu_groups = _grouped_by_owner(student)
-    small = [sig for sig, owners in ref_groups.items() if 1 < len(owners) <= 3]
-    choices = [list(itertools.permutations(stu_groups[sig])) for sig in small]
+    signatures = list(ref_groups)
+    choices = [
+        list(itertools.permutations(stu_groups[sig])) if len(stu_groups[sig]) <= 3 else [tuple(stu_groups[sig])]
+        for sig in signatures
+    ]
     for choice in itertools.product(*choices):
-        mapping = dict(base)
-        for sig, stu_owners in zip(small, choice, strict=True):
+        mapping: Mapping = {}
+        for sig, stu_owners in zip(signatures, choice, strict=True):
             for ref_names, stu_names in zip(ref_groups[sig], stu_owners, strict=True):
                 mapping.update(zip(ref_names, stu_names, strict=False))
         yield mapping

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from autograder.checks.student import Student
 from autograder.i18n import t
-from autograder.transplant import candidate_mappings, describe_mismatch
+from autograder.transplant import candidate_mappings, describe_mismatch, owner_pairings
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -171,15 +171,6 @@ def transplant_matching(
     raise NoMatch(len(seen))
 
 
-def _children(params: list[tuple[str, list[int]]]) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
-    """Parameters grouped by the direct submodule holding them (a parameter of the module itself
-    is its own group), in registration order."""
-    children: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
-    for name, shape in params:
-        children.setdefault(name.split(".", 1)[0], []).append((name, tuple(int(s) for s in shape)))
-    return children
-
-
 def sublayer_mappings(
     reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]], limit: int = 48
 ) -> Iterator[dict[str, str]]:
@@ -188,8 +179,9 @@ def sublayer_mappings(
     The owner-level pairings of autograder.transplant cannot reorder sublayers made of many
     same-shaped tensors (two attention blocks hold eight alike Linear layers), so a module that
     registers its cross-attention before its self-attention would find no mapping. Here each
-    direct submodule is matched as a whole with one of the student's submodules holding the same
-    shapes in the same order, trying every assignment among alike submodules.
+    direct submodule (a parameter of the module itself is its own) is matched as a whole with one
+    of the student's submodules holding the same shapes in the same order, trying every
+    assignment among alike submodules.
 
     Args:
         reference: the reference's (name, shape) parameters in registration order.
@@ -199,27 +191,7 @@ def sublayer_mappings(
     Returns:
         An iterator of reference name -> student name mappings.
     """
-
-    def by_structure(params: list[tuple[str, list[int]]]) -> dict[tuple[Any, ...], list[list[str]]]:
-        groups: dict[tuple[Any, ...], list[list[str]]] = {}
-        for members in _children(params).values():
-            groups.setdefault(tuple(shape for _, shape in members), []).append([n for n, _ in members])
-        return groups
-
-    ref_groups, stu_groups = by_structure(reference), by_structure(student)
-    if {k: len(v) for k, v in ref_groups.items()} != {k: len(v) for k, v in stu_groups.items()}:
-        return
-    signatures = list(ref_groups)
-    choices = [
-        list(itertools.permutations(stu_groups[sig])) if len(stu_groups[sig]) <= 3 else [tuple(stu_groups[sig])]
-        for sig in signatures
-    ]
-    for choice in itertools.islice(itertools.product(*choices), limit):
-        mapping: dict[str, str] = {}
-        for sig, stu_owners in zip(signatures, choice, strict=True):
-            for ref_names, stu_names in zip(ref_groups[sig], stu_owners, strict=True):
-                mapping.update(zip(ref_names, stu_names, strict=False))
-        yield mapping
+    return itertools.islice(owner_pairings(reference, student, owner=lambda name: name.split(".", 1)[0]), limit)
 
 
 class NoMatch(Exception):
