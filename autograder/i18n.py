@@ -51,17 +51,6 @@ def current_language() -> str:
     return _language.get()
 
 
-def set_language(language: str) -> None:
-    """Switch the current context's language (see `use_language` for a scoped switch).
-
-    Raises:
-        ValueError: an unsupported language.
-    """
-    if language not in LANGUAGES:
-        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
-    _language.set(language)
-
-
 @contextlib.contextmanager
 def use_language(language: str, assignment_messages: Path | None = None) -> Iterator[None]:
     """Produce messages in `language` inside the block.
