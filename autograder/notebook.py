@@ -131,28 +131,6 @@ class LoadedSubmission:
                 )
         return None
 
-    def to_json(self) -> str:
-        """Serialise for the worker (statements only matter there; problems ride along for logs).
-
-        Returns:
-            A JSON document with the dataclass fields.
-        """
-
-        def as_dict(item: Statement | LoadProblem) -> dict[str, Any]:
-            return {k: (list(v) if isinstance(v, tuple) else v) for k, v in item.__dict__.items()}
-
-        return json.dumps(
-            {
-                "path": self.path,
-                "kind": self.kind,
-                "code_cells": self.code_cells,
-                "cells_kept": self.cells_kept,
-                "statements": [as_dict(s) for s in self.statements],
-                "problems": [as_dict(p) for p in self.problems],
-                "dropped": [as_dict(s) for s in self.dropped],
-            }
-        )
-
 
 def load_submission(
     path: str | Path,

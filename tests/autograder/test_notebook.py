@@ -201,14 +201,6 @@ def test_loading_never_runs_student_code() -> None:
     assert {s.label for s in submission.dropped} >= {'raise SystemExit("the loader executed student code")'}
 
 
-def test_to_json_carries_the_statements() -> None:
-    submission = load("salvage.ipynb")
-    data = json.loads(submission.to_json())
-    assert [s["code"] for s in data["statements"]] == [s.code for s in submission.statements]
-    assert data["statements"][0]["defines"] == ["math"] and data["kind"] == "ipynb"
-    assert {p["kind"] for p in data["problems"]} == {"syntax"}
-
-
 # ------------------------------------------------------------------------------------ file formats
 def test_jupytext_percent_export() -> None:
     submission = load("export_percent.py")
