@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from datetime import datetime
-from typing import Any
 
 from autograder.config import LateConfig, parse_moment
 from autograder.results import SubmissionResult
@@ -51,14 +49,6 @@ class LateRecord:
     penalty_points: float
     final_points: float
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as plain data.
-
-        Returns:
-            A dict with every field.
-        """
-        return asdict(self)
-
 
 def effective_deadline(time: SubmissionTime, late: LateConfig) -> tuple[str, str] | None:
     """The deadline that applies to a submission: the route's due date when allowed, else grader.yml's.
@@ -99,7 +89,7 @@ def assess(raw_points: float, time: SubmissionTime, late: LateConfig) -> LateRec
     late_seconds, units, zeroed = 0.0, 0, False
     if time.submitted_at:
         submitted = parse_moment(time.submitted_at)
-        late_seconds = _seconds_late(submitted, parse_moment(due_text), late.grace_minutes)
+        late_seconds = (submitted - parse_moment(due_text)).total_seconds() - late.grace_minutes * 60
         units = math.ceil(late_seconds / UNIT_SECONDS[late.unit]) if late_seconds > 0 else 0
         zeroed = late.zero_after is not None and submitted > parse_moment(late.zero_after)
     fraction = 1.0 if zeroed else min(units * late.penalty_per_unit, late.max_penalty)
@@ -121,11 +111,6 @@ def assess(raw_points: float, time: SubmissionTime, late: LateConfig) -> LateRec
     )
 
 
-def _seconds_late(submitted: datetime, deadline: datetime, grace_minutes: float) -> float:
-    """Seconds after the deadline and the grace period (0 or less: on time)."""
-    return (submitted - deadline).total_seconds() - grace_minutes * 60
-
-
 def apply_late_policy(result: SubmissionResult, time: SubmissionTime, late: LateConfig) -> bool:
     """Set `result.late` from the policy (None when no deadline applies).
 
@@ -138,7 +123,7 @@ def apply_late_policy(result: SubmissionResult, time: SubmissionTime, late: Late
         Whether `result.late` changed (the stored record must then be written again).
     """
     record = assess(result.points, time, late)
-    new = None if record is None else record.to_json()
+    new = None if record is None else asdict(record)
     changed = new != result.late
     result.late = new
     return changed

@@ -59,7 +59,7 @@ class SubmissionResult:
     # How the student code was confined: "namespace" (root jail), "userns" (jail without root),
     # "weak" (audit hook only, best effort), "" (no code ran).
     isolation: str = ""
-    # Lateness as autograder.late.LateRecord.to_json gives it; None when no deadline applied (the
+    # Lateness, the fields of an autograder.late.LateRecord; None when no deadline applied (the
     # key is then left out of the JSON, so results graded without a deadline read as before).
     late: dict[str, Any] | None = None
 
