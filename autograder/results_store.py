@@ -8,7 +8,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,13 +201,9 @@ class ResultsStore:
             if data.get("format") != RECORD_FORMAT:
                 return None
             return StoredResult(
-                data["stem"],
-                data["label"],
-                data["source"],
-                data["submission_sha256"],
-                data["inputs_sha256"],
-                SubmissionResult.from_json(data["result"]),
-                str(data.get("executor", "")),  # a record from before executors were recorded: regraded
+                **{key: data[key] for key in ("stem", "label", "source", "submission_sha256", "inputs_sha256")},
+                result=SubmissionResult.from_json(data["result"]),
+                executor=str(data.get("executor", "")),  # a record from before executors were recorded: regraded
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -241,23 +237,8 @@ class ResultsStore:
             record: the finished grading.
         """
         self._ensure()
-        data = {
-            "format": RECORD_FORMAT,
-            "stem": record.stem,
-            "label": record.label,
-            "source": record.source,
-            "submission_sha256": record.submission_sha256,
-            "inputs_sha256": record.inputs_sha256,
-            "executor": record.executor,
-            "stored_at": time.time(),
-            "result": record.result.to_json(),
-        }
+        data = {**asdict(record), "format": RECORD_FORMAT, "stored_at": time.time(), "result": record.result.to_json()}
         atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
-        line = (
-            json.dumps(
-                {"event": "stored", "stem": record.stem, "status": record.result.status, "points": record.result.points}
-            )
-            + "\n"
-        )
+        event = {"event": "stored", "stem": record.stem, "status": record.result.status, "points": record.result.points}
         with open(self.folder / "events.log", "a", encoding="utf-8") as log:  # O_APPEND: one write
-            log.write(line)
+            log.write(json.dumps(event) + "\n")
