@@ -21,7 +21,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from autograder.integrations.otter_upload import (
     quarantine_for_plugin,
 )
 from autograder.integrations.upload_guard import read_beneath, write_new
+from autograder.results import CheckResult, PartResult
 from autograder.sidecar_files import locate_sidecar
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
@@ -243,19 +244,9 @@ def _is_skipped(part: Mapping[str, Any]) -> bool:
 
 
 def _failed_part(name: str, part: PartConfig, message: str, skipped: bool = False) -> dict[str, Any]:
-    checks = [
-        {
-            "check_id": check,
-            "part": name,
-            "max_points": points,
-            "passed": False,
-            "points": 0,
-            "message": message,
-            "skipped": skipped,
-        }
-        for check, points in part.checks.items()
-    ]
-    return {"part": name, "title": part.title, "max_points": part.points, "points": 0, "checks": checks}
+    """A part whose every check scored nothing, with one message, in the engine's result JSON shape."""
+    checks = [CheckResult(check, name, points, False, 0, message, skipped) for check, points in part.checks.items()]
+    return asdict(PartResult(name, part.title, part.points, 0, checks))
 
 
 def grade_parts(
