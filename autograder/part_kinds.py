@@ -85,17 +85,9 @@ def worker_limits(config: GraderConfig, preload: Sequence[str] = ()) -> Limits:
         The limits for every worker of this grading.
     """
     worker = config.worker
-    return Limits(
-        timeout_s=worker.timeout_s,
-        startup_timeout_s=worker.startup_timeout_s,
-        memory_mb=worker.memory_mb,
-        output_bytes=worker.output_bytes,
-        threads=worker.threads,
-        isolation=worker.isolation,
-        reply_mb=worker.reply_mb,
-        warm_start=worker.warm_start,
-        warm_preload=tuple(preload if worker.warm_preload is None else worker.warm_preload),
-    )
+    # Every key of grader.yml's worker section is the sandbox limit of the same name.
+    warm_preload = tuple(preload if worker.warm_preload is None else worker.warm_preload)
+    return Limits(**{**worker.model_dump(), "warm_preload": warm_preload})
 
 
 def _load_error(error: dict[str, Any]) -> str:
