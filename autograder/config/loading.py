@@ -295,13 +295,12 @@ def _set_dotted(raw: Any, dotted: str, value: Any) -> None:
 
 
 def _model_of(annotation: Any) -> tuple[type[BaseModel] | None, str]:
-    """The model a field holds, and the path step to it: '' for a section, '.<name>' for a collection."""
+    """The model a field holds, and the path step to it: '' for a section, '<part>.' or '<name>.' for a collection."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation, ""
-    if get_origin(annotation) is dict:
-        value = get_args(annotation)[-1]
-        if isinstance(value, type) and issubclass(value, BaseModel):
-            return value, "<name>"
+    value = get_args(annotation)[-1] if get_origin(annotation) is dict else None
+    if isinstance(value, type) and issubclass(value, BaseModel):
+        return value, "<part>." if value is PartConfig else "<name>."
     return None, ""
 
 
@@ -338,12 +337,8 @@ def iter_keys(model: type[BaseModel] = GraderConfig, prefix: str = "") -> Iterat
         inner, step = _model_of(info.annotation)
         if inner is None:
             yield dotted, _type_text(info.annotation), _default_text(info), info.description or ""
-            continue
-        if step:
-            step = "<part>" if inner is PartConfig else step
-            yield from iter_keys(inner, f"{dotted}.{step}.")
         else:
-            yield from iter_keys(inner, f"{dotted}.")
+            yield from iter_keys(inner, f"{dotted}.{step}")
 
 
 def describe(assignment: str | None = None) -> str:
