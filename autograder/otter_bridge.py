@@ -141,11 +141,6 @@ def find_engine_root(autograder_dir: str | Path | None) -> Path:
     raise FileNotFoundError(f"no grading engine (grader.yml + autograder/) in {', '.join(map(str, candidates))}")
 
 
-def load_parts(engine_root: Path) -> dict[str, PartConfig]:
-    """The parts of the engine's grader.yml (title, points, checks), in file order."""
-    return load_config(engine_root / "grader.yml").parts
-
-
 def _copy_sidecar(submission: Path, copy: Path, config: GraderConfig) -> None:
     """The training part reads the assignment's side files beside the graded file: bring the
     submitted one along under the copy's stem (a link stays a link, so the engine refuses it as it
@@ -405,7 +400,7 @@ def blank_submission(submission: Any) -> Any:
 
 def nothing_to_grade(engine_root: Path, reasons: Sequence[str]) -> dict[str, Any]:
     """The merged result for an upload without a readable notebook: every part 0, with why."""
-    config_parts = load_parts(engine_root)
+    config_parts = load_config(engine_root / "grader.yml").parts
     message = t("otter.no_notebook")
     graded = {name: _failed_part(name, part, message) for name, part in config_parts.items()}
     merged = _merge("(no notebook)", config_parts, graded, [])

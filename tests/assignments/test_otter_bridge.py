@@ -18,7 +18,7 @@ from autograder.i18n import t, use_language
 from autograder.otter_bridge import BridgeOptions, EngineRun
 
 REPO = Path(__file__).resolve().parents[2]
-PARTS = bridge.load_parts(REPO)
+PARTS = load_config(REPO / "grader.yml").parts
 _TRAINING = load_config().training_part()  # the assignment's training part ("training")
 assert _TRAINING is not None
 TRAINING_PART: str = _TRAINING
