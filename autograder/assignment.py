@@ -144,16 +144,6 @@ class Assignment:
         return frozenset(self.grader_globals)
 
     @property
-    def settings(self) -> dict[str, Any]:
-        """assignment.yml as parsed (a mapping; empty when the file is absent)."""
-        return read_settings(self.folder)
-
-    @property
-    def title(self) -> str:
-        """What reports call the assignment (assignment.yml's `title`, else the folder name)."""
-        return str(self.settings.get("title") or self.name)
-
-    @property
     def manifest(self) -> Manifest:
         """What ships (assignment.yml's `ships:`)."""
         return read_manifest(self.folder)
@@ -161,7 +151,7 @@ class Assignment:
     @property
     def parts(self) -> dict[str, Any]:
         """assignment.yml's `parts:` as parsed (validated with the rest of the configuration)."""
-        parts = self.settings.get("parts") or {}
+        parts = read_settings(self.folder).get("parts") or {}
         return dict(parts) if isinstance(parts, dict) else {}
 
 
