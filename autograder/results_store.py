@@ -157,9 +157,6 @@ class ResultsStore:
         self.folder = self.out_dir / STORE_DIR
         self.results = self.folder / "results"
 
-    def _ensure(self) -> None:
-        self.results.mkdir(parents=True, exist_ok=True)
-
     def start_batch(
         self, config: GraderConfig, parts: Sequence[str] | None, inputs_sha256: str, entries: Sequence[dict[str, str]]
     ) -> None:
@@ -172,7 +169,7 @@ class ResultsStore:
             inputs_sha256: `inputs_digest(config, parts)`.
             entries: one {"stem", "label", "source"} per submission.
         """
-        self._ensure()
+        self.results.mkdir(parents=True, exist_ok=True)
         # Key order kept (not dumps_stable): the parts' order in grader.yml is the reports' order.
         atomic_write_text(
             self.folder / "config.json", json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False)
@@ -208,23 +205,18 @@ class ResultsStore:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def archive(self, stem: str) -> bool:
+    def archive(self, stem: str) -> None:
         """Keep the stored record of `stem` under `previous/` before a regrade replaces it (the
         regrade diff compares against it); an earlier archived copy is replaced.
 
         Args:
-            stem: the submission's stem.
-
-        Returns:
-            Whether there was a record to keep.
+            stem: the submission's stem (one without a record has nothing to keep).
         """
         source = self.results / f"{stem}.json"
-        if not source.is_file():
-            return False
-        previous = self.folder / PREVIOUS_DIR
-        previous.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(previous / source.name, source.read_text(encoding="utf-8"))
-        return True
+        if source.is_file():
+            previous = self.folder / PREVIOUS_DIR
+            previous.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(previous / source.name, source.read_text(encoding="utf-8"))
 
     def stems(self) -> list[str]:
         """Every stem with a stored record, sorted."""
@@ -236,7 +228,7 @@ class ResultsStore:
         Args:
             record: the finished grading.
         """
-        self._ensure()
+        self.results.mkdir(parents=True, exist_ok=True)
         data = {**asdict(record), "format": RECORD_FORMAT, "stored_at": time.time(), "result": record.result.to_json()}
         atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
         event = {"event": "stored", "stem": record.stem, "status": record.result.status, "points": record.result.points}
