@@ -111,7 +111,7 @@ def write_copy(folder: Path, name: str, data: bytes, sides: Sequence[tuple[str, 
 
 
 class SnapshotFolder:
-    """A private temporary folder (0700) for a batch's snapshots; removed by `remove` (or `with`)."""
+    """A private temporary folder (0700) for a batch's snapshots, removed with them when the `with` block ends."""
 
     def __init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="grading-snapshot-"))
@@ -122,12 +122,8 @@ class SnapshotFolder:
         self._count += 1
         return take(submission, side_files, self.path / str(self._count))
 
-    def remove(self) -> None:
-        """Delete every snapshot."""
-        shutil.rmtree(self.path, ignore_errors=True)
-
     def __enter__(self) -> SnapshotFolder:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.remove()
+        shutil.rmtree(self.path, ignore_errors=True)
