@@ -320,14 +320,9 @@ def _assemble(
     known_names: set[str] = set(provided_names)
     for number, source in enumerate(cell_sources, start=1):
         result: CellResult = parse_cell(source, known_names, provided_names)
-        for statement in result.kept:
-            submission.statements.append(Statement(number, statement.line, statement.code, statement.defines))
-        for statement in result.dropped:
-            submission.dropped.append(
-                Statement(number, statement.line, statement.code, statement.defines, statement.reason)
-            )
-        for failure in result.failures:
-            submission.problems.append(LoadProblem(number, failure.line, failure.message, "syntax", failure.names))
+        submission.statements += [Statement(number, s.line, s.code, s.defines) for s in result.kept]
+        submission.dropped += [Statement(number, s.line, s.code, s.defines, s.reason) for s in result.dropped]
+        submission.problems += [LoadProblem(number, f.line, f.message, "syntax", f.names) for f in result.failures]
         if result.kept:
             submission.cells_kept.append(number)
     return submission

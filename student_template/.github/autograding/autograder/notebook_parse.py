@@ -281,12 +281,7 @@ def _is_blank_or_comment(line: str) -> bool:
 
 
 def _guess_defined_names(lines: list[str]) -> list[str]:
-    names = []
-    for line in lines:
-        match = _DEFINED_NAME.match(line)
-        if match:
-            names.append(match.group(1) or match.group(2))
-    return names
+    return [match.group(1) or match.group(2) for match in map(_DEFINED_NAME.match, lines) if match]
 
 
 def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[str], result: CellResult) -> None:
