@@ -55,16 +55,9 @@ def grader_error_result(
     """
     results = []
     for name, part in config.parts.items():
-        reason = _skip_reason(name, config, parts)
-        checks = (
-            [
-                CheckResult(check_id, name, points, passed=False, points=0, message=reason, skipped=True)
-                for check_id, points in part.checks.items()
-            ]
-            if reason
-            else []
-        )
-        results.append(PartResult(name, part.title, part.points, 0, checks))
+        reason = _skip_reason(name, config, parts)  # "": a part to grade, which scores 0 without checks
+        skipped = [CheckResult(check, name, points, False, 0, reason, True) for check, points in part.checks.items()]
+        results.append(PartResult(name, part.title, part.points, 0, skipped if reason else []))
     described = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     note = (
         f"The autograder failed on this submission ({described}), so it was not graded; "
