@@ -12,40 +12,16 @@ import re
 # CommonMark lets a backslash escape any ASCII punctuation; these start structure anywhere in a
 # line (headings inside list items, tables, emphasis, links, images, code, math). HTML is
 # neutralised by entities; list markers only matter at the start (see `_escape_start`).
-_ESCAPED = set("\\`*_[]#!|~$")
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", **{char: "\\" + char for char in "\\`*_[]#!|~$"}})
 _LIST_START = re.compile(r"^(\s*)([-+]|\d{1,9}[.)])")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,500})`")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def _escape_plain(text: str) -> str:
-    out = []
-    for char in text:
-        if char == "&":
-            out.append("&amp;")
-        elif char == "<":
-            out.append("&lt;")
-        elif char == ">":
-            out.append("&gt;")
-        elif char in _ESCAPED:
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    return "".join(out)
-
-
 def _escape_start(line: str) -> str:
-    # "- x" or "1. x" after a list marker of ours would open a nested list.
-    return _LIST_START.sub(
-        lambda m: (
-            m.group(1) + "\\" + m.group(2)
-            if m.group(2) in "-+"
-            else m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1]
-        ),
-        line,
-        count=1,
-    )
+    # "- x" or "1. x" after a list marker of ours would open a nested list: escape the marker's last character.
+    return _LIST_START.sub(lambda m: f"{m[1]}{m[2][:-1]}\\{m[2][-1]}", line, count=1)
 
 
 def md_code(text: str, table: bool = False) -> str:
@@ -85,16 +61,13 @@ def md_text(text: str, table: bool = False) -> str:
     for line in str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         pieces, last = [], 0
         for match in _CODE_SPAN.finditer(line):
-            pieces.append(_escape_plain(line[last : match.start()]))
+            pieces.append(line[last : match.start()].translate(_ESCAPES))
             pieces.append(md_code(match.group(1), table=table))
             last = match.end()
-        pieces.append(_escape_plain(line[last:]))
+        pieces.append(line[last:].translate(_ESCAPES))
         lines.append(_escape_start("".join(pieces).strip()))
-    while lines and not lines[-1]:
-        lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return "<br>".join(lines)
+    # No line holds a line break any more: blank lines at either end go, those between become <br>s.
+    return "\n".join(lines).strip("\n").replace("\n", "<br>")
 
 
 def csv_cell(value: str) -> str:
