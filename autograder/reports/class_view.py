@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.class_data import class_data
-from autograder.reports.common import format_points
+from autograder.reports.common import csv_text, format_points
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.reports.sections import escape_html
@@ -199,11 +197,7 @@ def render_class_html(data: dict[str, Any]) -> str:
 
 
 def _csv_text(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([[csv_cell(str(cell)) for cell in row] for row in rows])
-    return buffer.getvalue()
+    return csv_text([header, *([csv_cell(str(cell)) for cell in row] for row in rows)])
 
 
 def class_csvs(data: dict[str, Any]) -> dict[str, str]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -145,6 +147,20 @@ def part_cell(result: SubmissionResult, name: str) -> str:
     if part.skipped:
         return SKIPPED
     return format_score(part.points, part_possible(part))
+
+
+def csv_text(rows: Iterable[Sequence[object]]) -> str:
+    """Rows as CSV text with "\\n" line endings, as every CSV report is written.
+
+    Args:
+        rows: the header, then the data rows (student-derived cells already through `md_safe.csv_cell`).
+
+    Returns:
+        The CSV text.
+    """
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
 
 
 def skip_reason(part: PartResult) -> str:

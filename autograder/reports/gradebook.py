@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.reports.common import (
     ConfigParts,
     PartColumn,
+    csv_text,
     find_part,
     format_points,
     graded_possible,
@@ -144,15 +143,13 @@ def render_gradebook(
     """
     columns = part_columns(config_parts, results)
     late = any(result.late is not None for result in results)  # a deadline applied to this batch
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(gradebook_header(columns, late))
-    if points_row and results:
-        writer.writerow(_points_row(results, columns, late))
-    for result in sorted(results, key=lambda result: result.submission):
-        # Student-derived cells (file names, error notes) must not run as spreadsheet formulas.
-        writer.writerow([csv_cell(cell) for cell in _submission_row(result, columns, late)])
-    return buffer.getvalue()
+    points = [_points_row(results, columns, late)] if points_row and results else []
+    # Student-derived cells (file names, error notes) must not run as spreadsheet formulas.
+    rows = [
+        [csv_cell(cell) for cell in _submission_row(result, columns, late)]
+        for result in sorted(results, key=lambda result: result.submission)
+    ]
+    return csv_text([gradebook_header(columns, late), *points, *rows])
 
 
 def write_gradebook(results: Sequence[SubmissionResult], path: Path, config_parts: ConfigParts | None = None) -> None:

@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.reports.common import final_total, format_points
+from autograder.reports.common import csv_text, final_total, format_points
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 
@@ -126,14 +125,12 @@ def render_canvas_csv(roster: Roster, matching: Matching, column: str) -> str:
     Returns:
         CSV text; a student without a (single) graded submission has an empty cell.
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*CANVAS_ID_COLUMNS, column])
+    rows = []
     for index, row in enumerate(roster.rows):
         result = matching.by_row.get(index)
         points = "" if result is None else format_points(final_total(result))
-        writer.writerow([csv_cell(row.get(name, "")) for name in CANVAS_ID_COLUMNS] + [points])
-    return buffer.getvalue()
+        rows.append([csv_cell(row.get(name, "")) for name in CANVAS_ID_COLUMNS] + [points])
+    return csv_text([[*CANVAS_ID_COLUMNS, column], *rows])
 
 
 def render_long_csv(
@@ -150,14 +147,11 @@ def render_long_csv(
     Returns:
         CSV text with the columns student, assignment, part, points.
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(LONG_COLUMNS)
+    lines: list[Sequence[str]] = [LONG_COLUMNS]
     for result in sorted(results, key=lambda result: result.submission):
         student = (students or {}).get(result.submission) or Path(result.submission).stem
         rows = [(part.part, format_points(part.points)) for part in result.parts if not part.skipped]
         if result.late is not None and result.late["penalty_points"]:
             rows.append((LATE_PENALTY_PART, format_points(-result.late["penalty_points"])))
-        for part_name, points in rows:
-            writer.writerow([csv_cell(student), csv_cell(assignment), part_name, points])
-    return buffer.getvalue()
+        lines += [[csv_cell(student), csv_cell(assignment), part_name, points] for part_name, points in rows]
+    return csv_text(lines)

@@ -7,14 +7,12 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.i18n import t
-from autograder.reports.common import final_total, find_part, format_points
+from autograder.reports.common import csv_text, final_total, find_part, format_points
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 
@@ -127,23 +125,21 @@ def render_regrade_csv(changes: Sequence[PointsChange]) -> str:
     Returns:
         CSV text with "\\n" line endings.
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    keys = ("submission", "level", "part", "check", "old", "new", "change")
-    writer.writerow([t(f"regrade.column.{key}") for key in keys])
-    for change in changes:
-        delta = change.change
-        row = [
+    header = [t(f"regrade.column.{key}") for key in ("submission", "level", "part", "check", "old", "new", "change")]
+    rows = [
+        [
             change.submission,
             t(f"regrade.level.{change.level}"),
             change.part,
             change.check,
             _cell(change.old),
             _cell(change.new),
-            "" if delta is None else format_points(delta),  # no "+": a spreadsheet would read a formula
+            _cell(change.change),  # no "+": a spreadsheet would read a formula
         ]
-        writer.writerow([csv_cell(cell) for cell in row])  # labels are student-chosen file names
-    return buffer.getvalue()
+        for change in changes
+    ]
+    # labels are student-chosen file names
+    return csv_text([header, *([csv_cell(cell) for cell in row] for row in rows)])
 
 
 def write_regrade_csv(changes: Sequence[PointsChange], path: Path) -> None:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from autograder.i18n import t
+from autograder.reports.common import csv_text
 from autograder.reports.md_safe import csv_cell
 from autograder.similarity.compare import Pair, Submission, compare_pair
 
@@ -40,23 +39,20 @@ def pairs_csv(pairs: Sequence[Pair]) -> str:
     Returns:
         CSV text (file names never start a spreadsheet formula).
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    for rank, pair in enumerate(pairs, start=1):
-        writer.writerow(
-            [
-                rank,
-                csv_cell(pair.first),
-                csv_cell(pair.second),
-                f"{pair.similarity:.4f}",
-                csv_cell(pair.part),
-                f"{pair.first_share:.4f}",
-                f"{pair.second_share:.4f}",
-                pair.matched_chars,
-            ]
-        )
-    return buffer.getvalue()
+    rows = [
+        [
+            rank,
+            csv_cell(pair.first),
+            csv_cell(pair.second),
+            f"{pair.similarity:.4f}",
+            csv_cell(pair.part),
+            f"{pair.first_share:.4f}",
+            f"{pair.second_share:.4f}",
+            pair.matched_chars,
+        ]
+        for rank, pair in enumerate(pairs, start=1)
+    ]
+    return csv_text([CSV_HEADER, *rows])
 
 
 def marked_code(code: str, slices: np.ndarray) -> str:
