@@ -16,7 +16,6 @@ from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
 from autograder.reports.common import ConfigParts
-from autograder.reports.feedback import write_feedback
 from autograder.reports.files import RESERVED_STEMS, write_reports
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
@@ -309,8 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome != "merged":
             print(f"{outcome}: {source}: {detail}", file=sys.stderr)
     assignment = assignment_of(config)  # this front end's one load
-    write_reports(results, stems, config, assignment, args.out)
-    write_feedback(results, stems, config, assignment, args.out, html=args.html, reporter=args.reporter_payload)
+    write_reports(results, stems, config, assignment, args.out, html=args.html, reporter=args.reporter_payload)
     print(f"merged {len(results)} submissions into {args.out}")
     return 0
 

@@ -1,24 +1,15 @@
-"""Per-submission feedback files: HTML page, Markdown version (job summaries), reporter payloads."""
+"""Per-submission feedback beside the HTML page: its Markdown version (job summaries) and the reporter payloads."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from autograder.i18n import assignment_title, use_language
-from autograder.reports.common import PartColumn, graded_possible, part_columns
-from autograder.reports.files import check_stems
-from autograder.reports.html import render_html
+from autograder.reports.common import PartColumn, graded_possible
 from autograder.reports.markdown import render_submission
 from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
 from autograder.reports.sections import ReportView, extra_sections
-from autograder.reports.submission_json import dumps_stable
 from autograder.results import SubmissionResult
-
-if TYPE_CHECKING:
-    from autograder.assignment import Assignment
-    from autograder.config import GraderConfig
 
 
 def render_feedback_markdown(
@@ -57,49 +48,3 @@ def reporter_document(result: SubmissionResult) -> dict[str, Any]:
         "payloads": payloads,
         "env": {reporter_env_name(runner): encode_payload(p) for runner, p in payloads.items()},
     }
-
-
-def write_feedback(
-    results: Sequence[SubmissionResult],
-    stems: Sequence[str],
-    config: GraderConfig,
-    assignment: Assignment,
-    out_dir: Path,
-    html: bool = False,
-    reporter: bool = False,
-) -> list[Path]:
-    """Write, per submission, `<stem>.html` and `<stem>.feedback.md` (html) and
-    `<stem>.reporter.json` (reporter), next to the reports of `write_reports`.
-
-    Args:
-        results: the graded submissions.
-        stems: their file-name stems (same order).
-        config: the validated configuration.
-        assignment: the graded assignment (its message catalogue and report sections).
-        out_dir: the report folder.
-        html: write the HTML page and its Markdown version.
-        reporter: write the reporter payloads.
-
-    Returns:
-        The paths written.
-    """
-    check_stems(stems)
-    view, written = assignment.report_sections, []
-    # What the assignment's extras mean, in its words.
-    with use_language(config.feedback.language, assignment.messages_dir):
-        columns = part_columns(config.parts, results)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for result, stem in zip(results, stems, strict=True):
-            if html:
-                page = out_dir / f"{stem}.html"
-                page.write_text(
-                    render_html(result, config.parts, assignment_title(config.assignment.title), view), encoding="utf-8"
-                )
-                markdown = out_dir / f"{stem}.feedback.md"
-                markdown.write_text(render_feedback_markdown(result, columns, view), encoding="utf-8")
-                written += [page, markdown]
-            if reporter:
-                path = out_dir / f"{stem}.reporter.json"
-                path.write_text(dumps_stable(reporter_document(result)), encoding="utf-8")
-                written.append(path)
-    return written

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 from autograder.i18n import assignment_title, use_language
 from autograder.reports.common import part_columns
+from autograder.reports.feedback import render_feedback_markdown, reporter_document
 from autograder.reports.gradebook import write_gradebook
-from autograder.reports.gradescope import write_gradescope_results
+from autograder.reports.gradescope import gradescope_results
+from autograder.reports.html import render_html
 from autograder.reports.markdown import render_markdown, render_submission
-from autograder.reports.submission_json import write_submission_json
+from autograder.reports.submission_json import dumps_stable, submission_json
 from autograder.results import SubmissionResult
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ SUMMARY_NAME = "summary.md"
 RESERVED_STEMS = frozenset({"summary", "gradebook", "manifest", "class"})  # class: class.html, class.json
 
 
-# Every per-submission file is `<stem><kind>` (here and in reports.feedback.write_feedback).
+# Every per-submission file is `<stem><kind>`.
 SUBMISSION_FILE_KINDS = (".results.json", ".json", ".md", ".html", ".feedback.md", ".reporter.json")
 
 
@@ -57,16 +59,22 @@ def write_reports(
     config: GraderConfig,
     assignment: Assignment,
     out_dir: Path,
+    html: bool = False,
+    reporter: bool = False,
 ) -> list[Path]:
     """Write, per submission, `<stem>.results.json` (Gradescope), `<stem>.json` (the full result)
-    and `<stem>.md`; and for the batch `gradebook.csv` and `summary.md`.
+    and `<stem>.md` (with `html` also the feedback page `<stem>.html` and its Markdown version
+    `<stem>.feedback.md`, with `reporter` the reporter payloads `<stem>.reporter.json`); and for the
+    batch `gradebook.csv` and `summary.md`.
 
     Args:
         results: the graded submissions.
         stems: a unique file-name stem per result (same order).
         config: the validated configuration (parts and assignment title).
-        assignment: the graded assignment (its message catalogue).
+        assignment: the graded assignment (its message catalogue and report sections).
         out_dir: the output folder; created when missing.
+        html: write the HTML feedback pages and their Markdown versions.
+        reporter: write the reporter payloads.
 
     Returns:
         The paths written, in writing order.
@@ -76,18 +84,25 @@ def write_reports(
     check_stems(stems)
     with use_language(config.feedback.language, assignment.messages_dir):
         out_dir.mkdir(parents=True, exist_ok=True)
-        config_parts = config.parts
+        config_parts, view = config.parts, assignment.report_sections
         title = assignment_title(config.assignment.title)
         columns = part_columns(config_parts, results)
         written = []
         for result, stem in zip(results, stems, strict=True):
-            gradescope_path = out_dir / f"{stem}.results.json"
-            write_gradescope_results(result, gradescope_path, config_parts, title)
-            json_path = out_dir / f"{stem}.json"
-            write_submission_json(result, json_path)
-            markdown_path = out_dir / f"{stem}.md"
-            markdown_path.write_text(render_submission(result, columns), encoding="utf-8")
-            written.extend([gradescope_path, json_path, markdown_path])
+            texts = {
+                ".results.json": dumps_stable(gradescope_results(result, config_parts, assignment=title)),
+                ".json": submission_json(result),
+                ".md": render_submission(result, columns),
+            }
+            if html:  # what the assignment's extras mean, in its words
+                texts[".html"] = render_html(result, config_parts, title, view)
+                texts[".feedback.md"] = render_feedback_markdown(result, columns, view)
+            if reporter:
+                texts[".reporter.json"] = dumps_stable(reporter_document(result))
+            for kind, text in texts.items():
+                path = out_dir / f"{stem}{kind}"
+                path.write_text(text, encoding="utf-8")
+                written.append(path)
         gradebook_path = out_dir / GRADEBOOK_NAME
         write_gradebook(results, gradebook_path, config_parts)
         summary_path = out_dir / SUMMARY_NAME

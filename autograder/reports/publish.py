@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
 from autograder.reports.class_view import write_class_view
-from autograder.reports.feedback import write_feedback
 from autograder.reports.files import GRADEBOOK_NAME, SUMMARY_NAME, write_reports
 from autograder.results import SubmissionResult
 
@@ -42,7 +41,7 @@ def publish_reports(
     batch_files: bool = True,
     missing: Sequence[str] = (),
 ) -> None:
-    """Write the reports of `write_reports` (and `write_feedback`) so that each file appears whole:
+    """Write the reports of `write_reports` so that each file appears whole:
     rendered in a scratch folder inside out_dir, then moved into place with os.replace.
 
     Args:
@@ -60,9 +59,7 @@ def publish_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
     try:
-        write_reports(results, stems, config, assignment, scratch)
-        if html or reporter:
-            write_feedback(results, stems, config, assignment, scratch, html=html, reporter=reporter)
+        write_reports(results, stems, config, assignment, scratch, html, reporter)
         if batch_files:
             write_class_view(results, config, assignment, scratch, missing)
         for path in sorted(scratch.iterdir()):

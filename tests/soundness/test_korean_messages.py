@@ -25,7 +25,7 @@ from soundness_grading import CORPUS_LANGUAGE, CorpusRun, grade_corpus
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
 from autograder.i18n import assignment_title, use_language
-from autograder.reports.feedback import write_feedback
+from autograder.reports.files import write_reports
 from autograder.results import SubmissionResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +130,7 @@ class _Text(HTMLParser):
 def _feedback(run: CorpusRun) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="korean-feedback-"))
     stems = [run.stems[case.id] for case in run.cases]
-    write_feedback(
+    write_reports(
         [run.results[case.id] for case in run.cases],
         stems,
         run.config,
