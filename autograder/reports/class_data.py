@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from autograder.reports.common import ConfigParts, find_part, part_columns, part_possible
+from autograder.reports.common import ConfigParts, graded_part, part_columns, part_possible
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, SubmissionResult
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _score_series(results: Sequence[SubmissionResult], config_parts: ConfigParts
     scored = [r for r in results if r.status != STATUS_ERROR]
     series = []
     for column in part_columns(config_parts, scored):
-        parts = [p for r in scored if (p := find_part(r, column.name)) is not None and not p.skipped]
+        parts = [p for r in scored if (p := graded_part(r, column.name))]
         high = max((part_possible(p) for p in parts), default=column.points or 0.0)
         series.append({"part": column.name, "title": column.title, **describe([p.points for p in parts], high)})
     totals = [r.points for r in scored]
@@ -172,9 +172,9 @@ def training_summary(
     stops: Counter[str] = Counter()
     early_stops = trained = 0
     for result in results:
-        graded_part = find_part(result, part)
+        graded = graded_part(result, part)
         training = result.extras.get("training")
-        if graded_part is None or graded_part.skipped or not isinstance(training, Mapping):
+        if graded is None or not isinstance(training, Mapping):
             continue
         trained += 1
         figures = figures_of(training)
@@ -182,7 +182,7 @@ def training_summary(
         if figures.value is not None:
             values.append(figures.value)
         threshold = figures.threshold if figures.threshold is not None else threshold
-        passed = graded_part.points >= part_possible(graded_part) > 0
+        passed = graded.points >= part_possible(graded) > 0
         step = _steps_to_bar(figures, threshold, passed)
         if step is not None:
             steps.append(step)

@@ -63,6 +63,18 @@ def find_part(result: SubmissionResult, name: str) -> PartResult | None:
     return next((part for part in result.parts if part.part == name), None)
 
 
+def graded_part(result: SubmissionResult, name: str) -> PartResult | None:
+    """The result's part called `name` (its key in grader.yml) if graded in this run; None if absent or skipped."""
+    part = find_part(result, name)
+    return None if part is None or part.skipped else part
+
+
+def ordered_parts(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[PartResult]:
+    """The result's parts in the columns' (grader.yml) order; parts without a column follow in result order."""
+    order = {column.name: index for index, column in enumerate(columns)}
+    return sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
+
+
 def part_possible(part: PartResult) -> float:
     """Points a part could earn in this run: the sum of its checks that were not skipped.
 
@@ -131,6 +143,11 @@ def format_score(points: float, possible: float) -> str:
     return f"{format_points(points)}/{format_points(possible)}"
 
 
+def part_score(part: PartResult) -> str:
+    """A part's score as reports show it: "points/possible", or "skipped" when not graded in this run."""
+    return SKIPPED if part.skipped else format_score(part.points, part_possible(part))
+
+
 def part_cell(result: SubmissionResult, name: str) -> str:
     """The text of one part cell in a summary table.
 
@@ -142,22 +159,11 @@ def part_cell(result: SubmissionResult, name: str) -> str:
         "points/possible", "skipped", or "-" when the result lacks the part.
     """
     part = find_part(result, name)
-    if part is None:
-        return NOT_PRESENT
-    if part.skipped:
-        return SKIPPED
-    return format_score(part.points, part_possible(part))
+    return NOT_PRESENT if part is None else part_score(part)
 
 
 def csv_text(rows: Iterable[Sequence[object]]) -> str:
-    """Rows as CSV text with "\\n" line endings, as every CSV report is written.
-
-    Args:
-        rows: the header, then the data rows (student-derived cells already through `md_safe.csv_cell`).
-
-    Returns:
-        The CSV text.
-    """
+    """Rows (header first; student-derived cells already through `md_safe.csv_cell`) as CSV text, "\\n" line ends."""
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(rows)
     return buffer.getvalue()

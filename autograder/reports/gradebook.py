@@ -20,8 +20,8 @@ from autograder.reports.common import (
     ConfigParts,
     PartColumn,
     csv_text,
-    find_part,
     format_points,
+    graded_part,
     graded_possible,
     part_columns,
     part_possible,
@@ -63,8 +63,8 @@ def percent_correct(points: float, possible: float) -> float:
 
 
 def _part_value(result: SubmissionResult, name: str) -> str:
-    part = find_part(result, name)
-    return "" if part is None or part.skipped else format_points(part.points)
+    part = graded_part(result, name)
+    return "" if part is None else format_points(part.points)
 
 
 def grading_status(result: SubmissionResult) -> str:
@@ -114,12 +114,7 @@ def _points_row(results: Sequence[SubmissionResult], columns: Sequence[PartColum
     cells = []
     possible_total = 0.0
     for column in columns:
-        graded = [
-            part_possible(part)
-            for result in results
-            if (part := find_part(result, column.name)) is not None and not part.skipped
-        ]
-        points = max(graded) if graded else None
+        points = max((part_possible(p) for r in results if (p := graded_part(r, column.name))), default=None)
         possible_total += points or 0
         cells.append("" if points is None else format_points(points))
     total = format_points(possible_total)

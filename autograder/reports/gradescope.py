@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,10 @@ from typing import Any
 from autograder.i18n import current_language, part_title, t, use_language
 from autograder.reports.common import (
     ConfigParts,
-    PartColumn,
     final_total,
     format_score,
     graded_possible,
+    ordered_parts,
     part_columns,
     skip_reason,
 )
@@ -103,11 +102,6 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
     return "\n".join(lines)
 
 
-def _ordered_parts(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[tuple[int, PartResult]]:
-    number = {column.name: index for index, column in enumerate(columns, 1)}
-    return sorted(((number[part.part], part) for part in result.parts), key=lambda item: item[0])
-
-
 def gradescope_results(
     result: SubmissionResult,
     config_parts: ConfigParts | None = None,
@@ -135,11 +129,12 @@ def gradescope_results(
         A dict valid against `load_schema()`.
     """
     columns = part_columns(config_parts, [result])
+    number = {column.name: index for index, column in enumerate(columns, 1)}
     tests = [
         test
-        for number, part in _ordered_parts(result, columns)
+        for part in ordered_parts(result, columns)
         if not part.skipped
-        for test in _part_tests(part, number, test_visibility)
+        for test in _part_tests(part, number[part.part], test_visibility)
     ]
     return {
         "score": final_total(result),  # less the late penalty, when one was assessed

@@ -7,16 +7,17 @@ import html
 from autograder.i18n import part_title, t
 from autograder.reports.common import (
     ConfigParts,
-    PartColumn,
     format_points,
     format_score,
     graded_possible,
+    ordered_parts,
     part_columns,
     part_possible,
+    part_score,
     skip_reason,
 )
 from autograder.reports.late_text import late_lines
-from autograder.reports.markdown import status_label
+from autograder.reports.markdown import score_cell, status_label
 from autograder.reports.sections import ReportView, escape_html, extra_sections
 from autograder.results import PartResult, SubmissionResult
 
@@ -67,11 +68,10 @@ def _bar(part: PartResult) -> str:
 def _overview(parts: list[PartResult]) -> str:
     rows = []
     for part in parts:
-        score = t("report.skipped") if part.skipped else format_score(part.points, part_possible(part))
         title = escape_html(part_title(part.part, part.title))
         rows.append(
             f'<tr><td><a href="#part-{html.escape(part.part)}">{title}</a></td>'
-            f'<td class="num">{score}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>'
+            f'<td class="num">{score_cell(part_score(part))}</td><td>{_bar(part)}</td><td>{_badge(part)}</td></tr>'
         )
     return (
         f'<section><h2>{t("report.html.parts")}</h2><table><colgroup><col class="c1"><col class="c2">'
@@ -139,9 +139,7 @@ def render_html(
     Returns:
         The HTML text.
     """
-    columns: list[PartColumn] = part_columns(config_parts, [result])
-    order = {column.name: index for index, column in enumerate(columns)}
-    parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
+    parts = ordered_parts(result, part_columns(config_parts, [result]))
     total, possible = result.points, graded_possible(result)
     shown: set[str] = set()
     details = "".join(_part_details(part, shown) for part in parts)

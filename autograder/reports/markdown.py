@@ -16,9 +16,10 @@ from autograder.reports.common import (
     PartColumn,
     format_score,
     graded_possible,
+    ordered_parts,
     part_cell,
     part_columns,
-    part_possible,
+    part_score,
     skip_reason,
 )
 from autograder.reports.late_text import late_lines
@@ -84,17 +85,11 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
     Returns:
         Markdown text ending with a newline.
     """
-    order = {column.name: index for index, column in enumerate(columns)}
-    parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
     total = format_score(result.points, graded_possible(result))
     shown: set[str] = set()
     rows = [
-        [
-            escape_cell(part_title(part.part, part.title)),
-            t("report.skipped") if part.skipped else format_score(part.points, part_possible(part)),
-            _failed_checks(part, shown),
-        ]
-        for part in parts
+        [escape_cell(part_title(part.part, part.title)), score_cell(part_score(part)), _failed_checks(part, shown)]
+        for part in ordered_parts(result, columns)
     ]
     rows.append([f"**{t('report.total')}**", f"**{total}**", ""])
     header = [t("report.part"), t("report.points"), t("report.failed_checks")]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.i18n import t
-from autograder.reports.common import csv_text, final_total, find_part, format_points
+from autograder.reports.common import csv_text, final_total, find_part, format_points, graded_part
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 
@@ -45,8 +45,8 @@ def _differs(old: float | None, new: float | None) -> bool:
 
 
 def _part_points(result: SubmissionResult | None, part_name: str) -> float | None:
-    part = find_part(result, part_name) if result is not None else None
-    return None if part is None or part.skipped else part.points
+    part = graded_part(result, part_name) if result is not None else None
+    return None if part is None else part.points
 
 
 def _check_points(result: SubmissionResult | None, part_name: str) -> dict[str, float | None]:

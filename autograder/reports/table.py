@@ -13,9 +13,10 @@ from autograder.reports.common import (
     format_points,
     format_score,
     graded_possible,
+    ordered_parts,
     part_cell,
     part_columns,
-    part_possible,
+    part_score,
     skip_reason,
 )
 from autograder.results import CheckResult, SubmissionResult
@@ -141,8 +142,7 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
         The details as text (no trailing newline).
     """
     width = terminal_width(width)
-    order = {column.name: index for index, column in enumerate(columns)}
-    parts = sorted(result.parts, key=lambda part: order.get(part.part, len(order)))
+    parts = ordered_parts(result, columns)
     total = format_score(result.points, graded_possible(result))
     lines = [f"{result.submission}: {total} ({result.status})"]
     check_prefix = len("  PASS  ")
@@ -152,17 +152,12 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     title_width = name_width + check_prefix
     shown_messages: set[str] = set()
     for part in parts:
-        lines.append("")
-        if part.skipped:
-            lines.append(f"{part.title.ljust(title_width)}  {SKIPPED.rjust(SCORE_WIDTH)}")
-            reason = skip_reason(part)
-            if reason:
-                lines.extend(_wrap(reason, width, indent="  "))
-            continue
-        score = format_score(part.points, part_possible(part))
-        lines.append(f"{part.title.ljust(title_width)}  {score.rjust(SCORE_WIDTH)}")
-        for check in part.checks:
-            lines.extend(_check_lines(check, name_width, width, shown_messages))
+        lines.extend(["", f"{part.title.ljust(title_width)}  {part_score(part).rjust(SCORE_WIDTH)}"])
+        if not part.skipped:
+            for check in part.checks:
+                lines.extend(_check_lines(check, name_width, width, shown_messages))
+        elif reason := skip_reason(part):
+            lines.extend(_wrap(reason, width, indent="  "))
     for heading, entries in (("Load problems", result.load_problems), ("Notes", result.notes)):
         if entries:
             lines.extend(["", f"{heading}:"])
