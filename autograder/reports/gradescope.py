@@ -30,6 +30,9 @@ from autograder.reports.submission_json import dumps_stable
 from autograder.results import PartResult, SubmissionResult
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
+# Gradescope's visibility values: hidden, after_due_date, after_published, visible. The result and its
+# tests (student-facing messages) are visible; the autograder's stdout (grader logs) is hidden.
+VISIBILITY, STDOUT_VISIBILITY, TEST_VISIBILITY = "visible", "hidden", "visible"
 
 
 @cache
@@ -43,38 +46,28 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
-def _part_tests(part: PartResult, part_number: int, visibility: str) -> list[dict[str, Any]]:
+def _part_tests(part: PartResult, part_number: int) -> list[dict[str, Any]]:
+    title = part_title(part.part, part.title)
+
+    def test(name: str, number: str, score: float, max_score: float, passed: bool, output: str) -> dict[str, Any]:
+        status = "passed" if passed else "failed"
+        fields = {"name": name, "number": number, "score": score, "max_score": max_score, "output": output}
+        return {**fields, "status": status, "visibility": TEST_VISIBILITY, "tags": [part.part]}
+
     if not part.checks:
-        return [
-            {
-                "name": part_title(part.part, part.title),
-                "number": str(part_number),
-                "score": part.points,
-                "max_score": part.max_points,
-                "status": "failed",
-                "visibility": visibility,
-                "output": t("gradescope.part_not_graded"),
-                "tags": [part.part],
-            }
-        ]
-    tests = []
-    for index, check in enumerate(part.checks, 1):
-        if check.skipped:
-            continue
-        failed_output = check.message or t("gradescope.check_failed")
-        tests.append(
-            {
-                "name": f"{part_title(part.part, part.title)}: {check.check_id}",
-                "number": f"{part_number}.{index}",
-                "score": check.points,
-                "max_score": check.max_points,
-                "status": "passed" if check.passed else "failed",
-                "output": "" if check.passed else failed_output,
-                "visibility": visibility,
-                "tags": [part.part],
-            }
+        return [test(title, str(part_number), part.points, part.max_points, False, t("gradescope.part_not_graded"))]
+    return [
+        test(
+            f"{title}: {check.check_id}",
+            f"{part_number}.{index}",
+            check.points,
+            check.max_points,
+            check.passed,
+            "" if check.passed else check.message or t("gradescope.check_failed"),
         )
-    return tests
+        for index, check in enumerate(part.checks, 1)
+        if not check.skipped
+    ]
 
 
 def _summary(result: SubmissionResult, assignment: str) -> str:
@@ -82,17 +75,13 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
     lines = [assignment] if assignment else []
     lines.append(t("gradescope.score", score=score, status=status_label(result.status)))
     lines.extend(late_lines(result))
-    skipped = [part for part in result.parts if part.skipped]
+    not_graded = [
+        part_title(part.part, part.title) + (f": {reason}" if (reason := skip_reason(part)) else "")
+        for part in result.parts
+        if part.skipped
+    ]
     sections: list[tuple[str, list[str]]] = [
-        (
-            t("gradescope.not_graded_heading"),
-            [
-                f"{part_title(part.part, part.title)}: {skip_reason(part)}"
-                if skip_reason(part)
-                else part_title(part.part, part.title)
-                for part in skipped
-            ],
-        ),
+        (t("gradescope.not_graded_heading"), not_graded),
         (t("gradescope.load_problems_heading"), result.load_problems),
         (t("gradescope.notes_heading"), result.notes),
     ]
@@ -103,13 +92,7 @@ def _summary(result: SubmissionResult, assignment: str) -> str:
 
 
 def gradescope_results(
-    result: SubmissionResult,
-    config_parts: ConfigParts | None = None,
-    *,
-    assignment: str = "",
-    visibility: str = "visible",
-    stdout_visibility: str = "hidden",
-    test_visibility: str = "visible",
+    result: SubmissionResult, config_parts: ConfigParts | None = None, *, assignment: str = ""
 ) -> dict[str, Any]:
     """Build the results.json document of one submission.
 
@@ -120,10 +103,6 @@ def gradescope_results(
         result: one graded submission.
         config_parts: `config.parts`, giving test numbers "<part>.<check>" in grader.yml order.
         assignment: the assignment's name, first line of the top-level output.
-        visibility: of the whole result (Gradescope: hidden, after_due_date, after_published,
-            visible).
-        stdout_visibility: of the autograder's stdout (grader logs; hidden by default).
-        test_visibility: of each test; messages are student-facing, so visible by default.
 
     Returns:
         A dict valid against `load_schema()`.
@@ -134,14 +113,14 @@ def gradescope_results(
         test
         for part in ordered_parts(result, columns)
         if not part.skipped
-        for test in _part_tests(part, number[part.part], test_visibility)
+        for test in _part_tests(part, number[part.part])
     ]
     return {
         "score": final_total(result),  # less the late penalty, when one was assessed
         "execution_time": round(result.grading_seconds),
         "output": _summary(result, assignment),
-        "visibility": visibility,
-        "stdout_visibility": stdout_visibility,
+        "visibility": VISIBILITY,
+        "stdout_visibility": STDOUT_VISIBILITY,
         "extra_data": {"submission": result.submission, "status": result.status, "possible": graded_possible(result)},
         "tests": tests,
     }
