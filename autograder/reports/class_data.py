@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,8 @@ STATUS_MISSING = "missing"
 STATUS_LATE = "late"
 CLASS_STATUSES = (STATUS_GRADED, STATUS_UNREADABLE, STATUS_ERROR, STATUS_MISSING, STATUS_LATE)
 HISTOGRAM_BINS = 10
+# A row of `failed_checks` (and of class_checks.csv).
+CHECK_COLUMNS = ("part", "check_id", "failed", "graded", "share", "message")
 
 
 def is_late(result: SubmissionResult) -> bool:
@@ -110,37 +112,25 @@ def failed_checks(results: Sequence[SubmissionResult]) -> list[dict[str, Any]]:
         [{"part", "check_id", "failed", "graded", "share", "message"}], most failed first (ties:
         part, then check, in first-seen order); checks nobody failed are included with 0.
     """
-    failed: Counter[tuple[str, str]] = Counter()
-    graded: Counter[tuple[str, str]] = Counter()
-    messages: dict[tuple[str, str], Counter[str]] = {}
-    order: dict[tuple[str, str], int] = {}
+    graded: Counter[tuple[str, str]] = Counter()  # keys in first-seen order
+    failures: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # key -> messages given
     for result in results:
         if result.status != STATUS_GRADED:
             continue
         for part in result.parts:
             for check in part.checks:
-                if check.skipped:
-                    continue
-                key = (part.part, check.check_id)
-                order.setdefault(key, len(order))
-                graded[key] += 1
-                if not check.passed:
-                    failed[key] += 1
-                    messages.setdefault(key, Counter())[check.message] += 1
+                if not check.skipped:
+                    graded[part.part, check.check_id] += 1
+                    if not check.passed:
+                        failures[part.part, check.check_id][check.message] += 1
     rows = []
-    for key in sorted(order, key=lambda k: (-failed[k], order[k])):
-        common = messages.get(key, Counter()).most_common(1)
-        rows.append(
-            {
-                "part": key[0],
-                "check_id": key[1],
-                "failed": failed[key],
-                "graded": graded[key],
-                "share": round(failed[key] / graded[key], 4),
-                "message": common[0][0] if common else "",
-            }
-        )
-    return rows
+    for (part_name, check_id), count in graded.items():
+        messages = failures[part_name, check_id]
+        failed = messages.total()
+        top = messages.most_common(1)[0][0] if failed else ""
+        row = (part_name, check_id, failed, count, round(failed / count, 4), top)
+        rows.append(dict(zip(CHECK_COLUMNS, row, strict=True)))
+    return sorted(rows, key=lambda row: -row["failed"])  # stable: ties stay in first-seen order
 
 
 def _steps_to_bar(figures: TrainingFigures, threshold: float | None, passed: bool) -> float | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, part_title, t, use_language
-from autograder.reports.class_data import class_data
+from autograder.reports.class_data import CHECK_COLUMNS, class_data
 from autograder.reports.common import csv_text, format_points
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
@@ -215,10 +215,7 @@ def class_csvs(data: dict[str, Any]) -> dict[str, str]:
         series += [("training_steps_to_bar", data["training"]["steps_series"])]
     return {
         CLASS_STATUSES_CSV: _csv_text(["status", "count"], list(data["statuses"].items())),
-        CLASS_CHECKS_CSV: _csv_text(
-            ["part", "check_id", "failed", "graded", "share", "message"],
-            [[c["part"], c["check_id"], c["failed"], c["graded"], c["share"], c["message"]] for c in data["checks"]],
-        ),
+        CLASS_CHECKS_CSV: _csv_text(CHECK_COLUMNS, [[c[key] for key in CHECK_COLUMNS] for c in data["checks"]]),
         CLASS_DISTRIBUTIONS_CSV: _csv_text(
             ["series", "bin_low", "bin_high", "count"],
             [[name, b["low"], b["high"], b["count"]] for name, s in series for b in s["histogram"]],
