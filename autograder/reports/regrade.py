@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.i18n import t
-from autograder.reports.common import csv_text, final_total, find_part, format_points, graded_part
+from autograder.reports.common import csv_text, final_total, find_part, format_points
 from autograder.reports.md_safe import csv_cell
 from autograder.results import SubmissionResult
 
@@ -44,24 +44,12 @@ def _differs(old: float | None, new: float | None) -> bool:
     return abs(old - new) > TOLERANCE
 
 
-def _part_points(result: SubmissionResult | None, part_name: str) -> float | None:
-    part = graded_part(result, part_name) if result is not None else None
-    return None if part is None else part.points
-
-
-def _check_points(result: SubmissionResult | None, part_name: str) -> dict[str, float | None]:
+def _points(result: SubmissionResult | None, part_name: str) -> tuple[float | None, dict[str, float | None]]:
+    """One side's points of a part (None: not graded) and of its checks (None: skipped)."""
     part = find_part(result, part_name) if result is not None else None
     if part is None:
-        return {}
-    return {check.check_id: None if check.skipped else check.points for check in part.checks}
-
-
-def _part_names(*results: SubmissionResult | None) -> list[str]:
-    names: dict[str, None] = {}
-    for result in results:
-        for part in result.parts if result is not None else []:
-            names.setdefault(part.part)
-    return list(names)
+        return None, {}
+    return None if part.skipped else part.points, {c.check_id: None if c.skipped else c.points for c in part.checks}
 
 
 def diff_submission(label: str, old: SubmissionResult | None, new: SubmissionResult | None) -> list[PointsChange]:
@@ -76,9 +64,8 @@ def diff_submission(label: str, old: SubmissionResult | None, new: SubmissionRes
         The total row, then per changed part its row and its changed checks' rows; [] when nothing changed.
     """
     rows: list[PointsChange] = []
-    for part_name in _part_names(new, old):
-        old_part, new_part = _part_points(old, part_name), _part_points(new, part_name)
-        old_checks, new_checks = _check_points(old, part_name), _check_points(new, part_name)
+    for part_name in dict.fromkeys(part.part for result in (new, old) if result is not None for part in result.parts):
+        (old_part, old_checks), (new_part, new_checks) = _points(old, part_name), _points(new, part_name)
         checks = [
             PointsChange(label, LEVEL_CHECK, part_name, check, old_checks.get(check), new_checks.get(check))
             for check in dict.fromkeys([*new_checks, *old_checks])
