@@ -103,12 +103,7 @@ def _wrap(text: str, width: int, indent: str = MESSAGE_INDENT) -> list[str]:
     for paragraph in text.splitlines() or [""]:
         lines.extend(
             textwrap.wrap(
-                paragraph,
-                width=width,
-                initial_indent=indent,
-                subsequent_indent=indent + "  ",
-                break_long_words=True,
-                break_on_hyphens=False,
+                paragraph, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
             )
             or [indent.rstrip()]
         )
@@ -168,16 +163,13 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
 
 def _late_summary(results: Sequence[SubmissionResult]) -> str:
     """Lines under the table for the submissions a late penalty applied to (the table shows raw points)."""
-    lines = []
-    for result in results:
-        late = result.late
-        if late is not None and late["penalty_points"]:
-            lines.append(
-                f"late: {result.submission}: {late['units_late']} {late['unit']}(s) after the deadline, "
-                f"{format_points(late['raw_points'])} - {format_points(late['penalty_points'])} "
-                f"= {format_points(late['final_points'])}"
-            )
-    return "".join(f"\n{line}" for line in lines)
+    return "".join(
+        f"\nlate: {result.submission}: {late['units_late']} {late['unit']}(s) after the deadline, "
+        f"{format_points(late['raw_points'])} - {format_points(late['penalty_points'])} "
+        f"= {format_points(late['final_points'])}"
+        for result in results
+        if (late := result.late) is not None and late["penalty_points"]
+    )
 
 
 def render_report(
