@@ -86,13 +86,8 @@ def _late_cells(result: SubmissionResult) -> list[str]:
     if late is None:  # graded before a deadline was set: no penalty assessed
         total = format_points(result.points)
         return ["", "", total, "0", total]
-    return [
-        late["submitted_at"],
-        late["time_source"],
-        format_points(late["raw_points"]),
-        format_points(late["penalty_points"]),
-        format_points(late["final_points"]),
-    ]
+    points = (format_points(late[key]) for key in ("raw_points", "penalty_points", "final_points"))
+    return [late["submitted_at"], late["time_source"], *points]
 
 
 def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn], late: bool) -> list[str]:
