@@ -147,28 +147,22 @@ def part_payloads(result: Any) -> dict[str, dict[str, Any]]:
     broken = result.status != "graded"
     payloads = {}
     for part in result.parts:
-        if part.checks and all(check.skipped for check in part.checks):
-            continue
-        if not part.checks:
+        checks = [check for check in part.checks if not check.skipped]
+        if checks:
             tests = [
                 payload_test(
-                    part.title, False, part.points, "This part was not graded.", test_code=part.part, error=broken
+                    f"{part.title}: {check.check_id}",
+                    check.passed,
+                    check.points,
+                    "" if check.passed else check.message,
+                    test_code=check.check_id,
+                    error=broken and not check.passed,
                 )
+                for check in checks
             ]
-            payloads[runner_id(part.part)] = runner_payload(tests, part.max_points)
-            continue
-        tests = [
-            payload_test(
-                f"{part.title}: {check.check_id}",
-                check.passed,
-                check.points,
-                "" if check.passed else check.message,
-                test_code=check.check_id,
-                error=broken and not check.passed,
-            )
-            for check in part.checks
-            if not check.skipped
-        ]
-        possible = sum(check.max_points for check in part.checks if not check.skipped)
-        payloads[runner_id(part.part)] = runner_payload(tests, possible)
+            payloads[runner_id(part.part)] = runner_payload(tests, sum(check.max_points for check in checks))
+        elif not part.checks:  # graded without checks: one failed test worth the part
+            message = "This part was not graded."
+            test = payload_test(part.title, False, part.points, message, test_code=part.part, error=broken)
+            payloads[runner_id(part.part)] = runner_payload([test], part.max_points)
     return payloads
