@@ -247,8 +247,6 @@ def write_class_view(
         title = assignment_title(config.assignment.title)  # the course language's, as every report shows
         data = class_data(results, config.parts, config.training_part(), assignment.training_figures, title, missing)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}
-    written = []
     for name, text in texts.items():
         (out_dir / name).write_text(text, encoding="utf-8")
-        written.append(out_dir / name)
-    return written
+    return [out_dir / name for name in texts]
