@@ -6,19 +6,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
-from autograder.assignment import Assignment, TrainingFigures, TrainingOutcome
+from assignments.transformer_mt.report_view import report_sections, training_figures
+from autograder.assignment import Assignment, TrainingOutcome
 from autograder.i18n import current_language, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
-    from autograder.reports.sections import ReportSection
 
 FOLDER = Path(__file__).resolve().parent
 MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
@@ -110,34 +109,6 @@ def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
     from assignments.transformer_mt.attention_view import collect_mask_picture
 
     return {"attention_mask": collect_mask_picture(worker)}
-
-
-def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
-    """The feedback's sections for this assignment's extras: the mask picture, the training run's BLEU.
-
-    Args:
-        extras: a graded submission's report extras.
-
-    Returns:
-        The sections, in the order shown (assignments.transformer_mt.report_view).
-    """
-    from assignments.transformer_mt.report_view import report_sections as sections
-
-    return sections(extras)
-
-
-def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
-    """A graded run's figures for the class view (assignments.transformer_mt.report_view).
-
-    Args:
-        training: the training part's report extras.
-
-    Returns:
-        The run's BLEU, bar, evaluations, steps and stop reason.
-    """
-    from assignments.transformer_mt.report_view import training_figures as figures
-
-    return figures(training)
 
 
 # What the course's template and the students' notebooks import from installed packages: the warm
