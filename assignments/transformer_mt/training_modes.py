@@ -38,9 +38,8 @@ MODEL_FUNCTIONS = ("Transformer", "create_padding_mask_for_attention", "create_l
 class TrainingMode(ABC):
     """Where the scored weights come from; `run_training_part` calls these steps in order.
 
-    find_checkpoint -> settings -> hparams / shown_profile / method -> start_session -> (fit check
-    by the caller) -> evaluate. Errors from the worker propagate; the caller words them
-    (`failure_key`, `refusal`).
+    find_checkpoint -> settings -> method -> start_session -> (fit check by the caller) -> evaluate.
+    Errors from the worker propagate; the caller words them (`failure_key`, `refusal`).
     """
 
     name: ClassVar[str]
@@ -49,6 +48,7 @@ class TrainingMode(ABC):
     session_class: ClassVar[str] = TRAINING_SESSION  # the worker-side session `start_session` opens
     submits_checkpoint: ClassVar[bool] = False  # a file beside the notebook belongs to the submission
     failure_key: ClassVar[str] = "training.failed.training"  # message when evaluate fails
+    shows_recipe: ClassVar[bool] = True  # the report shows the hyperparameters trained with
 
     def find_checkpoint(self, submission: Path, training: TrainingConfig) -> SubmittedCheckpoint | None:
         """The submitted weights this mode loads (raises `CheckpointRefused` when unusable).
@@ -63,7 +63,8 @@ class TrainingMode(ABC):
         return None
 
     def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
-        """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them.
+        """The hyperparameters of this run: the profile's, or the notebook's where the mode reads them;
+        their `hparams` are what the model (and, when training, the recipe) use.
 
         Args:
             worker: the training worker holding the submission.
@@ -76,28 +77,6 @@ class TrainingMode(ABC):
         from assignments.transformer_mt.student_hparams import CellSettings
 
         return CellSettings(dict(profile))
-
-    def hparams(self, settings: CellSettings) -> dict[str, Any]:
-        """The hyperparameters the model (and, when training, the recipe) use.
-
-        Args:
-            settings: from `settings`.
-
-        Returns:
-            Hyperparameters by name.
-        """
-        return settings.hparams
-
-    def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
-        """The recipe the report shows.
-
-        Args:
-            hparams: from `hparams`.
-
-        Returns:
-            The hyperparameters sorted by name, or None when nothing is trained.
-        """
-        return {k: hparams[k] for k in sorted(hparams)}
 
     @abstractmethod
     def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
@@ -128,7 +107,7 @@ class TrainingMode(ABC):
 
         Args:
             worker: the training worker.
-            hparams: from `hparams`.
+            hparams: the settings' `hparams`.
             model_args: the `Transformer(...)` arguments.
             data: the prepared corpus.
             config: the validated configuration.
@@ -156,7 +135,7 @@ class TrainingMode(ABC):
         """The mode's own arguments of its worker session (between the model's and the threads).
 
         Args:
-            hparams: from `hparams`.
+            hparams: the settings' `hparams`.
             data: the prepared corpus.
             config: the validated configuration.
             checkpoint: from `find_checkpoint`.
@@ -180,7 +159,7 @@ class TrainingMode(ABC):
         Args:
             worker: the training worker.
             session: from `start_session`.
-            hparams: from `hparams`.
+            hparams: the settings' `hparams`.
             data: the prepared corpus.
             budget_s: the profile's time budget.
             details: the report details; a training mode adds its curve and history.
@@ -255,14 +234,11 @@ class StudentHparamsMode(RecipeMode):
     name = "student_hparams"
 
     def settings(self, worker: Worker, profile: dict[str, Any], config: GraderConfig) -> CellSettings:
-        from assignments.transformer_mt.student_hparams import CELL_NAMES
+        from assignments.transformer_mt.student_hparams import CELL_NAMES, student_recipe
 
-        return read_settings(worker, CELL_NAMES, profile, config)
-
-    def hparams(self, settings: CellSettings) -> dict[str, Any]:
-        from assignments.transformer_mt.student_hparams import student_recipe
-
-        return student_recipe(settings)
+        settings = read_settings(worker, CELL_NAMES, profile, config)
+        settings.hparams = student_recipe(settings)
+        return settings
 
     def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         return t("training.method.student_hparams", settings=settings.summary(), profile=profile_name)
@@ -276,6 +252,7 @@ class CheckpointMode(TrainingMode):
     session_class = CHECKPOINT_SESSION
     submits_checkpoint = True
     failure_key = "training.failed.evaluation"
+    shows_recipe = False  # a checkpoint only uses the model sizes (hyperparameters)
 
     def find_checkpoint(self, submission: Path, training: TrainingConfig) -> SubmittedCheckpoint | None:
         return find_checkpoint(submission, training.checkpoint_names, training.checkpoint_max_mb)
@@ -284,9 +261,6 @@ class CheckpointMode(TrainingMode):
         from assignments.transformer_mt.student_hparams import MODEL_NAMES
 
         return read_settings(worker, MODEL_NAMES, profile, config)
-
-    def shown_profile(self, hparams: dict[str, Any]) -> dict[str, Any] | None:
-        return None  # a checkpoint only uses the model sizes (hyperparameters)
 
     def method(self, profile_name: str, settings: CellSettings, checkpoint: SubmittedCheckpoint | None) -> str:
         assert checkpoint is not None  # find_checkpoint returned it

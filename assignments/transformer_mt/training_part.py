@@ -153,10 +153,9 @@ def run_training_part(
             }
         if settings.problem:
             return TrainingOutcome(False, t("training.skipped.problem", problem=settings.problem), details)
-        hparams = mode.hparams(settings)
-        shown = mode.shown_profile(hparams)
-        if shown is not None:
-            details["profile"] = shown
+        hparams = settings.hparams
+        if mode.shows_recipe:
+            details["profile"] = {k: hparams[k] for k in sorted(hparams)}
         details["method"] = mode.method(profile_name, settings, checkpoint)
         try:
             session = mode.start_session(
