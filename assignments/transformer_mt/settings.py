@@ -178,18 +178,6 @@ class HparamBounds(Section):
             raise ValueError(f"expected [min, max] numbers with min <= max, got {bounds!r}")
         return bounds
 
-    def range_of(self, name: str) -> tuple[float, float]:
-        """The (min, max) allowed for one cell name.
-
-        Args:
-            name: a field of this model, e.g. "num_layers".
-
-        Returns:
-            The two bounds.
-        """
-        low, high = getattr(self, name)
-        return low, high
-
 
 class TrainingConfig(TrainingSection):
     """training: whether and how the training part is graded."""

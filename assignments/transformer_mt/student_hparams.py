@@ -84,7 +84,7 @@ def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = 
     return described
 
 
-def _out_of_bounds(name: str, item: dict[str, Any], bounds: tuple[float, float]) -> str | None:
+def _out_of_bounds(name: str, item: dict[str, Any], bounds: list[float]) -> str | None:
     low, high = bounds
     wanted = "an integer" if name in INTEGER_NAMES else "a number"
     in_range = f"from {low:g} to {high:g}"
@@ -119,7 +119,7 @@ def apply_cell(
         if item is None:
             settings.values[name], settings.sources[name] = profile[key], FROM_PROFILE
             continue
-        problem = _out_of_bounds(name, item, bounds.range_of(name))
+        problem = _out_of_bounds(name, item, getattr(bounds, name))  # [min, max]
         if problem:
             problems.append(problem)
             continue

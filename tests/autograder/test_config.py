@@ -181,7 +181,6 @@ def test_every_training_mode_is_accepted_and_bounds_default_per_name(tmp_path: P
         assert training.mode == mode
         assert training.hparam_bounds.num_layers == [1, 3]
         assert training.hparam_bounds.embedding_dim == [16, 1024]  # the default
-        assert training.hparam_bounds.range_of("num_layers") == (1, 3)
 
 
 @pytest.mark.parametrize(
