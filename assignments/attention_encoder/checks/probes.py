@@ -93,25 +93,6 @@ class ProbeEncoderLayer(nn.Module):
         return x + self.dropout(self.back(hidden)) * self.head_gain.mean()
 """
 
-PROBE_NAMES = (
-    "ProbeScaledDotProductAttention",
-    "ProbeMultiHeadAttention",
-    "ProbeFeedForward",
-    "ProbePositionalEncoding",
-    "ProbeEncoderLayer",
-)
-
-
-def probe_classes() -> dict[str, Any]:
-    """Build the probe classes in the trusted process (for the reference side of a check).
-
-    Returns:
-        probe name -> class.
-    """
-    namespace: dict[str, Any] = {}
-    exec(compile(PROBE_SOURCE, "<attention_encoder probes>", "exec"), namespace)  # our own code
-    return {name: namespace[name] for name in PROBE_NAMES}
-
 
 def used_probes(substitute: dict[str, str], module_classes: list[str]) -> dict[str, str]:
     """The substitutions that took effect: those whose probe class appears in the built module.
@@ -139,7 +120,8 @@ def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     """
     import reference.transformer_mt.model
 
-    probes = probe_classes()
+    probes: dict[str, Any] = {}
+    exec(compile(PROBE_SOURCE, "<attention_encoder probes>", "exec"), probes)  # our own code
     values = {name: probes[probe] for name, probe in substitute.items()}
     with mock.patch.multiple(reference.transformer_mt.model, **values) if values else contextlib.nullcontext():
         yield

@@ -210,7 +210,6 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     return report
 """
 
-PROBE_NAMES = ("ProbeDecoderLayer", "ProbeDecoder")
 TRAIN_STEP_HELPER = "grader_helpers:run_train_step"  # called in the worker by that name
 
 
@@ -231,16 +230,6 @@ def _probe_code() -> CodeType:
     return compile(PROBE_SOURCE, "<probes>", "exec")
 
 
-def probe_classes() -> dict[str, Any]:
-    """Build the probe classes in the trusted process (for the reference side of a check).
-
-    Returns:
-        {"ProbeDecoderLayer": class, "ProbeDecoder": class}.
-    """
-    namespace = probe_namespace()
-    return {name: namespace[name] for name in PROBE_NAMES}
-
-
 @contextlib.contextmanager
 def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     """Let probes stand in for reference classes while reference modules are constructed.
@@ -250,7 +239,7 @@ def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
     """
     import reference.transformer_mt.model
 
-    probes = probe_classes()
+    probes = probe_namespace()
     values = {name: probes[probe] for name, probe in substitute.items()}
     with mock.patch.multiple(reference.transformer_mt.model, **values) if values else contextlib.nullcontext():
         yield
