@@ -97,20 +97,18 @@ def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tupl
         {"reference_only": [(name, shape)], "student_only": [(name, shape)]}: the parameters whose
         shape has no counterpart on the other side (in registration order).
     """
-    ref_left = Counter(tuple(s) for _, s in reference)
-    stu_left = Counter(tuple(s) for _, s in student)
-    common = ref_left & stu_left
-    ref_spare, stu_spare = ref_left - common, stu_left - common
-    ref_only, stu_only = [], []
-    for name, shape in reference:
-        if ref_spare[tuple(shape)] > 0:
-            ref_spare[tuple(shape)] -= 1
-            ref_only.append((name, _shape(shape)))
-    for name, shape in student:
-        if stu_spare[tuple(shape)] > 0:
-            stu_spare[tuple(shape)] -= 1
-            stu_only.append((name, _shape(shape)))
-    return {"reference_only": ref_only, "student_only": stu_only}
+
+    def left_over(params: list[tuple[str, list[int]]], others: list[tuple[str, list[int]]]) -> list[tuple[str, str]]:
+        # Per shape, the first parameters beyond the number of that shape in `others`.
+        spare = Counter(tuple(s) for _, s in params) - Counter(tuple(s) for _, s in others)
+        found = []
+        for name, shape in params:
+            if spare[tuple(shape)] > 0:
+                spare[tuple(shape)] -= 1
+                found.append((name, _shape(shape)))
+        return found
+
+    return {"reference_only": left_over(reference, student), "student_only": left_over(student, reference)}
 
 
 def _named(pairs: list[tuple[str, str]]) -> str:
