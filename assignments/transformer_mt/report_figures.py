@@ -137,8 +137,9 @@ def training_figure_svg(series: Mapping[str, Any], threshold: float | None) -> s
     def to_y(y: float, high: float) -> float:  # high: the top of this value's axis
         return top + plot_h * (1 - y / high)
 
-    def points(series: list[tuple[float, float]], high: float) -> str:
-        return " ".join(f"{to_x(x):.1f},{to_y(y, high):.1f}" for x, y in series)
+    def polyline(series: list[tuple[float, float]], high: float, colour: str) -> str:
+        points = " ".join(f"{to_x(x):.1f},{to_y(y, high):.1f}" for x, y in series)
+        return f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}"/>'
 
     body = [
         _text(width / 2, 22, t("report.figure.training_title"), 14, 'text-anchor="middle" font-weight="bold"'),
@@ -149,11 +150,7 @@ def training_figure_svg(series: Mapping[str, Any], threshold: float | None) -> s
     x_label = t(f"report.figure.{series['x_label']}")
     body.append(_text(left + plot_w / 2, height - 10, x_label, 12, 'text-anchor="middle"'))
     if losses:
-        body.append(
-            f'<polyline fill="none" stroke="{LOSS_COLOUR}" stroke-width="1.5" points="'
-            + points(losses, loss_high)
-            + '"/>'
-        )
+        body.append(polyline(losses, loss_high, LOSS_COLOUR))
         for y in _ticks(loss_high):
             body.append(
                 _text(left - 6, to_y(y, loss_high) + 4, f"{y:.3g}", 10, f'text-anchor="end" fill="{LOSS_COLOUR}"')
@@ -164,11 +161,7 @@ def training_figure_svg(series: Mapping[str, Any], threshold: float | None) -> s
             body.append(_text(left + plot_w + 6, to_y(y, bleu_high) + 4, f"{y:.3g}", 10, f'fill="{BLEU_COLOUR}"'))
         body.append(_side_label(width - 14, top + plot_h / 2, t("report.figure.bleu"), BLEU_COLOUR))
     if bleus:
-        body.append(
-            f'<polyline fill="none" stroke="{BLEU_COLOUR}" stroke-width="1.5" points="'
-            + points(bleus, bleu_high)
-            + '"/>'
-        )
+        body.append(polyline(bleus, bleu_high, BLEU_COLOUR))
         for x, y in bleus:
             body.append(f'<circle cx="{to_x(x):.1f}" cy="{to_y(y, bleu_high):.1f}" r="3" fill="{BLEU_COLOUR}"/>')
     if threshold is not None:
