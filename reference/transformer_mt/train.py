@@ -57,15 +57,8 @@ def model_arguments(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], 
     Returns:
         [vocab_size dict, sequence_length, embedding_dim, feed_forward_dim, num_heads, num_layers, drop_prob].
     """
-    return [
-        dict(vocab_sizes),
-        max_length,
-        int(hparams["embedding_dim"]),
-        int(hparams["feed_forward_dim"]),
-        int(hparams["num_heads"]),
-        int(hparams["num_layers"]),
-        float(hparams["drop_prob"]),
-    ]
+    sizes = [int(hparams[key]) for key in MODEL_KEYS if key != "drop_prob"]  # in the constructor's order
+    return [dict(vocab_sizes), max_length, *sizes, float(hparams["drop_prob"])]
 
 
 def build_model(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_length: int) -> Transformer:
