@@ -134,8 +134,7 @@ def run_training_part(student: Any, seed: int = 0, training: TrainingConfig | No
 
 def reference_model() -> torch.nn.Module:
     """The reference Encoder with the grader's head, in the training settings."""
-    names = ("vocab_size", "max_length", "embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
-    encoder = part1.Encoder(*(SETTINGS[name] for name in names))
+    encoder = part1.Encoder(*(SETTINGS[name] for name in worker_training.ENCODER_ARGS))
     model: torch.nn.Module = worker_training.ReversalModel(encoder, SETTINGS["embedding_dim"], SETTINGS["vocab_size"])
     return model.eval()
 

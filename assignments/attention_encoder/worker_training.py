@@ -18,6 +18,8 @@ from torch import nn
 
 REVERSAL_PAD = 3  # the course's pad id; 0..3 are the special tokens, never inputs here
 REVERSAL_FIRST_TOKEN = 4
+# The Encoder's constructor arguments, in order, by their keys in the settings.
+ENCODER_ARGS = ("vocab_size", "max_length", "embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
 
 
 def reversal_batch(generator, batch_size, max_length, min_length, vocab_size):
@@ -79,15 +81,7 @@ def train_and_predict(encoder_class, settings, test_inputs):
     torch.manual_seed(int(settings["seed"]))
     generator = torch.Generator().manual_seed(int(settings["seed"]) + 1)
     vocab_size = int(settings["vocab_size"])
-    encoder = encoder_class(
-        vocab_size,
-        int(settings["max_length"]),
-        int(settings["embedding_dim"]),
-        int(settings["feed_forward_dim"]),
-        int(settings["num_heads"]),
-        int(settings["num_layers"]),
-        float(settings["drop_prob"]),
-    )
+    encoder = encoder_class(*[int(settings[key]) for key in ENCODER_ARGS[:-1]], float(settings["drop_prob"]))
     model = ReversalModel(encoder, int(settings["embedding_dim"]), vocab_size)
     optimizer = torch.optim.Adam(model.parameters(), lr=float(settings["learning_rate"]))
     total = int(settings["steps"])
