@@ -45,17 +45,15 @@ def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
     return sections
 
 
-def attention_section(picture: Mapping[str, Any] | None) -> str:
+def attention_section(picture: Mapping[str, Any]) -> str:
     """The "what your attention mask lets each position see" section (a mask picture extra).
 
     Args:
-        picture: `extras["attention_mask"]` (attention_view.collect_mask_picture), or None.
+        picture: `extras["attention_mask"]` (attention_view.collect_mask_picture).
 
     Returns:
-        HTML, or "" when no picture was collected.
+        HTML.
     """
-    if not picture:
-        return ""
     intro = f'<p class="note">{t("report.mask.intro", pad_idx=html.escape(str(picture.get("pad_idx"))))}</p>'
     body = ""
     if picture.get("error"):
@@ -75,21 +73,18 @@ def attention_section(picture: Mapping[str, Any] | None) -> str:
     )
 
 
-def training_section(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
+def training_section(training: Mapping[str, Any]) -> str:
     """The training run section: BLEU against the bar and the loss/BLEU curve.
 
     Args:
-        training: `extras["training"]`, or None.
-        threshold: the BLEU bar when the extras carry none (the training hook writes grader.yml's
-            training.threshold_bleu into them as "threshold_bleu").
+        training: `extras["training"]` (the training hook writes grader.yml's training.threshold_bleu
+            into it as "threshold_bleu").
 
     Returns:
-        HTML, or "" when the submission was not trained.
+        HTML.
     """
-    if not training:
-        return ""
     series = training_series(training)
-    threshold = series["threshold"] if series["threshold"] is not None else threshold
+    threshold = series["threshold"]
     lines = []
     detail = _memorised_detail(training)
     if detail is not None:
@@ -142,17 +137,15 @@ def _translation_examples(training: Mapping[str, Any]) -> str:
     )
 
 
-def mask_markdown(picture: Mapping[str, Any] | None) -> str:
+def mask_markdown(picture: Mapping[str, Any]) -> str:
     """The attention-mask picture as text grids (for places that show no images).
 
     Args:
-        picture: `extras["attention_mask"]`, or None.
+        picture: `extras["attention_mask"]`.
 
     Returns:
-        Markdown, or "" without a picture.
+        Markdown.
     """
-    if not picture:
-        return ""
     lines = [f"**{t('report.mask.title')}** ({t('report.mask.subtitle')})", ""]
     if picture.get("error"):
         return "\n".join([*lines, f"- {md_text(picture['error'])}", ""])
@@ -175,25 +168,22 @@ def mask_markdown(picture: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def training_markdown(training: Mapping[str, Any] | None, threshold: float | None = None) -> str:
+def training_markdown(training: Mapping[str, Any]) -> str:
     """A few lines about the training run: BLEU, how it was measured, a memorisation flag.
 
     Args:
-        training: `extras["training"]`, or None.
-        threshold: the BLEU bar when the extras carry none.
+        training: `extras["training"]`.
 
     Returns:
         Markdown.
     """
-    if not training:
-        return ""
     lines = []
     detail = _memorised_detail(training)
     if detail is not None:
         lines.append(f"> **{t('report.memorised_banner')}** " + md_text(detail))
     series = training_series(training)
     if series["final_bleu"] is not None:
-        bar = series["threshold"] if series["threshold"] is not None else threshold
+        bar = series["threshold"]
         method = f" {md_text(training['method'])}" if isinstance(training.get("method"), str) else ""
         text = t("report.training_line", bleu=series["final_bleu"]) + (
             t("report.training_bar", bar=bar) if bar is not None else ""

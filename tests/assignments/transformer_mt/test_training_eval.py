@@ -64,8 +64,8 @@ def test_the_flag_is_loud_in_both_feedback_formats_and_languages() -> None:
     for language in ("en", "ko"):
         with use_language(language, MESSAGES_DIR):
             banner = t("report.memorised_banner")
-            assert banner in training_markdown(details, 0.2)
-            assert html.escape(banner) in training_section(details, 0.2)
+            assert banner in training_markdown(details)
+            assert html.escape(banner) in training_section(details)
 
 
 def test_weights_that_do_not_fit_earn_nothing_and_say_why() -> None:
