@@ -35,19 +35,18 @@ def example_batch() -> tuple[torch.Tensor, list[list[str]]]:
     return ids, [list(words) for words in EXAMPLE_WORDS]
 
 
-def expected_mask(batch: torch.Tensor, pad_idx: int = PAD_IDX) -> torch.Tensor:
+def expected_mask(batch: torch.Tensor) -> torch.Tensor:
     """The correct mask as booleans (B, T, T): query i may see key j iff j <= i and j is no pad.
 
     Args:
-        batch: target ids (B, T).
-        pad_idx: the padding id.
+        batch: target ids (B, T), padded with PAD_IDX.
 
     Returns:
         A bool tensor (B, T, T).
     """
     length = batch.shape[1]
     causal = torch.ones(length, length, dtype=torch.bool).tril()
-    return causal[None, :, :] & (batch != pad_idx)[:, None, :]
+    return causal[None, :, :] & (batch != PAD_IDX)[:, None, :]
 
 
 def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:
@@ -73,14 +72,13 @@ def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str 
     return grid != 0, None
 
 
-def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, pad_idx: int = PAD_IDX) -> list[str]:
+def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor) -> list[str]:
     """Plain-language findings about a mask compared with the correct one.
 
     Args:
         mask: the student's mask as bool (B, T, T).
         expected: the correct mask, same shape.
-        batch: the ids (B, T).
-        pad_idx: the padding id.
+        batch: the ids (B, T), padded with PAD_IDX.
 
     Returns:
         Sentences for the report; a single "matches" sentence when the masks agree.
@@ -89,7 +87,7 @@ def describe(mask: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, pa
         return [t("mask_view.correct")]
     length = batch.shape[1]
     later = torch.ones(length, length, dtype=torch.bool).triu(1)[None]
-    key_is_word = (batch != pad_idx)[:, None, :]
+    key_is_word = (batch != PAD_IDX)[:, None, :]
     findings = []
     if bool((mask & later & key_is_word).any()):
         findings.append(t("mask_view.sees_later"))
