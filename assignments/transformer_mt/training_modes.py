@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from autograder.sandbox import StudentError, Worker, WorkerFailure
     from mtkit.dataset import PreparedData
 
-TRAINING_SESSION = "mtkit.worker_training:TrainingSession"
-CHECKPOINT_SESSION = "mtkit.worker_checkpoint:CheckpointSession"
 MODEL_FUNCTIONS = ("Transformer", "create_padding_mask_for_attention", "create_look_ahead_mask_for_attention")
 
 
@@ -45,7 +43,7 @@ class TrainingMode(ABC):
     name: ClassVar[str]
     # Notebook names required; the worker's session takes them in this order, as globals.
     needed: ClassVar[tuple[str, ...]] = (*MODEL_FUNCTIONS, "calculate_loss")
-    session_class: ClassVar[str] = TRAINING_SESSION  # the worker-side session `start_session` opens
+    session_class: ClassVar[str] = "mtkit.worker_training:TrainingSession"  # the worker-side session it opens
     submits_checkpoint: ClassVar[bool] = False  # a file beside the notebook belongs to the submission
     failure_key: ClassVar[str] = "training.failed.training"  # message when evaluate fails
     shows_recipe: ClassVar[bool] = True  # the report shows the hyperparameters trained with
@@ -249,7 +247,7 @@ class CheckpointMode(TrainingMode):
 
     name = "checkpoint"
     needed = MODEL_FUNCTIONS
-    session_class = CHECKPOINT_SESSION
+    session_class = "mtkit.worker_checkpoint:CheckpointSession"
     submits_checkpoint = True
     failure_key = "training.failed.evaluation"
     shows_recipe = False  # a checkpoint only uses the model sizes (hyperparameters)
