@@ -249,10 +249,7 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
         The run's BLEU, bar, curve of {step, bleu} points, steps and stop reason.
     """
     evaluation = training.get("evaluation")
-    if isinstance(evaluation, Mapping) and "bleu" in evaluation:
-        value = reported_number(evaluation["bleu"])
-    else:
-        value = reported_number(training.get("bleu"))
+    graded = evaluation if isinstance(evaluation, Mapping) and "bleu" in evaluation else training
     curve = training.get("bleu_curve")
     history = training.get("history")
     if not isinstance(curve, list) and isinstance(history, Mapping):
@@ -268,7 +265,7 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     reason = str(run.get("stop_reason") or "") if isinstance(run, Mapping) else ""
     return TrainingFigures(
         metric="BLEU",
-        value=value,
+        value=reported_number(graded.get("bleu")),
         threshold=reported_number(training.get("threshold_bleu", training.get("threshold"))),
         curve=points,
         steps=reported_number(training.get("steps")),
