@@ -78,11 +78,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
     counts = None
     if args.expected_counts:
         counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}
-    recipe_overrides: dict[str, Any] = {}
-    if args.max_epochs is not None:
-        recipe_overrides["max_epochs"] = args.max_epochs
-    if args.time_budget is not None:
-        recipe_overrides["time_budget_s"] = args.time_budget
+    overrides = {"max_epochs": args.max_epochs, "time_budget_s": args.time_budget}
     return TrainingRun(
         profile=name,
         hparams=training.profile_hparams(name),
@@ -95,7 +91,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
         cache_dir=data.cache_dir,
         device=args.device,
         expected_counts=counts,
-        recipe_overrides=recipe_overrides,
+        recipe_overrides={key: value for key, value in overrides.items() if value is not None},
         teacher_forced=args.teacher_forced,
         progress=not args.no_progress,
     )
