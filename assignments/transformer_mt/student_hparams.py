@@ -74,13 +74,9 @@ def read_cell(worker: Worker, names: tuple[str, ...], timeout_s: float | None = 
         item = item if isinstance(item, dict) else {}
         kind, value = item.get("kind"), item.get("value")
         plausible = (kind == "int" and type(value) is int) or (kind == "float" and type(value) in (int, float))
-        raw_text = item.get("text")
-        text = raw_text if isinstance(raw_text, str) else "?"
-        described[name] = (
-            {"kind": kind, "value": value, "text": text[:60]}
-            if plausible
-            else {"kind": "other", "value": None, "text": text[:60]}
-        )
+        kind, value = (kind, value) if plausible else ("other", None)
+        text = item.get("text")
+        described[name] = {"kind": kind, "value": value, "text": text[:60] if isinstance(text, str) else "?"}
     return described
 
 
