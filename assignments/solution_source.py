@@ -32,11 +32,7 @@ def _definition(tree: ast.Module, qualname: str) -> ast.FunctionDef:
 
 def _body(function: ast.FunctionDef) -> list[ast.stmt]:
     """The function's statements without its docstring."""
-    body = function.body
-    first = body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return body[1:]
-    return body
+    return function.body[1:] if ast.get_docstring(function) is not None else function.body
 
 
 def _parse_slice(select: str) -> slice:
@@ -105,16 +101,3 @@ def reference_statements(path: str | Path, qualname: str, select: str = ":") -> 
     if any(line.strip() and not line[:indent].isspace() for line in lines):
         raise SolutionSourceError(f"{where}: the statements are not one block")
     return _untyped("\n".join(line[indent:] for line in lines), where)
-
-
-def indented(text: str, indent: str) -> str:
-    """Every non-empty line of `text` prefixed with `indent` (empty lines stay empty).
-
-    Args:
-        text: lines joined with newlines.
-        indent: the prefix, e.g. eight spaces.
-
-    Returns:
-        The indented text.
-    """
-    return "\n".join(indent + line if line.strip() else "" for line in text.split("\n"))
