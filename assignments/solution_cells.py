@@ -15,13 +15,14 @@ import argparse
 import difflib
 import json
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from assignments.solution_source import REPO, SolutionSourceError, indented, reference_statements
+from assignments.solution_source import REPO, SolutionSourceError, reference_statements
 
 ASSIGNMENTS = Path(__file__).resolve().parent
 SOLUTIONS_FILE = "solutions.yml"
@@ -111,7 +112,7 @@ def _block_text(entry: Generated, block: Block) -> list[str]:
         if "\n" in text:
             raise SolutionSourceError(f"{entry.cell} block {entry.block}: a `# SOLUTION` line needs one line")
         return [block.indent + text + ONE_LINE]
-    return indented(text, block.indent).split("\n")
+    return textwrap.indent(text, block.indent).split("\n")  # blank lines stay empty
 
 
 def regenerate(notebook: dict[str, Any], solutions: Solutions) -> tuple[dict[str, Any], list[str]]:

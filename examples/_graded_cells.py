@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from _notebook_cells import code
 
-from assignments.solution_source import indented, reference_statements
+from assignments.solution_source import reference_statements
 
 _MODEL = "reference/transformer_mt/model.py"
 _BODY = " " * 12  # a method body inside the cells' four-space literal indent
@@ -12,7 +14,7 @@ _BODY = " " * 12  # a method body inside the cells' four-space literal indent
 
 def _reference(definition: str, statements: str) -> str:
     """Statements of the reference model, indented as a method body of these literals (one source)."""
-    return indented(reference_statements(_MODEL, definition, statements), _BODY)
+    return textwrap.indent(reference_statements(_MODEL, definition, statements), _BODY)
 
 
 # ----------------------------------------------------------------------------------- part 1: mask

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assignments.solution_source import SolutionSourceError, indented, reference_statements
+from assignments.solution_source import SolutionSourceError, reference_statements
 
 TYPED = Path(__file__).resolve().parents[1] / "fixtures" / "solution_source" / "typed_module.py.txt"
 
@@ -24,10 +24,6 @@ def test_annotations_and_type_ignores_are_dropped_comments_and_blank_lines_kept(
         "# a comment between two statements stays\n"
         "return self.linear(hidden) + x"
     )
-
-
-def test_indented_leaves_blank_lines_empty() -> None:
-    assert indented("a = 1\n\nb = 2", "    ") == "    a = 1\n\n    b = 2"
 
 
 @pytest.mark.parametrize(
