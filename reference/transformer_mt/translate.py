@@ -7,6 +7,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP (see reference.transformer_mt.train)
 
 import argparse
+import fileinput
 import json
 import re
 import sys
@@ -106,12 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("sentences", nargs="*", help="sentences to translate")
     args = parser.parse_args(argv)
     sentences = list(args.sentences)
-    if args.input:
-        if args.input == "-":
-            sentences += [line.strip() for line in sys.stdin if line.strip()]
-        else:
-            with open(args.input, encoding="utf-8") as stream:
-                sentences += [line.strip() for line in stream if line.strip()]
+    if args.input:  # fileinput reads "-" as stdin
+        with fileinput.input(args.input, encoding="utf-8") as stream:
+            sentences += [line.strip() for line in stream if line.strip()]
     if not sentences:
         parser.error("give sentences as arguments or --input FILE")
     model, vocabs, meta = load_translator(args.checkpoint, args.vocab)
