@@ -37,13 +37,11 @@ from reference.transformer_mt.masks import create_look_ahead_mask_for_attention,
 from reference.transformer_mt.model import Transformer  # noqa: E402
 
 MODEL_KEYS = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
-CHECKPOINT_NAME, VOCAB_NAME, METRICS_NAME, LOG_NAME, PLOT_NAME = (
-    "checkpoint.pt",
-    "vocab.json",
-    "metrics.json",
-    "train_log.json",
-    "curves.png",
-)
+CHECKPOINT_NAME = "checkpoint.pt"
+VOCAB_NAME = "vocab.json"
+METRICS_NAME = "metrics.json"
+LOG_NAME = "train_log.json"
+PLOT_NAME = "curves.png"
 
 
 def model_arguments(hparams: Mapping[str, Any], vocab_sizes: Mapping[str, int], max_length: int) -> list[Any]:
