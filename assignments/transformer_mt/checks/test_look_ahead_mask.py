@@ -24,10 +24,6 @@ def _student_mask(ctx: CheckContext, batch: Tensor, pad_idx: int) -> Tensor:
     return expect_tensor(mask, t("checks.mask.what", shape=f"`{(B, T)}`"), shape=(B, 1, T, T))
 
 
-def _as_bool(mask: Tensor) -> Tensor:
-    return mask != 0
-
-
 def _cases(ctx: CheckContext, vocab: int = 20) -> list[tuple[Tensor, int]]:
     gen = torch.Generator().manual_seed(ctx.seed + 101)
     return [(token_batch(gen, b, t, vocab, pad, ragged), pad) for b, t, pad, ragged in CASES]
@@ -46,7 +42,7 @@ def test_mask_blocks_future(ctx: CheckContext) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 102)
     for batch_size, length in [(2, 6), (1, 4), (3, 11)]:
         batch = token_batch(gen, batch_size, length, 20, ragged=False)
-        mask = _as_bool(_student_mask(ctx, batch, 3))
+        mask = _student_mask(ctx, batch, 3) != 0
         causal = torch.ones(length, length).tril().bool()
         where = first_mismatch(mask[:, 0], causal.expand(batch_size, -1, -1), close=False)
         if where is not None:
@@ -68,7 +64,7 @@ MIN_OPEN_FRACTION = 0.5
 def test_mask_blocks_padding(ctx: CheckContext) -> None:
     must_open = opened = 0
     for batch, pad_idx in _cases(ctx):
-        mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        mask = _student_mask(ctx, batch, pad_idx) != 0
         allowed = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
         key_is_real = (batch != pad_idx)[:, None, None, :]
         must_open += int(allowed.sum())
@@ -84,7 +80,7 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
 
 def test_mask_matches_reference(ctx: CheckContext) -> None:
     for batch, pad_idx in _cases(ctx):
-        mask = _as_bool(_student_mask(ctx, batch, pad_idx))
+        mask = _student_mask(ctx, batch, pad_idx) != 0
         expected = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
         where = first_mismatch(mask, expected, close=False)
         if where is not None:
