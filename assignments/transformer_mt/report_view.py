@@ -34,15 +34,12 @@ def report_sections(extras: Mapping[str, Any]) -> list[ReportSection]:
     Returns:
         The sections in the order shown: the mask, then the training run.
     """
-    sections = []
-    picture, training = extras.get(MASK), extras.get(TRAINING)
-    if picture:
-        sections.append(ReportSection(MASK, partial(attention_section, picture), partial(mask_markdown, picture)))
-    if training:
-        sections.append(
-            ReportSection(TRAINING, partial(training_section, training), partial(training_markdown, training))
-        )
-    return sections
+    writers = {MASK: (attention_section, mask_markdown), TRAINING: (training_section, training_markdown)}
+    return [
+        ReportSection(key, partial(page, extras[key]), partial(text, extras[key]))
+        for key, (page, text) in writers.items()
+        if extras.get(key)
+    ]
 
 
 def attention_section(picture: Mapping[str, Any]) -> str:
