@@ -401,16 +401,9 @@ def _run(args: argparse.Namespace) -> int:
     payloads = outcome_payloads(outcomes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps(
-            {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]},
-            indent=2,
-            ensure_ascii=False,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    (out / "payloads.json").write_text(json.dumps(payloads, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    results = {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]}
+    for name, data in (("results.json", results), ("payloads.json", payloads)):
+        (out / name).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), summary_markdown(notebook.name, outcomes, problems))
     total, possible = sum(o.points for o in outcomes), sum(o.possible for o in outcomes)
     write_outputs(
