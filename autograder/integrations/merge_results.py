@@ -129,7 +129,7 @@ def _results(folder: Path, config_parts: ConfigParts, log: MergeLog) -> dict[str
 
 
 def merge_folders(
-    folders: Sequence[Path], config_parts: ConfigParts | None = None, log: MergeLog | None = None
+    folders: Sequence[Path], config_parts: ConfigParts, log: MergeLog
 ) -> tuple[list[str], list[SubmissionResult]]:
     """Merge the `<stem>.json` results of several report folders, stem by stem, in folder order.
 
@@ -138,14 +138,12 @@ def merge_folders(
 
     Args:
         folders: report folders written by `python -m autograder grade`.
-        config_parts: grader.yml's parts (None: the project's grader.yml).
-        log: where refused files are recorded (None: not recorded).
+        config_parts: grader.yml's parts.
+        log: where refused files are recorded.
 
     Returns:
         The stems (sorted) and their merged results.
     """
-    config_parts = config_parts if config_parts is not None else grader_config.load_config(None).parts
-    log = log if log is not None else MergeLog()
     merged: dict[str, SubmissionResult] = {}
     for index, folder in enumerate(folders):
         for stem, result in _results(folder, config_parts, log).items():
