@@ -91,11 +91,8 @@ def public_tests_dir(assignment: str) -> Path:
 def runner_files(assignment: str) -> tuple[str, ...]:
     """The public-check modules to ship: the assignment's `ships.public_checks`, else the first
     assignment's that declares them (the list is the same engine code for every assignment)."""
-    own = read_manifest(ASSIGNMENTS_DIR / assignment).public_checks
-    if own:
-        return own
-    for other in available_assignments():
-        listed = read_manifest(ASSIGNMENTS_DIR / other).public_checks
+    for name in [assignment, *available_assignments()]:
+        listed = read_manifest(ASSIGNMENTS_DIR / name).public_checks
         if listed:
             return listed
     raise BuildError("no assignment declares ships.public_checks")
