@@ -96,15 +96,11 @@ def stale_files(bundle_dir: Path = BUNDLE_DIR) -> list[str]:
         Paths inside the bundle, sorted; empty when it is up to date.
     """
     expected = expected_files()
-    present = (
-        {
-            p.relative_to(bundle_dir).as_posix()
-            for p in bundle_dir.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
-        }
-        if bundle_dir.is_dir()
-        else set()
-    )
+    present = {
+        p.relative_to(bundle_dir).as_posix()
+        for p in bundle_dir.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     stale = {name for name, data in expected.items() if name not in present or (bundle_dir / name).read_bytes() != data}
     return sorted(stale | (present - expected.keys()))
 
