@@ -29,6 +29,7 @@ MANIFEST = "manifest.csv"
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 MAX_SIDECAR_BYTES = 512 * 1024 * 1024
 GIT_ERROR_CHARS = 400  # git's error output kept in the manifest's detail column
+GIT_DATE = "%Y-%m-%d %H:%M:%S %z"  # how a deadline is given to git
 
 
 @dataclass
@@ -48,8 +49,8 @@ class Collected:
     checkpoint: str = ""
 
 
-def parse_deadline(text: str) -> str:
-    """Validate an ISO 8601 deadline WITH a time zone and format it for git.
+def deadline_moment(text: str) -> datetime:
+    """A deadline as an aware datetime: ISO 8601 WITH a time zone.
 
     git's own date parser accepts nearly anything ("yesterday", typos become "now"), so the
     deadline is checked here first.
@@ -58,7 +59,7 @@ def parse_deadline(text: str) -> str:
         text: e.g. "2026-12-01T23:59:59+09:00".
 
     Returns:
-        The same instant as "YYYY-MM-DD HH:MM:SS +HHMM".
+        The instant.
 
     Raises:
         ValueError: not ISO 8601, or no time zone.
@@ -66,7 +67,7 @@ def parse_deadline(text: str) -> str:
     moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     if moment.tzinfo is None:
         raise ValueError(f"deadline {text!r} has no time zone; write e.g. 2026-12-01T23:59:59+09:00")
-    return moment.strftime("%Y-%m-%d %H:%M:%S %z")
+    return moment
 
 
 def read_repo_list(path: Path) -> list[str]:
@@ -209,7 +210,7 @@ def parse_sidecar_names(text: str) -> tuple[str, ...]:
 
 def collect_one(
     entry: str,
-    deadline: str,
+    deadline: datetime,
     out: Path,
     notebook: str = "",
     token: str = "",
@@ -220,7 +221,7 @@ def collect_one(
 
     Args:
         entry: `owner/name`, a URL or a local path.
-        deadline: from `parse_deadline`.
+        deadline: from `deadline_moment`.
         out: the output folder; the notebook goes to `<out>/notebooks/<owner>__<name>.ipynb`.
         notebook: the notebook's path in the repository ("" = the only .ipynb at its root).
         token: a token that can read the repository ("" for public or local ones).
@@ -239,7 +240,7 @@ def collect_one(
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return Collected(entry, "clone-failed", detail=str(error))
         try:
-            commit = _git(["rev-list", "-1", f"--before={deadline}", "HEAD"], cwd=checkout)
+            commit = _git(["rev-list", "-1", f"--before={deadline:{GIT_DATE}}", "HEAD"], cwd=checkout)
         except RuntimeError as error:  # e.g. an empty repository
             return Collected(entry, "no-commit-before-deadline", detail=str(error))
         if not commit:
@@ -327,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        deadline = parse_deadline(args.deadline)
+        deadline = deadline_moment(args.deadline)
         entries = read_repo_list(args.repos)
         sidecar_names = parse_sidecar_names(args.sidecar_names)
     except (ValueError, OSError) as error:
@@ -348,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_manifest(rows, args.out / MANIFEST)
     print(
         f"{sum(r.status == 'ok' for r in rows)} of {len(rows)} repositories collected "
-        f"(deadline {deadline}); see {args.out / MANIFEST}"
+        f"(deadline {deadline:{GIT_DATE}}); see {args.out / MANIFEST}"
     )
     return 0
 

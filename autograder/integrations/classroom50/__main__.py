@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.integrations.collect_submissions import GITHUB, read_repo_list
+from autograder.integrations.collect_submissions import GITHUB, deadline_moment, read_repo_list
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {len(written)} files to {args.out} (public checks of {name} only)")
         return 0
     if args.command == "collect":
-        from autograder.integrations.classroom50.collect import collect_all, deadline_moment
+        from autograder.integrations.classroom50.collect import collect_all
 
         try:
             deadline = deadline_moment(args.deadline)

@@ -27,7 +27,6 @@ from autograder.integrations.collect_submissions import (
     _git,
     clone_without_checkout,
     copy_at_commit,
-    parse_deadline,
     safe_name,
     write_manifest,
 )
@@ -54,22 +53,6 @@ class Submission:
     tag: str
     commit: str
     when: datetime  # committer date of the commit (aware)
-
-
-def deadline_moment(text: str) -> datetime:
-    """The deadline as an aware datetime (ISO 8601 with a time zone, checked as the plain collector does).
-
-    Args:
-        text: e.g. "2026-12-01T23:59:59+09:00".
-
-    Returns:
-        The instant.
-
-    Raises:
-        ValueError: not ISO 8601, or no time zone.
-    """
-    parse_deadline(text)  # the same check and message as collect_submissions
-    return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
 
 
 def owner_of(entry: str, classroom: str = "", slug: str = "") -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
 
-from autograder.integrations.collect_submissions import parse_deadline, safe_name
+from autograder.integrations.collect_submissions import GIT_DATE, deadline_moment, safe_name
 from autograder.reports.submission_json import read_submission_json, write_submission_json
 
 DEADLINE = "2026-12-01T23:59:59+09:00"
@@ -133,8 +133,8 @@ def test_collect_refuses_a_deadline_git_would_misread(classroom, deadline) -> No
 
 
 def test_deadline_and_names() -> None:
-    assert parse_deadline("2026-12-01T23:59:59+09:00") == "2026-12-01 23:59:59 +0900"
-    assert parse_deadline("2026-12-01T14:59:59Z") == "2026-12-01 14:59:59 +0000"
+    assert f"{deadline_moment('2026-12-01T23:59:59+09:00'):{GIT_DATE}}" == "2026-12-01 23:59:59 +0900"
+    assert f"{deadline_moment('2026-12-01T14:59:59Z'):{GIT_DATE}}" == "2026-12-01 14:59:59 +0000"
     assert safe_name("https://github.com/course/hw-alice.git") == "course__hw-alice"
     assert safe_name("course/hw-alice") == "course__hw-alice"
 

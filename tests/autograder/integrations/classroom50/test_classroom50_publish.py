@@ -16,10 +16,10 @@ from classroom50_helpers import CLASSROOM, DEADLINE, ROOT, SLUG, make_class
 from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.i18n import use_language
-from autograder.integrations.classroom50.collect import collect_all, deadline_moment
+from autograder.integrations.classroom50.collect import collect_all
 from autograder.integrations.classroom50.publish import publish
 from autograder.integrations.classroom50.schema import result_problems
-from autograder.integrations.collect_submissions import read_repo_list
+from autograder.integrations.collect_submissions import deadline_moment, read_repo_list
 
 RESULTS = ROOT / "tests" / "fixtures" / "results"
 PREFIX = f"course__{CLASSROOM}-{SLUG}"
