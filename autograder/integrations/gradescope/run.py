@@ -28,16 +28,6 @@ TRUE_WORDS = {"1", "true", "yes", "on"}
 METADATA_NAME = "submission_metadata.json"  # Gradescope puts it in /autograder, beside submission/
 
 
-def _candidates(scan: UploadScan, folder: Path, suffix: str) -> list[Path]:
-    """Regular, singly linked files with `suffix` (links and special files were refused by the scan)."""
-    found = [
-        name
-        for name in scan.files
-        if name.endswith(suffix) and not any(p.startswith(".") or p in IGNORED_DIRS for p in name.split("/"))
-    ]
-    return [folder / name for name in sorted(found)]
-
-
 def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None = None) -> tuple[Path | None, str]:
     """The file to grade among the uploaded ones: the notebook (else a .py export); links, special
     files and hard links are never picked.
@@ -51,8 +41,10 @@ def pick_submission(folder: Path, preferred: str = "", scan: UploadScan | None =
         The file (None when there is nothing gradable) and a note for the student ("" if none).
     """
     scan = scan if scan is not None else scan_upload(folder)
+    # The scan lists regular, singly linked files only (links and special files were refused).
+    visible = [n for n in sorted(scan.files) if not any(p.startswith(".") or p in IGNORED_DIRS for p in n.split("/"))]
     for suffix in (".ipynb", ".py"):
-        found = _candidates(scan, folder, suffix)
+        found = [folder / name for name in visible if name.endswith(suffix)]
         if not found:
             continue
         chosen = next((p for p in found if p.name == preferred), found[0])
