@@ -129,21 +129,16 @@ def upload_time(metadata_path: Path) -> SubmissionTime:
 
 
 def grade_upload(
-    submission_dir: Path,
-    results_path: Path,
-    config_path: Path | None = None,
-    preferred: str = "",
-    metadata_path: Path | None = None,
+    submission_dir: Path, results_path: Path, config_path: Path | None = None, preferred: str = ""
 ) -> SubmissionResult:
     """Grade the upload and write Gradescope's results.json (the late policy applied with the
-    submission time and due date of Gradescope's submission_metadata.json).
+    submission time and due date of the submission_metadata.json Gradescope puts beside the upload).
 
     Args:
         submission_dir: the folder Gradescope puts the upload in.
         results_path: where results.json goes.
         config_path: grader.yml (None: the project's).
         preferred: a notebook name to prefer among several.
-        metadata_path: submission_metadata.json (None: the one beside submission_dir).
 
     Returns:
         The result that was written.
@@ -169,8 +164,7 @@ def grade_upload(
                 grade_function = partial(grade_submission, assignment=assignment)
                 result = batch.grade_all([submission], config, grade_function, None, jobs=1)[0]
                 result.notes[:0] = [n for n in [note, *refused] if n]
-        metadata = metadata_path if metadata_path is not None else submission_dir.parent / METADATA_NAME
-        apply_late_policy(result, upload_time(metadata), config.late)
+        apply_late_policy(result, upload_time(submission_dir.parent / METADATA_NAME), config.late)
         results_path.parent.mkdir(parents=True, exist_ok=True)
         write_gradescope_results(result, results_path, config.parts, assignment_title(config.assignment.title))
     return result
