@@ -29,6 +29,7 @@ from autograder.integrations.classroom50.result_v1 import (
 from autograder.integrations.classroom50.schema import result_problems
 from autograder.integrations.collect_submissions import GITHUB, safe_name
 from autograder.integrations.merge_results import MergeLog, merge_folders
+from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.results import STATUS_GRADED, SubmissionResult
 
@@ -98,13 +99,6 @@ def links(repo: str, commit: str, tag: str, base_url: str = GITHUB) -> tuple[str
         web = f"{base_url.rstrip('/')}/{owner}/{name}"
         return f"{web}/commit/{commit}", f"{web}/releases/tag/{urllib.parse.quote(tag, safe='')}"
     return commit or "unknown", tag
-
-
-def _status_text(status: str) -> str:
-    try:
-        return t(f"report.status.{status}")
-    except KeyError:
-        return status
 
 
 def publish(
@@ -195,7 +189,7 @@ def _publish_one(
     if row.late == "yes":
         lead.append(t("classroom50.graded.late", when=row.submitted_at, deadline=entry.get("deadline", "")))
     if row.grading != STATUS_GRADED:
-        lead.append(t("classroom50.graded.status", status=_status_text(row.grading)))
+        lead.append(t("classroom50.graded.status", status=status_label(row.grading)))
     if reason:
         lead.append(reason)
     tail = [t("classroom50.rounding")]
