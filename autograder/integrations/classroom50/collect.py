@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -140,15 +140,15 @@ def collect_repository(
         chosen = on_time[-1] if on_time else late[-1]
         later = [s for s in late if s is not chosen]
         row = copy_at_commit(checkout, entry, chosen.commit, out, notebook)
-        values = {f.name: getattr(row, f.name) for f in fields(Collected)}
-        values.update(
+        row.detail = "; ".join(filter(None, [row.detail, *problems]))
+        return replace(
+            base,
+            **asdict(row),
             tag=chosen.tag,
             submitted_at=utc_stamp(chosen.when),
             late="yes" if chosen.when > deadline else "no",
             late_tags="; ".join(f"{s.tag}@{utc_stamp(s.when)}" for s in later),
-            detail="; ".join(filter(None, [row.detail, *problems])),
         )
-        return replace(base, **values)
 
 
 def collect_all(
