@@ -61,12 +61,9 @@ def utc_stamp(moment: datetime | str | None = None) -> str:
     Returns:
         The formatted instant.
     """
-    if moment is None:
-        value = datetime.now(UTC)
-    elif isinstance(moment, str):
-        value = datetime.fromisoformat(moment.strip().replace("Z", "+00:00"))
-    else:
-        value = moment
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment.strip().replace("Z", "+00:00"))
+    value = datetime.now(UTC) if moment is None else moment
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
