@@ -13,10 +13,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.assignment_folder import ASSIGNMENTS_DIR, read_manifest
+from autograder.assignment_folder import ASSIGNMENTS_DIR, PROJECT_ROOT, read_manifest
 
-ROOT = Path(__file__).resolve().parents[2]
-BUNDLE_DIR = ROOT / "student_template" / ".github" / "autograding"
+BUNDLE_DIR = PROJECT_ROOT / "student_template" / ".github" / "autograding"
 
 
 def named_assignment(assignment: str | None = None) -> str:
@@ -81,7 +80,7 @@ def expected_files() -> dict[str, bytes]:
     Returns:
         Path inside the bundle -> content.
     """
-    files = {relative: (ROOT / relative).read_bytes() for relative in copied_files()}
+    files = {relative: (PROJECT_ROOT / relative).read_bytes() for relative in copied_files()}
     files.update({relative: text.encode("utf-8") for relative, text in GENERATED.items()})
     return files
 
@@ -148,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     stale = stale_files()
     for name in stale:
-        print(f"stale: {BUNDLE_DIR.relative_to(ROOT) / name}", file=sys.stderr)
+        print(f"stale: {BUNDLE_DIR.relative_to(PROJECT_ROOT) / name}", file=sys.stderr)
     return 1 if stale else 0
 
 

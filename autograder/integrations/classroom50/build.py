@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.assignment import load_assignment
-from autograder.assignment_folder import ASSIGNMENTS_DIR, available_assignments, read_manifest
+from autograder.assignment_folder import ASSIGNMENTS_DIR, PROJECT_ROOT, available_assignments, read_manifest
 from autograder.i18n import LANGUAGES, part_title, use_language
 from autograder.integrations.public_checks import GLOBALS_FILE, otter_test_files
-from autograder.integrations.student_bundle import GENERATED, ROOT
+from autograder.integrations.student_bundle import GENERATED
 
 # Shipped besides the assignment's `ships.public_checks` list (paths from the project root).
 CLASSROOM50_MODULES = (
@@ -85,7 +85,7 @@ def public_tests_dir(assignment: str) -> Path:
         student_template/[<student_dir>/]tests.
     """
     manifest = read_manifest(ASSIGNMENTS_DIR / assignment)
-    return ROOT / "student_template" / manifest.student_dir / "tests"
+    return PROJECT_ROOT / "student_template" / manifest.student_dir / "tests"
 
 
 def runner_files(assignment: str) -> tuple[str, ...]:
@@ -168,9 +168,9 @@ def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
     files: dict[str, bytes] = {}
     for relative in runner_files(assignment):
         inside = "requirements.lock" if relative == "requirements.lock" else f"grader/{relative}"
-        files[inside] = (ROOT / relative).read_bytes()
+        files[inside] = (PROJECT_ROOT / relative).read_bytes()
     for relative in CLASSROOM50_MODULES:
-        files[f"grader/{relative}"] = (ROOT / relative).read_bytes()
+        files[f"grader/{relative}"] = (PROJECT_ROOT / relative).read_bytes()
     for relative, text in GENERATED.items():
         if relative.endswith("__init__.py"):
             files[f"grader/{relative}"] = text.encode("utf-8")

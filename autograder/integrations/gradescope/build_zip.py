@@ -18,9 +18,9 @@ from autograder.assignment_folder import (
     read_manifest,
     shipped_files,
 )
+from autograder.assignment_folder import PROJECT_ROOT as ROOT
 from autograder.integrations.student_bundle import named_assignment
 
-ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
 # What Gradescope's image build needs besides the assignment's grader items (its manifest).
