@@ -85,7 +85,7 @@ def identity_from_env(environ: dict[str, str], workspace: Path) -> Identity:
 
 def _commit_stamp(workspace: Path) -> str:
     """HEAD's committer date in UTC (the runner stamps the same value over it), else now."""
-    try:
+    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
         done = subprocess.run(
             ["git", "-c", "safe.directory=*", "log", "-1", "--format=%cI", "HEAD"],
             cwd=workspace,
@@ -96,8 +96,6 @@ def _commit_stamp(workspace: Path) -> str:
         )
         if done.returncode == 0 and done.stdout.strip():
             return utc_stamp(done.stdout.strip())
-    except (OSError, subprocess.SubprocessError, ValueError):
-        pass
     return utc_stamp()
 
 
@@ -159,13 +157,11 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float) -> tuple[dict[str
             _kill_group(process)
             return None, t("classroom50.public.reason_timeout", seconds=f"{timeout_s:g}")
         _kill_group(process)  # anything the notebook left running in the background
-        try:
+        with contextlib.suppress(OSError, ValueError):
             if report.is_file() and not report.is_symlink() and report.stat().st_size <= MAX_CHILD_OUTPUT_BYTES:
                 loaded = json.loads(report.read_text(encoding="utf-8"))
                 if isinstance(loaded, dict):
                     return loaded, ""
-        except (OSError, ValueError):
-            pass
         if code != 0:
             return None, t("classroom50.public.reason_exit", code=code)
         return None, t("classroom50.public.reason_no_output")

@@ -110,12 +110,10 @@ def provided_globals(tests_dir: Path) -> dict[str, Any]:
     path = tests_dir / GLOBALS_FILE
     values: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     if "device" in values:
-        try:
+        with contextlib.suppress(ImportError):
             import torch
 
             values["device"] = torch.device(values["device"])
-        except ImportError:
-            pass
     return values
 
 
