@@ -131,10 +131,8 @@ def publish(
     stems, results = merge_folders([grading_dir], config.parts, log) if grading_dir.is_dir() else ([], [])
     by_stem = dict(zip(stems, results, strict=True))
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
     with manifest.open(encoding="utf-8", newline="") as handle:
-        for entry in csv.DictReader(handle):
-            rows.append(_publish_one(entry, by_stem, out, config, classroom, slug, base_url))
+        rows = [_publish_one(row, by_stem, out, config, classroom, slug, base_url) for row in csv.DictReader(handle)]
     _write_gradebook(rows, list(config.parts), out / GRADEBOOK)
     for source, outcome, detail in log.rows:
         if outcome != "merged":
