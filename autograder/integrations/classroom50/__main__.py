@@ -55,12 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
     from autograder.config import load_config
 
-    overrides: dict[str, object] = {}
-    if assignment:
-        overrides["assignment.name"] = assignment
-    if language:
-        overrides["feedback.language"] = language
-    return load_config(path, overrides)
+    overrides = {"assignment.name": assignment, "feedback.language": language}
+    return load_config(path, {key: value for key, value in overrides.items() if value})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
