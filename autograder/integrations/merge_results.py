@@ -231,14 +231,6 @@ def missing_reason(repo: str, status: str, detail: str) -> str:
     return text + (t("missing.detail", detail=quoted) if quoted else "")
 
 
-def _graded_parts(results: list[SubmissionResult]) -> set[str] | None:
-    """The parts that graded rows count (None when no row was graded: every part counts)."""
-    graded = [r for r in results if r.status != STATUS_MISSING]
-    if not graded:
-        return None
-    return {part.part for result in graded for part in result.parts if not part.skipped}
-
-
 def add_roster(
     stems: list[str], results: list[SubmissionResult], manifest: Path, config_parts: ConfigParts, log: MergeLog
 ) -> tuple[list[str], list[SubmissionResult]]:
@@ -254,7 +246,9 @@ def add_roster(
         Stems and results with the roster's missing students added, sorted by stem.
     """
     by_stem = dict(zip(stems, results, strict=True))
-    graded_parts = _graded_parts(results)
+    # The parts the graded rows count (every part when no row was graded): a missing row counts the same.
+    graded = [r for r in results if r.status != STATUS_MISSING]
+    counted = {p.part for r in graded for p in r.parts if not p.skipped} if graded else set(config_parts)
     with manifest.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             repo = (row.get("repo") or "").strip()
@@ -265,7 +259,7 @@ def add_roster(
                 continue
             status, detail = row.get("status") or "", row.get("detail") or ""
             reason = missing_reason(repo, status, detail)
-            skipped = {name: reason for name in config_parts if graded_parts is not None and name not in graded_parts}
+            skipped = {name: reason for name in config_parts if name not in counted}
             by_stem[stem] = missing_result(f"{stem}.ipynb", config_parts, reason, skipped)
             log.add(f"manifest:{repo}", STATUS_MISSING, reason)
     ordered = sorted(by_stem)
