@@ -170,11 +170,7 @@ def merge_folders(
 
 
 def missing_result(
-    submission: str,
-    config_parts: ConfigParts,
-    reason: str,
-    skipped: Mapping[str, str] | None = None,
-    status: str = STATUS_MISSING,
+    submission: str, config_parts: ConfigParts, reason: str, skipped: Mapping[str, str], status: str = STATUS_MISSING
 ) -> SubmissionResult:
     """A row without a graded submission (a roster student's, an upload with nothing gradable): 0
     on every part.
@@ -185,13 +181,12 @@ def missing_result(
         reason: the student-facing reason (e.g. `missing_reason`): the load problem, and the message
             of every check.
         skipped: part -> why it is skipped in this row (its checks carry that message instead), so
-            that the row has the same possible points as the graded ones (None: every part counts).
+            that the row has the same possible points as the graded ones (empty: every part counts).
         status: the row's status.
 
     Returns:
         The row.
     """
-    skipped = skipped or {}
     parts = [
         PartResult(
             name,
