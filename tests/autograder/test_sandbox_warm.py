@@ -29,6 +29,14 @@ SECRET = "warm-start-secret-7c1e"  # appears only in the submission's statements
 SOURCE = [("reach_zygote.py", 1, (FIXTURES / "reach_zygote.py").read_text()), ("cell 2", 1, f"secret = {SECRET!r}")]
 
 
+@pytest.fixture(autouse=True)
+def _no_zygote_marked_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts where no zygote is marked failed. A failed zygote start or fork makes the
+    rest of the process start cold (the designed fallback), so one failure in an earlier test of the
+    same xdist worker turned every later test here cold: seen once in CI, beside other test runs."""
+    monkeypatch.setattr(warm, "_broken", set())
+
+
 def _handle_of(worker: Worker) -> ForkedWorker | subprocess.Popen[bytes]:
     """Returns: the handle on the worker's process (a forked keeper, or a cold launcher)."""
     process = worker._launcher.current
