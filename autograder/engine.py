@@ -16,12 +16,6 @@ from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, Pa
 from autograder.runner import Verdict
 
 
-def _describe_problem(problem: Any) -> str:
-    if problem.cell is None:
-        return str(problem.message)
-    return t("notebook.where", cell=problem.cell, line=problem.line, message=problem.message)
-
-
 def _selected_parts(config: GraderConfig, parts: list[str] | None) -> list[str]:
     known = list(config.parts)
     if parts is None:
@@ -100,7 +94,7 @@ def _grade_submission(
         max_mb=config.grading.max_notebook_mb,
         assignment=assignment.name,
     )
-    problems = [_describe_problem(p) for p in loaded.problems if p.kind != "dropped"]
+    problems = [p.describe() for p in loaded.problems]
     skipped = config.disabled_parts()
     if not loaded.statements:
         reason = problems[0] if problems else t("engine.no_code")

@@ -61,6 +61,14 @@ class LoadProblem:
     kind: ProblemKind
     names: tuple[str, ...] = ()  # names the skipped code appears to define (for "not defined" hints)
 
+    def describe(self) -> str:
+        """The problem as the student reads it, prefixed with its cell and line when it has them."""
+        from autograder.i18n import t  # student-facing
+
+        if self.cell is None:
+            return self.message
+        return t("notebook.where", cell=self.cell, line=self.line, message=self.message)
+
 
 @dataclass
 class LoadedSubmission:

@@ -165,11 +165,7 @@ def load_definitions(
         The namespace and the problems to show (cells that did not parse, statements that raised).
     """
     loaded = load_submission(notebook, provided_names=frozenset(provided))
-    problems = [
-        t("notebook.where", cell=p.cell, line=p.line, message=p.message) if p.cell is not None else p.message
-        for p in loaded.problems
-        if p.kind != "dropped"
-    ]
+    problems = [p.describe() for p in loaded.problems]
     namespace: dict[str, Any] = {"__name__": "__notebook__", "__builtins__": builtins}
     namespace.update(copy.deepcopy(provided))  # fresh copies: definitions may mutate them
     printed = io.StringIO()
