@@ -82,9 +82,21 @@ class ModuleTexts:
         """How the output is called by the check that the module builds."""
         return self.output_name(part.cls)
 
+    def hint(self, part: ModulePart) -> str:
+        """The part's documented layout, ending the structural messages."""
+        raise NotImplementedError
+
     def parameters(self, part: ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
         """The parameter tensors differ from the documented layout."""
-        raise NotImplementedError
+        return self.say(
+            "parameters",
+            cls=part.cls,
+            count=count,
+            numbers=f"{numbers:,}",
+            want_count=want_count,
+            want_numbers=f"{want_numbers:,}",
+            hint=self.hint(part),
+        )
 
     def layout(self, part: ModulePart) -> str | None:
         """Why no weights can be transplanted (shapes differ); None leaves it to the transplant."""

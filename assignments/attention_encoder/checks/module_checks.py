@@ -66,11 +66,6 @@ def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, f
     return value
 
 
-def _hint(part: modules.ModulePart) -> str:
-    assert isinstance(part, ModulePart), part  # Part 1's checks build only Part 1's parts
-    return t(part.layout_key)
-
-
 class _Texts(modules.ModuleTexts):
     """Part 1's wording of the module checks (messages/<lang>.yml, keys ae.module.*)."""
 
@@ -81,22 +76,15 @@ class _Texts(modules.ModuleTexts):
     ) -> Tensor:
         return expect_tensor(value, what, shape=shape, floating=floating)
 
-    def parameters(self, part: modules.ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
-        return t(
-            "ae.module.parameters",
-            cls=part.cls,
-            count=count,
-            numbers=f"{numbers:,}",
-            want_count=want_count,
-            want_numbers=f"{want_numbers:,}",
-            hint=_hint(part),
-        )
+    def hint(self, part: modules.ModulePart) -> str:
+        assert isinstance(part, ModulePart), part  # Part 1's checks build only Part 1's parts
+        return t(part.layout_key)
 
     def layout(self, part: modules.ModulePart) -> str | None:
-        return t("ae.module.layout", cls=part.cls, hint=_hint(part))
+        return t("ae.module.layout", cls=part.cls, hint=self.hint(part))
 
     def eval_output(self, part: modules.ModulePart, difference: float) -> str:
-        return t("ae.module.eval_output", cls=part.cls, difference=f"{difference:.3g}", hint=_hint(part))
+        return t("ae.module.eval_output", cls=part.cls, difference=f"{difference:.3g}", hint=self.hint(part))
 
     def no_context(self, part: modules.ModulePart, marker: Any) -> str:
         return t("ae.module.no_context", cls=part.cls, j=marker)

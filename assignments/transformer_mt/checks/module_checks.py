@@ -35,35 +35,19 @@ class ModulePart(modules.ModulePart):
     layout_hint_key: str  # the catalogue key of the documented layout, ending structural messages
 
 
-def _hint(part: modules.ModulePart) -> str:
-    assert isinstance(part, ModulePart), part  # Part 2's checks build only Part 2's parts
-    return t(part.layout_hint_key)
-
-
 class _Texts(modules.ModuleTexts):
     """Part 2's wording of the module checks: `checks.module.*` of its catalogue."""
 
     def built_output_name(self, part: modules.ModulePart) -> str:
         return t("checks.module.output_name", cls=f"{part.cls}.{part.method}")
 
-    def parameters(self, part: modules.ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
-        return t(
-            "checks.module.parameters",
-            cls=part.cls,
-            count=count,
-            numbers=f"{numbers:,}",
-            want_count=want_count,
-            want_numbers=f"{want_numbers:,}",
-            hint=_hint(part),
-        )
+    def hint(self, part: modules.ModulePart) -> str:
+        assert isinstance(part, ModulePart), part  # Part 2's checks build only Part 2's parts
+        return t(part.layout_hint_key)
 
     def eval_output(self, part: modules.ModulePart, difference: float) -> str:
-        return t(
-            "checks.module.eval_output",
-            cls=f"{part.cls}.{part.method}",
-            difference=f"{difference:.3g}",
-            hint=_hint(part),
-        )
+        cls = f"{part.cls}.{part.method}"
+        return t("checks.module.eval_output", cls=cls, difference=f"{difference:.3g}", hint=self.hint(part))
 
     def no_context(self, part: modules.ModulePart, marker: Any) -> str:
         return t("checks.module.no_context", cls=part.cls, j=marker, later=marker + 1)
