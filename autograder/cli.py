@@ -20,6 +20,7 @@ from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
+from autograder.exit_codes import command_error
 from autograder.i18n import t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
@@ -278,17 +279,14 @@ def _command_grade(args: argparse.Namespace) -> int:
         parts = parse_parts(args.parts, config)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
     except ConfigError as error:
-        print(f"error: {flag_error(error, args)}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(flag_error(error, args))
     except batch.SubmissionPathError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     try:
         # The engine is imported here, by the front end, and passed down to the batch and the executors.
         from autograder.engine import grade_submission
     except ImportError as error:
-        print(f"error: cannot load the grading engine (autograder.engine): {error}", file=sys.stderr)
-        return EXIT_CRASH
+        return command_error(f"cannot load the grading engine (autograder.engine): {error}", EXIT_CRASH)
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
     grade_function = partial(grade_submission, assignment=assignment)
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
@@ -296,8 +294,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     try:  # before any submission: a host without a jail is refused once, in one line
         choose_isolation(Limits(isolation=config.worker.isolation))
     except IsolationUnavailable as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
@@ -311,11 +308,9 @@ def _command_grade(args: argparse.Namespace) -> int:
         )
         config = executor.prepare(config)
     except ImportError as error:
-        print(
-            f'error: --executor {args.executor} needs its package ({error}); install it with: pip install ".[ray]"',
-            file=sys.stderr,
+        return command_error(
+            f'--executor {args.executor} needs its package ({error}); install it with: pip install ".[ray]"'
         )
-        return EXIT_USAGE
     out_dir = Path(config.grading.out_dir)
     try:
         run = batch.grade_batch(
@@ -332,11 +327,9 @@ def _command_grade(args: argparse.Namespace) -> int:
             reporter=args.reporter_payload,
         )
     except OSError as error:
-        print(f"error: cannot write the reports to {out_dir}: {error}", file=sys.stderr)
-        return EXIT_CRASH
+        return command_error(f"cannot write the reports to {out_dir}: {error}", EXIT_CRASH)
     except (ClusterTooSmall, TimesError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     except batch.BatchInterrupted as interrupted:
         with use_language(config.feedback.language):
             print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
@@ -371,8 +364,7 @@ def _command_report(args: argparse.Namespace) -> int:
     try:  # the assignment the stored batch graded, loaded once for whichever report is asked
         assignment = assignment_of(batch.stored_config(args.out_dir))
     except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     if args.compare is not None:
         return command_compare(args.out_dir, args.compare, assignment)
     if args.class_view:
@@ -392,8 +384,7 @@ def _command_validate(path: Path | None) -> int:
     try:
         config = grader_config.load_config(path)
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     points = sum(part.points for part in config.parts.values())
     print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, training {config.training.summary()})")
     return EXIT_OK
@@ -431,8 +422,7 @@ def _run_command(args: argparse.Namespace) -> int:
             try:
                 print(grader_config.describe(args.assignment))
             except ConfigError as error:
-                print(f"error: {error}", file=sys.stderr)
-                return EXIT_USAGE
+                return command_error(error)
             return EXIT_OK
         if args.command == "validate-config":
             return _command_validate(args.file)

@@ -1,7 +1,15 @@
 """Exit statuses of the command line and of its subcommands written in other modules."""
 
+import sys
+
 EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results
 EXIT_USAGE = 2  # bad arguments or configuration
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process stopped by SIGINT
 EXIT_TERMINATED = 143  # SIGTERM, stopped as Ctrl-C is (results kept), reported as a shell reports SIGTERM
+
+
+def command_error(message: object, code: int = EXIT_USAGE) -> int:
+    """Print `error: <message>` on stderr (an exception prints its text); returns `code`, for the command to return."""
+    print(f"error: {message}", file=sys.stderr)
+    return code

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.exit_codes import EXIT_OK, EXIT_USAGE
+from autograder.exit_codes import EXIT_OK, command_error
 from autograder.reports.regrade import PointsChange, changed_submissions
 
 if TYPE_CHECKING:
@@ -81,8 +81,7 @@ def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int
         config, new, _, _ = load_stored_batch(out_dir)
         _, old, _, _ = load_stored_batch(old_out)
     except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     changes = diff_results({r.submission: r for r in old}, {r.submission: r for r in new})
     path = out_dir / REGRADE_NAME
     with use_language(config.feedback.language, assignment.messages_dir):
@@ -115,8 +114,7 @@ def command_export(args: argparse.Namespace) -> int:
         config, results, _, missing = load_stored_batch(args.out_dir)
         roster = read_roster(args.roster, args.match_column) if args.roster else None
     except (FileNotFoundError, RosterError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     dest = args.dest or args.out_dir
     dest.mkdir(parents=True, exist_ok=True)
     title = config.assignment.title or config.assignment.name or "assignment"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autograder.assignment import bundled_data_of
 from autograder.config import ConfigError, load_config
+from autograder.exit_codes import command_error
 
 
 def data_environment(root: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -44,8 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, value in data_environment(Path(args[0])).items():
             print(f"{name}={value}")
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return command_error(error)
     return 0
 
 

@@ -14,13 +14,13 @@ import os
 import re
 import stat
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
+from autograder.exit_codes import command_error
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
 from autograder.sidecar_files import locate_sidecar
 
@@ -332,8 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         entries = read_repo_list(args.repos)
         sidecar_names = parse_sidecar_names(args.sidecar_names)
     except (ValueError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return command_error(error)
     token = os.environ.get("GH_TOKEN", "")
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.exit_codes import command_error
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
@@ -287,8 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with use_language(config.feedback.language):  # the missing students' reasons
             stems, results = add_roster(stems, results, args.manifest, config.parts, log)
     if not results:
-        print("error: no valid <stem>.json results in " + ", ".join(map(str, args.folders)), file=sys.stderr)
-        return 2
+        return command_error("no valid <stem>.json results in " + ", ".join(map(str, args.folders)))
     args.out.mkdir(parents=True, exist_ok=True)
     log.write(args.out / MERGE_MANIFEST)
     for source, outcome, detail in log.rows:

@@ -11,7 +11,7 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
 from autograder.config import ConfigError
-from autograder.exit_codes import EXIT_OK, EXIT_USAGE
+from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import use_language
 from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
 from autograder.similarity.extract import template_notebook
@@ -32,13 +32,11 @@ def run_similarity(args: argparse.Namespace) -> int:
         config = grader_config.load_config(None, overrides)
         submissions = batch.expand_paths(args.paths, recursive=args.recursive)
     except (ConfigError, batch.SubmissionPathError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(error)
     assignment = assignment_of(config)
     template: Path | None = args.template if args.template is not None else template_notebook(assignment)
     if template is not None and not template.is_file():
-        print(f"error: --template {template}: no such file", file=sys.stderr)
-        return EXIT_USAGE
+        return command_error(f"--template {template}: no such file")
     settings = Settings() if args.threshold is None else Settings(threshold=args.threshold)
     started = time.perf_counter()
     compared = fingerprint_all([s.path for s in submissions], [s.label for s in submissions], template, settings)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.exit_codes import command_error
 from autograder.integrations.collect_submissions import GITHUB, deadline_moment, read_repo_list
 
 if TYPE_CHECKING:
@@ -74,8 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except ConfigError as error:  # e.g. an unknown --assignment
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return command_error(error)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -87,8 +86,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             written = build(name, args.out, config.feedback.language)
         except BuildError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+            return command_error(error)
         print(f"wrote {len(written)} files to {args.out} (public checks of {name} only)")
         return 0
     if args.command == "collect":
@@ -98,8 +96,7 @@ def _run(args: argparse.Namespace) -> int:
             deadline = deadline_moment(args.deadline)
             entries = read_repo_list(args.repos)
         except (ValueError, OSError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+            return command_error(error)
         rows = collect_all(entries, deadline, args.out, args.notebook, args.base_url, args.classroom, args.slug)
         late = sum(row.late == "yes" for row in rows)
         ok = sum(row.status == "ok" for row in rows)
@@ -111,8 +108,7 @@ def _run(args: argparse.Namespace) -> int:
 
     config = _config(args.config, args.assignment, args.language)
     if not args.manifest.is_file():
-        print(f"error: {args.manifest}: no such manifest", file=sys.stderr)
-        return 2
+        return command_error(f"{args.manifest}: no such manifest")
     with use_language(config.feedback.language, assignment_of(config).messages_dir):
         gradebook = publish(args.grading, args.manifest, args.out, config, args.classroom, args.slug, args.base_url)
     published = sum(bool(row.result_file) for row in gradebook)

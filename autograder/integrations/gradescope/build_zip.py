@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import stat
-import sys
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from autograder.assignment_folder import (
     shipped_files,
 )
 from autograder.assignment_folder import PROJECT_ROOT as ROOT
+from autograder.exit_codes import command_error
 from autograder.integrations.student_bundle import named_assignment
 
 HERE = Path(__file__).resolve().parent
@@ -104,13 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--assignment", metavar="NAME", help="the assignment to ship (default: grader.yml's)")
     args = parser.parse_args(argv)
     if args.data is not None and not args.data.is_dir():
-        print(f"error: --data {args.data}: no such folder", file=sys.stderr)
-        return 2
+        return command_error(f"--data {args.data}: no such folder")
     try:
         out = build_zip(args.out, args.data, args.assignment)
     except AssignmentError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return command_error(error)
     print(f"{out} ({out.stat().st_size / 1e6:.1f} MB)")
     return 0
 
