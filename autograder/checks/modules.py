@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Literal
+from unittest import mock
 
 import torch
 from torch import Tensor, nn
@@ -141,22 +143,22 @@ class ModuleChecks:
     def __init__(
         self,
         texts: ModuleTexts,
-        reference_class: Callable[[str], Callable[..., nn.Module]],
-        reference_with_probes: Callable[[dict[str, str]], AbstractContextManager[Any]],
+        reference: ModuleType,
+        probes: Callable[[], dict[str, Any]],
         used_probes: Callable[[dict[str, str], list[str]], dict[str, str]] | None = None,
     ) -> None:
         """Configure the checks for one assignment.
 
         Args:
             texts: the assignment's messages.
-            reference_class: class name -> the reference class.
-            reference_with_probes: a context in which probes stand in for the named reference classes.
+            reference: the module of the reference classes, whose globals they look each other up in.
+            probes: a fresh namespace of the probe classes (the assignment's probe source, run again).
             used_probes: (offered substitutes, the student's module class names) -> the probes the
                 student's module was built with; None: the reference always uses every substitute.
         """
         self.texts = texts
-        self.reference_class = reference_class
-        self.reference_with_probes = reference_with_probes
+        self.reference = reference
+        self.probes = probes
         self.used_probes = used_probes
 
     # -- building and running ----------------------------------------------------------------------
@@ -186,6 +188,18 @@ class ModuleChecks:
         result: dict[str, str] = ctx.cache[f"used:{part.cls}:{drop_prob}"]
         return result
 
+    @contextlib.contextmanager
+    def reference_with_probes(self, substitute: Mapping[str, str]) -> Iterator[None]:
+        """Let probes stand in for reference classes (the reference module's globals are rebound) for the duration.
+
+        Args:
+            substitute: reference class name -> probe name, e.g. {"DecoderLayer": "ProbeDecoderLayer"}.
+        """
+        probes = self.probes()
+        values = {name: probes[probe] for name, probe in substitute.items()}
+        with mock.patch.multiple(self.reference, **values) if values else contextlib.nullcontext():
+            yield
+
     def reference_module(self, part: ModulePart, drop_prob: float, seed: int, substitute: dict[str, str]) -> nn.Module:
         """The reference module of a part, with the same probes standing in as for the student.
 
@@ -195,7 +209,7 @@ class ModuleChecks:
         """
         with self.reference_with_probes(substitute):
             torch.manual_seed(seed)
-            module: nn.Module = self.reference_class(part.cls)(*part.ctor_args(drop_prob))
+            module: nn.Module = getattr(self.reference, part.cls)(*part.ctor_args(drop_prob))
         gen = torch.Generator().manual_seed(seed + 1009)
         with torch.no_grad():
             for param in module.parameters():

@@ -19,7 +19,7 @@ from torch import Tensor
 
 import reference.transformer_mt.model
 from assignments.attention_encoder.checks.messages import t
-from assignments.attention_encoder.checks.probes import reference_with_probes, used_probes
+from assignments.attention_encoder.checks.probes import probe_namespace, used_probes
 from autograder.checks import modules
 from autograder.checks.modules import Case
 from autograder.checks.support import CheckContext, fail
@@ -93,10 +93,7 @@ class _Texts(modules.ModuleTexts):
 # Part 1's reference classes are Part 2's given code (reference.transformer_mt.model); the reference is built
 # with the probes the student's module actually used.
 CHECKS = modules.ModuleChecks(
-    _Texts(t, "ae.module"),
-    lambda cls: getattr(reference.transformer_mt.model, cls),
-    reference_with_probes,
-    used_probes=used_probes,
+    _Texts(t, "ae.module"), reference.transformer_mt.model, probe_namespace, used_probes=used_probes
 )
 
 

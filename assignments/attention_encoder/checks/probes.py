@@ -15,10 +15,7 @@ its constructor arguments, dropout), so a class that routes something wrongly is
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 PROBE_SOURCE = """
 import torch
@@ -108,20 +105,12 @@ def used_probes(substitute: dict[str, str], module_classes: list[str]) -> dict[s
     return {name: probe for name, probe in substitute.items() if probe in present}
 
 
-@contextlib.contextmanager
-def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
-    """Let probes stand in for reference classes while reference modules are constructed.
+def probe_namespace() -> dict[str, Any]:
+    """Run PROBE_SOURCE in the trusted process (for the reference side of a check).
 
-    Part 1's reference classes live in `reference.transformer_mt.model` (Part 2's given code), whose module
-    globals they look each other up in; those globals are rebound for the duration.
-
-    Args:
-        substitute: reference class name -> probe name, e.g. {"EncoderLayer": "ProbeEncoderLayer"}.
+    Returns:
+        Its globals: the probe classes, fresh.
     """
-    import reference.transformer_mt.model
-
     probes: dict[str, Any] = {}
     exec(compile(PROBE_SOURCE, "<attention_encoder probes>", "exec"), probes)  # our own code
-    values = {name: probes[probe] for name, probe in substitute.items()}
-    with mock.patch.multiple(reference.transformer_mt.model, **values) if values else contextlib.nullcontext():
-        yield
+    return probes

@@ -15,7 +15,7 @@ from typing import Any
 import reference.attention_encoder as part1
 import reference.transformer_mt.model
 from assignments.attention_encoder.checks.helpers import helpers_namespace
-from assignments.attention_encoder.checks.probes import reference_with_probes
+from assignments.attention_encoder.checks.module_checks import CHECKS
 from autograder.checks.inprocess import InProcessStudent
 
 
@@ -39,5 +39,5 @@ class ReferenceStudent(InProcessStudent):
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, built with probes standing in for the substituted classes."""
-        with reference_with_probes(dict(substitute)):
+        with CHECKS.reference_with_probes(substitute):
             yield getattr(reference.transformer_mt.model, cls)

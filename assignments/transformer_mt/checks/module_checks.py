@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 import reference.transformer_mt.model
-from assignments.transformer_mt.checks.probes import reference_with_probes
+from assignments.transformer_mt.checks.probes import probe_namespace
 from assignments.transformer_mt.messages import t
 from autograder.checks import modules
 from autograder.checks.modules import Case
@@ -55,9 +55,7 @@ class _Texts(modules.ModuleTexts):
 
 # The reference is built with every offered probe standing in (Part 2's probes wrap the given
 # classes the student's module must use).
-CHECKS = modules.ModuleChecks(
-    _Texts(t, "checks.module"), lambda cls: getattr(reference.transformer_mt.model, cls), reference_with_probes
-)
+CHECKS = modules.ModuleChecks(_Texts(t, "checks.module"), reference.transformer_mt.model, probe_namespace)
 
 
 def require_context_use(ctx: CheckContext, part: ModulePart) -> None:

@@ -11,12 +11,9 @@ the encoder output, dropout), so a part that routes an input wrongly is still ca
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator
 from types import CodeType
 from typing import Any
-from unittest import mock
 
 PROBE_SOURCE = """
 import torch
@@ -228,18 +225,3 @@ def probe_namespace() -> dict[str, Any]:
 def _probe_code() -> CodeType:
     """PROBE_SOURCE compiled once per process (each check still runs it afresh, for fresh classes)."""
     return compile(PROBE_SOURCE, "<probes>", "exec")
-
-
-@contextlib.contextmanager
-def reference_with_probes(substitute: dict[str, str]) -> Iterator[None]:
-    """Let probes stand in for reference classes while reference modules are constructed.
-
-    Args:
-        substitute: reference class name -> probe name, e.g. {"DecoderLayer": "ProbeDecoderLayer"}.
-    """
-    import reference.transformer_mt.model
-
-    probes = probe_namespace()
-    values = {name: probes[probe] for name, probe in substitute.items()}
-    with mock.patch.multiple(reference.transformer_mt.model, **values) if values else contextlib.nullcontext():
-        yield

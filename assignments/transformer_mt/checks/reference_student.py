@@ -18,7 +18,8 @@ from torch import nn
 import reference.transformer_mt.loss
 import reference.transformer_mt.masks
 import reference.transformer_mt.model
-from assignments.transformer_mt.checks.probes import probe_namespace, reference_with_probes
+from assignments.transformer_mt.checks.module_checks import CHECKS
+from assignments.transformer_mt.checks.probes import probe_namespace
 from autograder.checks.inprocess import InProcessStudent
 
 # The template's training step, run in a namespace of its own so that the check's stand-ins for
@@ -89,7 +90,7 @@ class ReferenceStudent(InProcessStudent):
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, with probes standing in; the Transformer gets the run's languages."""
         constructor = getattr(reference.transformer_mt.model, cls)
-        with reference_with_probes(dict(substitute)):
+        with CHECKS.reference_with_probes(substitute):
             if cls != "Transformer":
                 yield constructor
                 return
