@@ -13,7 +13,7 @@ import torch
 
 import reference.transformer_mt.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from assignments.transformer_mt.checks.token_batches import token_batch
+from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, token_batch, token_changed
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
 
@@ -36,35 +36,14 @@ def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, 2, 6), _case(gen, 3, 1), _case(gen, 4, 10)]
 
 
-def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
-    before = _case(gen, 3, 9, ragged=False)
-    after = list(before)
-    k = 4
-    after[1] = before[1].clone()
-    after[1][:, k + 1 : -1] = torch.randint(4, TGT_VOCAB, (3, 9 - k - 2), generator=gen)
-    return before, after, k
-
-
-def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
-    before = _case(gen, 3, 8, ragged=False)
-    after = list(before)
-    j = 1
-    after[1] = before[1].clone()
-    # a different ordinary token at position j in every row
-    after[1][:, j] = (before[1][:, j] - 4 + 1 + torch.randint(0, TGT_VOCAB - 5, (3,), generator=gen)) % (
-        TGT_VOCAB - 4
-    ) + 4
-    return before, after, j
-
-
 PART = mc.ModulePart(
     cls="Transformer",
     method="forward",
     ctor_args=lambda p: [dict(VOCAB_SIZES), MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS, p],
     make_cases=_cases,
     output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
-    causal_pair=_causal_pair,
-    earlier_change=_earlier_change,
+    causal_pair=lambda gen: later_tokens_redrawn(_case(gen, 3, 9, ragged=False), 1, TGT_VOCAB, gen),
+    earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 1, TGT_VOCAB, gen),
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
     layout_hint_key="checks.layout.transformer",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -41,3 +43,27 @@ def token_batch(
         ids[0, length - 1] = EOS_IDX  # one full-length row so that L is the batch maximum
         ids[0, 1 : length - 1] = ids[0, 1 : length - 1].clamp(min=4)
     return ids
+
+
+Pair = tuple[list[Any], list[Any], int]
+
+
+def later_tokens_redrawn(before: list[Any], index: int, vocab: int, gen: torch.Generator, k: int = 4) -> Pair:
+    """A causal pair: `before` with the tokens of argument `index` redrawn after position k (the
+    last column kept); returns (before, after, k)."""
+    tokens = before[index]
+    after = list(before)
+    after[index] = tokens.clone()
+    after[index][:, k + 1 : -1] = torch.randint(4, vocab, (tokens.size(0), tokens.size(1) - k - 2), generator=gen)
+    return before, after, k
+
+
+def token_changed(before: list[Any], index: int, vocab: int, gen: torch.Generator, j: int = 1) -> Pair:
+    """An earlier-change pair: `before` with a different ordinary token at position j of every row
+    of argument `index`; returns (before, after, j)."""
+    tokens = before[index]
+    after = list(before)
+    after[index] = tokens.clone()
+    other = tokens[:, j] - 4 + 1 + torch.randint(0, vocab - 5, (tokens.size(0),), generator=gen)
+    after[index][:, j] = other % (vocab - 4) + 4
+    return before, after, j
