@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+from unittest import mock
 
 import torch
 from torch import Tensor, nn
@@ -239,15 +240,5 @@ class NamespaceStudent(InProcessStudent):
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The source's class, with helpers bound to the substituted names meanwhile (as the worker does)."""
-        missing = object()
-        saved = {name: self.namespace.get(name, missing) for name in substitute}
-        try:
-            for name, helper in substitute.items():
-                self.namespace[name] = self.helpers[helper]
+        with mock.patch.dict(self.namespace, {name: self.helpers[helper] for name, helper in substitute.items()}):
             yield self.namespace[cls]
-        finally:
-            for name, value in saved.items():
-                if value is missing:
-                    self.namespace.pop(name, None)
-                else:
-                    self.namespace[name] = value
