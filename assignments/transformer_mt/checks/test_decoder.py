@@ -11,9 +11,8 @@ from typing import Any
 
 import torch
 
-import reference.transformer_mt.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, token_batch, token_changed
+from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from autograder.checks.support import CheckContext
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
@@ -21,15 +20,8 @@ SRC_VOCAB = 29
 
 
 def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
-    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
-    tgt = token_batch(gen, batch, length, VOCAB, ragged=ragged)
-    enc = torch.randn(batch, length, D_MODEL, generator=gen)
-    return [
-        tgt,
-        enc,
-        reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3),
-        reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3),
-    ]
+    _, tgt, src_mask, tgt_mask = masked_batches(gen, batch, length, SRC_VOCAB, VOCAB, ragged)
+    return [tgt, torch.randn(batch, length, D_MODEL, generator=gen), src_mask, tgt_mask]
 
 
 def _cases(gen: torch.Generator) -> list[Any]:

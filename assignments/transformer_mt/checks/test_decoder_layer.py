@@ -6,9 +6,8 @@ from typing import Any
 
 import torch
 
-import reference.transformer_mt.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from assignments.transformer_mt.checks.token_batches import token_batch
+from assignments.transformer_mt.checks.token_batches import masked_batches
 from autograder.checks.support import CheckContext
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
@@ -16,16 +15,9 @@ SRC_VOCAB, TGT_VOCAB = 29, 23
 
 
 def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
-    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
-    tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
-    dec = torch.randn(batch, length, D_MODEL, generator=gen)
-    enc = torch.randn(batch, length, D_MODEL, generator=gen)
-    return [
-        dec,
-        enc,
-        reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3),
-        reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3),
-    ]
+    *_, src_mask, tgt_mask = masked_batches(gen, batch, length, SRC_VOCAB, TGT_VOCAB, ragged)
+    dec, enc = (torch.randn(batch, length, D_MODEL, generator=gen) for _ in range(2))
+    return [dec, enc, src_mask, tgt_mask]
 
 
 def _cases(gen: torch.Generator) -> list[Any]:

@@ -11,9 +11,8 @@ from typing import Any
 
 import torch
 
-import reference.transformer_mt.masks
 from assignments.transformer_mt.checks import module_checks as mc
-from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, token_batch, token_changed
+from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
 
@@ -22,14 +21,7 @@ VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}
 
 
 def _case(gen: torch.Generator, batch: int, length: int, ragged: bool = True) -> list[Any]:
-    src = token_batch(gen, batch, length, SRC_VOCAB, ragged=True)
-    tgt = token_batch(gen, batch, length, TGT_VOCAB, ragged=ragged)
-    return [
-        src,
-        tgt,
-        reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3),
-        reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3),
-    ]
+    return list(masked_batches(gen, batch, length, SRC_VOCAB, TGT_VOCAB, ragged))
 
 
 def _cases(gen: torch.Generator) -> list[Any]:

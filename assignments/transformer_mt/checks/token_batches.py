@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 
 MIN_LENGTH = 2  # the shortest true length of a ragged row: <sos> <eos>
 
@@ -43,6 +44,20 @@ def token_batch(
         ids[0, length - 1] = EOS_IDX  # one full-length row so that L is the batch maximum
         ids[0, 1 : length - 1] = ids[0, 1 : length - 1].clamp(min=4)
     return ids
+
+
+def masked_batches(
+    gen: torch.Generator, batch: int, length: int, src_vocab: int, tgt_vocab: int, ragged: bool = True
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """A ragged source batch and a target batch (ragged unless told), with the reference's masks
+    (padding mask of the source, look-ahead mask of the target; pad id 3).
+
+    Returns:
+        (src, tgt, src_mask, tgt_mask).
+    """
+    src = token_batch(gen, batch, length, src_vocab, ragged=True)
+    tgt = token_batch(gen, batch, length, tgt_vocab, ragged=ragged)
+    return src, tgt, create_padding_mask_for_attention(src, 3), create_look_ahead_mask_for_attention(tgt, 3)
 
 
 Pair = tuple[list[Any], list[Any], int]
