@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import fcntl
 import json
@@ -49,30 +48,18 @@ class OutputLog:
         """Args: cap in bytes."""
         self.cap = cap
         self.total_bytes = 0
-        self._chunks: collections.deque[bytes] = collections.deque()
-        self._size = 0
+        self._tail = bytearray()
 
     def write(self, data: bytes) -> None:
         """Args: bytes read from the worker's stdout/stderr."""
         self.total_bytes += len(data)
-        if len(data) >= self.cap:
-            self._chunks.clear()
-            data, self._size = data[-self.cap :], 0
-        self._chunks.append(data)
-        self._size += len(data)
-        while self._size > self.cap:
-            excess = self._size - self.cap
-            first = self._chunks[0]
-            if len(first) <= excess:
-                self._chunks.popleft()
-                self._size -= len(first)
-            else:
-                self._chunks[0] = first[excess:]
-                self._size -= excess
+        self._tail += data
+        if len(self._tail) > self.cap:  # a bytearray drops its head without copying the rest
+            del self._tail[: len(self._tail) - self.cap]
 
     def tail(self, lines: int = 20) -> str:
         """Args: how many lines. Returns: the last lines printed (decoded leniently)."""
-        text = b"".join(self._chunks).decode("utf-8", errors="replace")
+        text = self._tail.decode("utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:]) if lines > 0 else ""
 
 
