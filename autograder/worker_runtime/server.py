@@ -179,10 +179,7 @@ class Server:
 
     def handle_of(self, obj: Any) -> int | None:
         """Args: a returned object. Returns: its handle when the grader built it, else None."""
-        for handle, known in self.handles.items():
-            if known is obj:
-                return handle
-        return None
+        return next((handle for handle, known in self.handles.items() if known is obj), None)
 
     def lookup(self, name: Any) -> Any:
         """Args: a student global name, or "package.module:attr" for importable code such as mtkit."""
@@ -210,8 +207,7 @@ class Server:
 
     def request_globals(self, values: Any) -> Any:
         """Apply the baseline globals (fresh copies) plus this request's, restoring the latter after."""
-        for key, value in copy.deepcopy(self.baseline).items():
-            self.namespace[key] = value
+        self.namespace.update(copy.deepcopy(self.baseline))
         if not values:
             return nullcontext()
         if not isinstance(values, dict):
@@ -226,15 +222,13 @@ class Server:
     def op_load(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Set the baseline globals, load the helpers, run the statements. Returns: the load report."""
         self.baseline = reader.decode(header.get("globals")) or {}
-        for key, value in copy.deepcopy(self.baseline).items():
-            self.namespace[key] = value
+        self.namespace.update(copy.deepcopy(self.baseline))
         self.load_helpers(str(header.get("helpers") or ""))
         skip = {tuple(at) for at in header.get("skip", [])}
         report = self.statements.run(
             header["statements"], skip, lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line})
         )
-        for key, value in copy.deepcopy(self.baseline).items():  # the grader's values win
-            self.namespace[key] = value
+        self.namespace.update(copy.deepcopy(self.baseline))  # the grader's values win
         return report
 
     def load_helpers(self, source: str) -> None:
