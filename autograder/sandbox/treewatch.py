@@ -13,20 +13,23 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 POLL_S = 0.1
 
 
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """Returns: the fields of /proc/<pid>/stat from the state (field 3) on, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: parse after the last ")"
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
 def _parent_map() -> dict[int, list[int]]:
     """Returns: parent pid -> child pids, for every process visible in /proc."""
     children: dict[int, list[int]] = defaultdict(list)
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue  # gone meanwhile
-        # the command name (field 2) may hold spaces and parentheses: parse after the last ")"
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1:
+        fields = _stat_fields(name) if name.isdigit() else None  # None: gone meanwhile
+        if fields is not None and len(fields) > 1:
             children[int(fields[1])].append(int(name))
     return children
 
@@ -45,12 +48,8 @@ def tree_pids(root: int) -> list[int]:
 
 def _start_time(pid: int) -> str | None:
     """Returns: the process's start time (field 22 of stat), None when it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    return None if fields[0] in (b"Z", b"X") else fields[19].decode()
+    fields = _stat_fields(pid)
+    return None if fields is None or fields[0] in (b"Z", b"X") else fields[19].decode()
 
 
 def snapshot(root: int) -> dict[int, str]:
