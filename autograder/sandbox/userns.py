@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from autograder.worker_runtime.jail import JAIL_HOME, JAIL_LIB
+from autograder.worker_runtime.jail import JAIL_HOME, JAIL_LIB, layers
 
 JAIL_CONFIG = "/sandbox/config.json"
 JAIL_UID = 1000  # the student's uid inside the user namespace (not 0: no capabilities there)
@@ -112,11 +112,7 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
         "--tmpfs",
         "/dev/shm",
     ]
-    # Shallow paths first, so the deepest decides (as in the root jail): the venv shows through
-    # the hidden project, a hidden package inside site-packages stays hidden.
-    layers = [(path, False) for path in spec["python_dirs"] + spec["data_dirs"]]
-    layers += [(path, True) for path in spec["hidden"]]
-    for path, hide in sorted(layers, key=lambda layer: len(layer[0].rstrip("/"))):
+    for path, hide in layers(spec):  # as in the root jail: the deepest decides
         if hide:
             args += ["--size", str(1 << 20), "--tmpfs", path]
         elif os.path.exists(path):

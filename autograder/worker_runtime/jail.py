@@ -61,12 +61,8 @@ def build_jail(config: dict[str, Any]) -> None:
         _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}m,mode=1777")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # After /tmp's tmpfs, so that Python or data dirs under /tmp stay visible. Shallow paths first,
-    # so the deepest decides: the venv shows through the hidden project, a hidden package inside
-    # site-packages stays hidden.
-    layers = [(path, False) for path in spec["python_dirs"] + spec["data_dirs"]]
-    layers += [(path, True) for path in spec["hidden"]]
-    for path, hide in sorted(layers, key=lambda layer: len(layer[0].rstrip("/"))):
+    # After /tmp's tmpfs, so that Python or data dirs under /tmp stay visible.
+    for path, hide in layers(spec):
         if hide:  # an empty stand-in, made read-only at the end
             os.makedirs(root + path, exist_ok=True)
             _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
@@ -78,6 +74,19 @@ def build_jail(config: dict[str, Any]) -> None:
     _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chroot(root)
     os.chdir(JAIL_HOME)
+
+
+def layers(spec: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The jail's visible (python and data dirs) and hidden paths, as (path, hidden), shallow paths
+    first, so the deepest decides: the venv shows through the hidden project, a hidden package
+    inside site-packages stays hidden.
+
+    Args:
+        spec: the config's "jail" section.
+    """
+    found = [(path, False) for path in spec["python_dirs"] + spec["data_dirs"]]
+    found += [(path, True) for path in spec["hidden"]]
+    return sorted(found, key=lambda layer: len(layer[0].rstrip("/")))
 
 
 def drop_privileges(uid: int) -> None:
