@@ -62,7 +62,6 @@ def main(argv: list[str]) -> None:
     _clean_sys_path(config, lib_dir, in_namespace)
     if in_namespace:  # the host path of this package is gone after chroot; later imports need the new one
         sys.modules[__package__].__path__[:] = [os.path.join(jail.JAIL_LIB, __package__)]
-    if in_namespace:
         worker_pid = os.fork()  # before torch is imported: no threads yet, so fork is safe
         if worker_pid:
             _detach_stdio_and(request_fd, reply_fd)
