@@ -166,14 +166,8 @@ def _keeper(request: dict[str, Any], fds: list[int]) -> None:
         os._exit(1)
     for fd in (request_fd, reply_fd, status_fd, 1, 2):
         os.close(fd)
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except InterruptedError:
-            continue
-    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    _exit_status(exit_fd, code)
+    _, status = os.waitpid(child, 0)  # retried on EINTR by Python itself (PEP 475)
+    _exit_status(exit_fd, os.waitstatus_to_exitcode(status))  # -signal when killed, as subprocess says
 
 
 def _exit_status(exit_fd: int, code: int) -> None:
