@@ -154,7 +154,7 @@ class WorkerProcess:
         with_status_pipe: bool,
         max_reply_bytes: int,
         memory_limit_mb: int | None = None,
-        start: Callable[[Sequence[int], int], Any] | None = None,
+        start: Callable[[Sequence[int], int, Callable[[], subprocess.Popen[bytes]]], Any] | None = None,
     ) -> None:
         """Args:
         build_argv: given the child's (request, reply, status) fds, returns the command line.
@@ -163,20 +163,21 @@ class WorkerProcess:
         with_status_pipe: jailed modes: the reaper reports the worker's exit status.
         max_reply_bytes: replies larger than this fail the request.
         memory_limit_mb: limit of the resident memory of the whole process tree (None: none).
-        start: given the child's fds and the output pipe's write end, starts the worker some other
-            way (the warm start) and returns a Popen-like handle; None: Popen of build_argv.
+        start: given the child's fds, the output pipe's write end and the cold start (a function
+            of no arguments), starts the worker some other way (the warm start) and returns a
+            Popen-like handle; None: the cold start, Popen of build_argv.
         """
         request_r, self.request_w = os.pipe()
         self.reply_r, reply_w = os.pipe()
         self.status_r, status_w = os.pipe() if with_status_pipe else (-1, -1)
         self.output_r, output_w = os.pipe()
         child_fds = (request_r, reply_w, status_w)
+
+        def cold() -> subprocess.Popen[bytes]:
+            return popen_worker(build_argv(child_fds), env, cwd, child_fds, output_w)
+
         try:
-            self.proc = (
-                start(child_fds, output_w)
-                if start is not None
-                else popen_worker(build_argv(child_fds), env, cwd, child_fds, output_w)
-            )
+            self.proc = start(child_fds, output_w, cold) if start is not None else cold()
         finally:
             for fd in (*child_fds, output_w):
                 if fd >= 0:

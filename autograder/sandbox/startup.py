@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from .plan import (
     preload_candidates,
     sandbox_uid,
 )
-from .process import ExchangeError, OutputLog, WorkerProcess, popen_worker
+from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
 from .warm import fork_or_popen, warm_zygote
 
@@ -117,22 +118,7 @@ class Launcher:
                 "env": env,
                 "cwd": str(self.sandbox.work),
             }
-
-            def start(child_fds: Sequence[int], output_w: int) -> Any:
-                return fork_or_popen(
-                    zygote,
-                    request,
-                    child_fds,
-                    output_w,
-                    lambda: popen_worker(
-                        build_command(isolation, self.sandbox, config_path, child_fds),
-                        env,
-                        str(self.sandbox.work),
-                        child_fds,
-                        output_w,
-                    ),
-                )
-
+            start = functools.partial(fork_or_popen, zygote, request)
         process = WorkerProcess(
             lambda fds: build_command(isolation, self.sandbox, config_path, fds),
             env,
