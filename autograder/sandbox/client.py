@@ -286,10 +286,9 @@ class Worker:
             frame = self._frame({"op": op, **fields}, values)
             timeout = self.limits.timeout_s if timeout_s is None else timeout_s
             deadline = time.monotonic() + timeout
-            budget_deadline = self.deadline
-            cut = budget_deadline is not None and budget_deadline < deadline
-            if budget_deadline is not None and cut:  # the submission's budget cuts the request short
-                deadline = budget_deadline
+            budget = self.deadline if self.deadline is not None else float("inf")
+            cut = budget < deadline  # the submission's budget cuts the request short
+            deadline = min(deadline, budget)
             worker = self._launcher.current
             if worker is None:  # _start() leaves a started worker or raises
                 raise WorkerFailure("the worker did not start")
