@@ -215,10 +215,6 @@ class Server:
         return _ScopedGlobals(self.namespace, values)
 
     # --- ops ----------------------------------------------------------------------------------
-    def op_ping(self, header: dict[str, Any], reader: ValueReader) -> Any:
-        """Returns: torch version and thread count (a liveness check)."""
-        return {"torch": torch.__version__, "threads": torch.get_num_threads()}
-
     def op_load(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Set the baseline globals, load the helpers, run the statements. Returns: the load report."""
         self.baseline = reader.decode(header.get("globals")) or {}
