@@ -24,17 +24,10 @@ TORCH_OBJECT_WHITELIST = ("CrossEntropyLoss", "NLLLoss")
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode
 _loads = json.JSONDecoder().decode
 
+# The dtypes that travel, each under its name in torch (torch.float64 is "float64").
 DTYPES: dict[str, torch.dtype] = {
-    "float64": torch.float64,
-    "float32": torch.float32,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "int64": torch.int64,
-    "int32": torch.int32,
-    "int16": torch.int16,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "bool": torch.bool,
+    name: getattr(torch, name)
+    for name in ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 }
 DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
