@@ -98,20 +98,8 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
         for pattern in GPU_DEVICES:
             for node in sorted(glob.glob(pattern)):
                 args += ["--dev-bind-try", node, node]
-    args += [
-        "--perms",
-        "1777",
-        "--size",
-        str(spec["tmp_mb"] << 20),
-        "--tmpfs",
-        JAIL_HOME,
-        "--perms",
-        "1777",
-        "--size",
-        str(16 << 20),
-        "--tmpfs",
-        "/dev/shm",
-    ]
+    for path, size_mb in ((JAIL_HOME, spec["tmp_mb"]), ("/dev/shm", 16)):
+        args += ["--perms", "1777", "--size", str(size_mb << 20), "--tmpfs", path]
     for path, hide in layers(spec):  # as in the root jail: the deepest decides
         if hide:
             args += ["--size", str(1 << 20), "--tmpfs", path]
