@@ -55,18 +55,16 @@ def expect_params(value: Any) -> list[tuple[str, list[int]]]:
     """Args: params reply. Returns: [(name, shape)] (WorkerFailure if malformed)."""
     if not isinstance(value, list):
         raise _malformed("parameter list")
-    result = []
-    for item in value:
-        if not (
-            isinstance(item, list)
-            and len(item) == 2
-            and isinstance(item[0], str)
-            and isinstance(item[1], list)
-            and all(type(n) is int for n in item[1])
-        ):
-            raise _malformed("parameter entry")
-        result.append((item[0], list(item[1])))
-    return result
+    if not all(
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], list)
+        and all(type(n) is int for n in item[1])
+        for item in value
+    ):
+        raise _malformed("parameter entry")
+    return [(item[0], list(item[1])) for item in value]
 
 
 def expect_modules(value: Any) -> list[tuple[str, str]]:
