@@ -153,11 +153,12 @@ class _ParallelGrader:
         grade_function, config, parts = self.task
         return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
 
-    def _drain(self, in_flight: dict[Future[SubmissionResult], int], suspects: list[int]) -> None:
-        """After the pool broke: keep what finished; what was still running died with it."""
-        for future, index in in_flight.items():
-            if not self._record(index, future):
-                suspects.append(index)
+    def _drain(self, futures: dict[Future[SubmissionResult], int], suspects: list[int]) -> bool:
+        """Hand on the finished futures' results; those whose worker process died become suspects
+        (after the pool broke, what was still running died with it). Returns: whether none died."""
+        died = [index for future, index in futures.items() if not self._record(index, future)]
+        suspects.extend(died)
+        return not died
 
     def _pool(self, jobs: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=_pool_process_setup)
@@ -182,13 +183,7 @@ class _ParallelGrader:
                     return
                 pending.popleft()
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            pool_broken = False
-            for future in done:
-                index = in_flight.pop(future)
-                if not self._record(index, future):
-                    suspects.append(index)
-                    pool_broken = True
-            if pool_broken:
+            if not self._drain({future: in_flight.pop(future) for future in done}, suspects):
                 self._drain(in_flight, suspects)
                 return
 
