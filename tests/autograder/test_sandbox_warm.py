@@ -149,6 +149,19 @@ def test_a_dead_zygote_is_replaced_and_a_failed_one_makes_workers_start_cold():
         assert isinstance(_handle_of(worker), subprocess.Popen)
 
 
+def test_a_refused_fork_starts_that_worker_cold_and_the_rest_of_the_process_too(monkeypatch):
+    limits = Limits(timeout_s=30, warm_start=True, warm_preload=("base64",))  # a zygote of its own
+
+    def refuse(*args: object, **kwargs: object) -> ForkedWorker:
+        raise warm.ZygoteUnavailable("the zygote refused: test")
+
+    monkeypatch.setattr(warm.Zygote, "fork", refuse)
+    with Worker(SOURCE, limits) as worker:
+        assert isinstance(_handle_of(worker), subprocess.Popen)  # the cold start took over
+        assert worker.call("whoami", [])[0] == 2
+    assert warm.warm_zygote(limits, "namespace") is None  # forgotten: later starts go cold at once
+
+
 KILLED_GRADER = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
