@@ -94,7 +94,8 @@ def main() -> int:
         )
         rows.append(
             timed(
-                "local Ray start-up", lambda: ray.init(num_cpus=args.jobs, include_dashboard=False, log_to_driver=False)
+                "local Ray start-up",
+                lambda: ray.init(address="local", num_cpus=args.jobs, include_dashboard=False, log_to_driver=False),
             )
         )
         executor = RayExecutor()

@@ -28,7 +28,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # address="local": a new Ray of its own, never one a file of an earlier Ray (/tmp/ray) points at
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield RayExecutor()  # uses the Ray started above
     ray.shutdown()
 
