@@ -8,7 +8,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -229,7 +229,8 @@ class ResultsStore:
             record: the finished grading.
         """
         self.results.mkdir(parents=True, exist_ok=True)
-        data = {**asdict(record), "format": RECORD_FORMAT, "stored_at": time.time(), "result": record.result.to_json()}
+        # vars: the fields as they are (asdict would also convert the result, which to_json writes with its totals)
+        data = {**vars(record), "format": RECORD_FORMAT, "stored_at": time.time(), "result": record.result.to_json()}
         atomic_write_text(self.results / f"{record.stem}.json", dumps_stable(data))
         event = {"event": "stored", "stem": record.stem, "status": record.result.status, "points": record.result.points}
         with open(self.folder / "events.log", "a", encoding="utf-8") as log:  # O_APPEND: one write
