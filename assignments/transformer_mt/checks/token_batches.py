@@ -50,14 +50,14 @@ def masked_batches(
     gen: torch.Generator, batch: int, length: int, src_vocab: int, tgt_vocab: int, ragged: bool = True
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """A ragged source batch and a target batch (ragged unless told), with the reference's masks
-    (padding mask of the source, look-ahead mask of the target; pad id 3).
+    (padding mask of the source, look-ahead mask of the target; both padded with PAD_IDX).
 
     Returns:
         (src, tgt, src_mask, tgt_mask).
     """
     src = token_batch(gen, batch, length, src_vocab, ragged=True)
     tgt = token_batch(gen, batch, length, tgt_vocab, ragged=ragged)
-    return src, tgt, create_padding_mask_for_attention(src, 3), create_look_ahead_mask_for_attention(tgt, 3)
+    return src, tgt, create_padding_mask_for_attention(src, PAD_IDX), create_look_ahead_mask_for_attention(tgt, PAD_IDX)
 
 
 Pair = tuple[list[Any], list[Any], int]
