@@ -43,7 +43,7 @@ def test_an_unknown_or_ambiguous_assignment_is_refused(monkeypatch: pytest.Monke
         unit.default_assignment_name()
 
 
-@pytest.mark.parametrize("name", ["transformer_mt", "attention_encoder"])
+@pytest.mark.parametrize("name", unit.available_assignments())
 def test_an_assignment_pickles_by_name_and_the_bound_grade_function_with_it(name: str) -> None:
     """Pool processes and Ray nodes import their own copy: no path of this process travels."""
     from autograder.engine import grade_submission

@@ -16,6 +16,7 @@ from assignments.transformer_mt.settings import (
     data_settings,
     training_settings,
 )
+from autograder.assignment_folder import available_assignments
 from autograder.config import (
     ConfigError,
     GraderConfig,
@@ -265,7 +266,7 @@ def test_the_zygotes_preload_is_the_assignments_unless_grader_yml_names_one() ->
     from autograder.assignment import load_assignment
     from autograder.part_kinds import worker_limits
 
-    for name in ("transformer_mt", "attention_encoder"):
+    for name in available_assignments():
         preload = load_assignment(name).worker_preload
         assert preload and worker_limits(load_config(), preload).warm_preload == preload
     assert worker_limits(load_config()).warm_preload == ()  # null and no list: nothing beyond torch

@@ -11,6 +11,7 @@ from workflow_tools import INSTRUCTOR_WORKFLOW, ROOT, STUDENT_WORKFLOW, lint_wor
 
 import assignments.build as template_build
 from autograder.assignment import load_assignment
+from autograder.assignment_folder import available_assignments
 from autograder.config import load_config
 from autograder.integrations import student_bundle
 from autograder.integrations.public_checks import provided_globals
@@ -79,7 +80,7 @@ def test_vendored_public_bundle_is_up_to_date() -> None:
     assert student_bundle.stale_files() == [], "run: python -m autograder.integrations.student_bundle --write"
 
 
-@pytest.mark.parametrize("name", ["transformer_mt", "attention_encoder"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_public_checks_use_the_globals_the_grader_provides(name: str) -> None:
     # The template ships each assignment's own globals beside its public tests (no assignment's
     # values in the public-check runner itself).
