@@ -54,11 +54,12 @@ train-cpu: setup
 bench: setup
 	$(PY) bench/data_prep.py
 
-# Student notebook + public tests into student_template/ (committed), autograder zip into dist/.
+# Student notebook + public tests into student_template/ (committed), autograder zip into dist/, for
+# every assignment folder (assignments/*/assignment.yml), or one: `make template ASSIGNMENT=NAME`.
+ASSIGNMENT ?= $(notdir $(patsubst %/,%,$(dir $(wildcard assignments/*/assignment.yml))))
 .PHONY: template
 template: setup
-	$(PY) assignments/transformer_mt/build.py
-	$(PY) -m assignments.build --assignment attention_encoder
+	for name in $(ASSIGNMENT); do $(PY) -m assignments.build --assignment $$name || exit 1; done
 
 # Gradescope autograder zip (setup.sh + run_autograder at its root), with Multi30k when available.
 gradescope-zip: setup
