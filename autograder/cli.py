@@ -354,8 +354,9 @@ def _command_grade(args: argparse.Namespace) -> int:
 def _command_class_view(out_dir: Path, assignment: Assignment) -> int:
     from autograder.reports.class_view import CLASS_HTML, write_class_view
 
-    config, results, _, missing = batch.load_stored_batch(out_dir)
-    write_class_view(results, config, assignment, out_dir, missing)
+    config, results, stems, missing = batch.load_stored_batch(out_dir)
+    links = [f"{stem}.html" if (out_dir / f"{stem}.html").is_file() else f"{stem}.md" for stem in stems]
+    write_class_view(results, config, assignment, out_dir, missing, links)
     print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
     return EXIT_OK
 

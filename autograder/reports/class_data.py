@@ -22,7 +22,12 @@ STATUS_LATE = "late"
 CLASS_STATUSES = (STATUS_GRADED, STATUS_UNREADABLE, STATUS_ERROR, STATUS_MISSING, STATUS_LATE)
 HISTOGRAM_BINS = 10
 # A row of `failed_checks` (and of class_checks.csv).
-CHECK_COLUMNS = ("part", "check_id", "failed", "graded", "share", "message")
+CHECK_COLUMNS = ("part", "check_id", "failed", "graded", "share", "discrimination", "message")
+# The discrimination index compares the top and the bottom GROUP_SHARE of the graded submissions
+# (by their total's fraction of the possible points); below MIN_FOR_GROUPS submissions it is not given.
+GROUP_SHARE = 0.27
+MIN_FOR_GROUPS = 4
+SECONDS_PER_DAY = 86400.0
 
 
 def is_late(result: SubmissionResult) -> bool:
@@ -87,15 +92,41 @@ def describe(values: Sequence[float], high: float) -> dict[str, Any]:
     }
 
 
+def _groups(results: Sequence[SubmissionResult]) -> tuple[list[SubmissionResult], list[SubmissionResult]] | None:
+    """The top and bottom GROUP_SHARE of the graded submissions by total fraction (None: too few)."""
+    graded = sorted(
+        (r for r in results if r.status == STATUS_GRADED and r.max_points), key=lambda r: r.points / r.max_points
+    )
+    size = max(1, round(GROUP_SHARE * len(graded)))
+    return (graded[-size:], graded[:size]) if len(graded) >= MIN_FOR_GROUPS else None
+
+
+def _discrimination(groups: tuple[list[SubmissionResult], ...] | None, scores: Mapping[str, float]) -> float | None:
+    """The discrimination index: the top group's mean score on an item (submission -> 0-1; absent:
+    not graded for it) minus the bottom group's; near 0 or below, the item does not tell strong from weak."""
+    means = [[scores[r.submission] for r in group if r.submission in scores] for group in groups or ()]
+    return round(statistics.fmean(means[0]) - statistics.fmean(means[1]), 4) if means and all(means) else None
+
+
 def _score_series(results: Sequence[SubmissionResult], config_parts: ConfigParts) -> list[dict[str, Any]]:
     """One series per part and one for the total; a part not graded for a student is left out of it."""
     # Grader errors hold no verdict on the student's work: they are counted, not scored.
     scored = [r for r in results if r.status != STATUS_ERROR]
+    groups = _groups(results)
     series = []
     for column in part_columns(config_parts, scored):
         parts = [p for r in scored if (p := graded_part(r, column.name))]
         high = max((part_possible(p) for p in parts), default=column.points or 0.0)
-        series.append({"part": column.name, "title": column.title, **describe([p.points for p in parts], high)})
+        fractions = {r.submission: p.points / high for r in scored if high and (p := graded_part(r, column.name))}
+        index = _discrimination(groups, fractions)
+        series.append(
+            {
+                "part": column.name,
+                "title": column.title,
+                **describe([p.points for p in parts], high),
+                "discrimination": index,
+            }
+        )
     totals = [r.points for r in scored]
     series.append({"part": "total", "title": "", **describe(totals, max((r.max_points for r in scored), default=0.0))})
     return series
@@ -109,28 +140,68 @@ def failed_checks(results: Sequence[SubmissionResult]) -> list[dict[str, Any]]:
             every check for one reason, which says nothing about a check).
 
     Returns:
-        [{"part", "check_id", "failed", "graded", "share", "message"}], most failed first (ties:
-        part, then check, in first-seen order); checks nobody failed are included with 0.
+        [{"part", "check_id", "failed", "graded", "share", "discrimination", "message", "failed_by"}],
+        most failed first (ties: part, then check, in first-seen order); checks nobody failed are
+        included with 0. `failed_by` names the submissions that failed it.
     """
     graded: Counter[tuple[str, str]] = Counter()  # keys in first-seen order
     failures: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # key -> messages given
+    failed_by: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
+    # key -> submission -> 1.0 passed / 0.0 failed (the discrimination index's item scores)
+    outcomes: defaultdict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for result in results:
         if result.status != STATUS_GRADED:
             continue
         for part in result.parts:
             for check in part.checks:
                 if not check.skipped:
-                    graded[part.part, check.check_id] += 1
+                    key = part.part, check.check_id
+                    graded[key] += 1
+                    outcomes[key][result.submission] = float(check.passed)
                     if not check.passed:
-                        failures[part.part, check.check_id][check.message] += 1
+                        failures[key][check.message] += 1
+                        failed_by[key].append(result.submission)
+    groups = _groups(results)
     rows = []
-    for (part_name, check_id), count in graded.items():
-        messages = failures[part_name, check_id]
+    for key, count in graded.items():
+        messages = failures[key]
         failed = messages.total()
         top = messages.most_common(1)[0][0] if failed else ""
-        row = (part_name, check_id, failed, count, round(failed / count, 4), top)
-        rows.append(dict(zip(CHECK_COLUMNS, row, strict=True)))
+        index = _discrimination(groups, outcomes[key])
+        row = (*key, failed, count, round(failed / count, 4), index, top)
+        rows.append({**dict(zip(CHECK_COLUMNS, row, strict=True)), "failed_by": failed_by[key]})
     return sorted(rows, key=lambda row: -row["failed"])  # stable: ties stay in first-seen order
+
+
+def _student_rows(
+    results: Sequence[SubmissionResult],
+    config_parts: ConfigParts,
+    training_part: str | None,
+    figures_of: FiguresHook | None,
+    links: Sequence[str],
+) -> list[dict[str, Any]]:
+    """One row per student for the page's table; `links`: each result's report file (may be empty)."""
+    columns = part_columns(config_parts, results)
+    rows = []
+    for index, result in enumerate(results):
+        training = result.extras.get("training")
+        graded_training = training_part is not None and graded_part(result, training_part) is not None
+        figures = figures_of(training) if figures_of and graded_training and isinstance(training, Mapping) else None
+        late = result.late if isinstance(result.late, Mapping) else {}
+        parts = {c.name: p.points if (p := graded_part(result, c.name)) else None for c in columns}
+        rows.append(
+            {
+                "name": result.submission,
+                "report": links[index] if links else "",
+                "status": result.status,
+                "parts": parts,
+                "total": result.points,
+                "possible": result.max_points,
+                "late_days": round(float(late.get("late_seconds") or 0) / SECONDS_PER_DAY, 2),
+                "metric": figures.value if figures is not None else None,
+            }
+        )
+    return rows
 
 
 def _steps_to_bar(figures: TrainingFigures, threshold: float | None, passed: bool) -> float | None:
@@ -202,6 +273,7 @@ def class_data(
     figures_of: FiguresHook | None,
     assignment: str,
     missing: Sequence[str] = (),
+    links: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Everything the class page shows, as JSON-ready data.
 
@@ -212,15 +284,19 @@ def class_data(
         figures_of: `Assignment.training_figures` (None: no training figures shown).
         assignment: the assignment's title.
         missing: labels of the batch's submissions without a current stored result.
+        links: each result's report file, relative to the page (same order; empty: no links).
 
     Returns:
-        {"assignment", "submissions", "statuses", "scores", "checks", "training"}.
+        {"assignment", "submissions", "statuses", "missing", "scores", "checks", "training",
+        "students", "lateness"} (`lateness`: the days late of the late submissions, as a series).
     """
     statuses = Counter(result.status for result in results)
     counted = {status: statuses.get(status, 0) for status in CLASS_STATUSES}
     counted[STATUS_MISSING] = len(missing)
     counted[STATUS_LATE] = sum(is_late(result) for result in results)
     counted.update({status: n for status, n in statuses.items() if status not in counted})  # a newer status
+    students = _student_rows(results, config_parts, training_part, figures_of, links)
+    days_late = [row["late_days"] for row in students if row["late_days"] > 0]
     return {
         "assignment": assignment,
         "submissions": len(results) + len(missing),
@@ -229,4 +305,6 @@ def class_data(
         "scores": _score_series(results, config_parts),
         "checks": failed_checks(results),
         "training": training_summary(results, training_part, figures_of),
+        "students": students,
+        "lateness": describe(days_late, math.ceil(max(days_late, default=1.0))),
     }

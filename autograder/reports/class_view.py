@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +29,20 @@ CLASS_DISTRIBUTIONS_CSV = "class_distributions.csv"
 CLASS_STATUSES_CSV = "class_statuses.csv"
 CLASS_FILES = (CLASS_HTML, CLASS_JSON, CLASS_CHECKS_CSV, CLASS_DISTRIBUTIONS_CSV, CLASS_STATUSES_CSV)
 
-# No request may leave the page: styles inline, pictures inline SVG, scripts none.
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
+# The student table sorts by the column header clicked: numbers by the cell's data-v, text in Korean order.
+SORT_SCRIPT = (
+    'document.querySelectorAll("table.sortable th").forEach(function(th,i){th.addEventListener("click",function(){'
+    "var body=th.closest('table').tBodies[0],rows=Array.from(body.rows),up=th.dataset.up!=='1';"
+    "th.dataset.up=up?'1':'0';"
+    "rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,c=(x!==undefined&&y!==undefined)?"
+    "x-y:a.cells[i].textContent.localeCompare(b.cells[i].textContent,'ko');return up?c:-c;});"
+    "rows.forEach(function(r){body.appendChild(r);});});});"
+)
+# No request may leave the page: styles inline, pictures inline SVG, the one script above, pinned by its hash.
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; "
+    f"script-src 'sha256-{base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()}'"
+)
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f7fafc;color:#1a202c}
 main{max-width:1100px;margin:0 auto;padding:24px}
@@ -40,13 +54,17 @@ table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
 td.num,th.num{text-align:right;white-space:nowrap} .note{color:#4a5568;font-size:13px}
 code{background:#edf2f7;padding:0 3px;border-radius:3px}
+table.sortable th{cursor:pointer} details{font-size:12px}
 """
 # Histogram geometry (SVG user units): plot area inside margins for the axis labels.
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 320, 170, 30, 34, 16
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None else format_points(round(value, 4))
+def _number(value: float | None, digits: int = 0) -> str:
+    """Points as the reports write them; with `digits`, that many decimals (a 0-1 metric near its bar)."""
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if digits else format_points(round(value, 4))
 
 
 def histogram_svg(bins: Sequence[dict[str, float]], label: str) -> str:
@@ -94,14 +112,16 @@ def histogram_svg(bins: Sequence[dict[str, float]], label: str) -> str:
     return "".join(parts)
 
 
-def _plot(title: str, series: dict[str, Any]) -> str:
+def _plot(title: str, series: dict[str, Any], digits: int = 0) -> str:
     figures = t(
         "class.figures",
         count=series["count"],
-        mean=_number(series["mean"]),
-        median=_number(series["median"]),
+        mean=_number(series["mean"], digits),
+        median=_number(series["median"], digits),
         possible=_number(series["possible"]),
     )
+    if series.get("discrimination") is not None:
+        figures += f"<br>{t('class.discrimination', value=_number(series['discrimination'], 2))}"
     return (
         f'<div class="plot"><h3>{escape_html(title)}</h3>{histogram_svg(series["histogram"], title)}'
         f"<p>{figures}</p></div>"
@@ -133,19 +153,62 @@ def _status_name(status: str) -> str:
     return t(f"class.status.{status}") if status in ("missing", "late") else status_label(status)
 
 
-def _checks_section(data: dict[str, Any]) -> str:
+def _checks_section(data: dict[str, Any], titles: dict[str, str]) -> str:
     rows = "".join(
-        f'<tr><td class="num">{rank}</td><td><code>{html.escape(row["check_id"])}</code></td>'
-        f'<td class="num">{row["failed"]} / {row["graded"]}</td><td>{escape_html(row["message"])}</td></tr>'
+        f'<tr><td class="num">{rank}</td><td>{escape_html(titles.get(row["part"], row["part"]))}</td>'
+        f"<td><code>{html.escape(row['check_id'])}</code></td>"
+        f'<td class="num">{row["failed"]} / {row["graded"]}</td>'
+        f'<td class="num">{_number(row["discrimination"], 2)}</td>'
+        f"<td>{escape_html(row['message'])}<details><summary>{t('class.failed_by', count=len(row['failed_by']))}"
+        f"</summary>{escape_html(', '.join(row['failed_by']))}</details></td></tr>"
         for rank, row in enumerate(data["checks"], start=1)
         if row["failed"]
     )
-    body = rows or f'<tr><td colspan="4">{t("class.no_failures")}</td></tr>'
+    body = rows or f'<tr><td colspan="6">{t("class.no_failures")}</td></tr>'
     return (
         f'<section><h2>{t("class.checks")}</h2><p class="note">{t("class.checks_note")}</p><table>'
-        f'<tr><th class="num">#</th><th>{t("report.html.check")}</th><th class="num">{t("class.failed")}</th>'
+        f'<tr><th class="num">#</th><th>{t("class.part")}</th><th>{t("report.html.check")}</th>'
+        f'<th class="num">{t("class.failed")}</th><th class="num">{t("class.discrimination_short")}</th>'
         f"<th>{t('class.message')}</th></tr>{body}</table></section>"
     )
+
+
+def _students_section(data: dict[str, Any], titles: dict[str, str]) -> str:
+    """Every student, one row each, sortable by any column, linked to the student's report."""
+    metric = bool(data["training"])
+    head = [t("class.student"), t("report.status"), *titles.values(), t("class.total"), t("class.status.late")]
+    head += [data["training"]["metric"] or t("class.metric")] if metric else []
+    rows = []
+    for row in data["students"]:
+        name = escape_html(row["name"])
+        link = f'<a href="{html.escape(row["report"])}">{name}</a>' if row["report"] else name
+        cells = [f"<td>{link}</td>", f"<td>{escape_html(status_label(row['status']))}</td>"]
+        numbers = [*(row["parts"].get(part) for part in titles), row["total"], row["late_days"] or None]
+        cells += [f'<td class="num" data-v="{value or 0}">{_number(value)}</td>' for value in numbers]
+        if metric:
+            cells.append(f'<td class="num" data-v="{row["metric"] or 0}">{_number(row["metric"], 3)}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    header = "".join(f"<th>{escape_html(title)}</th>" for title in head)
+    return (
+        f'<section><h2>{t("class.students")}</h2><p class="note">{t("class.students_note")}</p>'
+        f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
+    )
+
+
+def _lateness_section(data: dict[str, Any]) -> str:
+    lateness = data["lateness"]
+    if not lateness["count"]:
+        return ""
+    plot = _plot(t("class.days_late"), lateness, 2)
+    return f'<section><h2>{t("class.lateness")}</h2><div class="grid">{plot}</div></section>'
+
+
+def _stop_reason(reason: str) -> str:
+    """A training run's stop reason in words (the code itself when the catalogue has no words for it)."""
+    try:
+        return t(f"class.stop.{reason}")
+    except KeyError:
+        return reason
 
 
 def _training_section(data: dict[str, Any]) -> str:
@@ -154,7 +217,7 @@ def _training_section(data: dict[str, Any]) -> str:
         return ""
     metric = training["metric"] or t("class.metric")
     stops = "".join(
-        f'<tr><td><code>{html.escape(reason)}</code></td><td class="num">{count}</td></tr>'
+        f'<tr><td>{escape_html(_stop_reason(reason))}</td><td class="num">{count}</td></tr>'
         for reason, count in training["stop_reasons"].items()
     )
     stop_table = (
@@ -166,12 +229,12 @@ def _training_section(data: dict[str, Any]) -> str:
         "class.training_line",
         trained=training["trained"],
         reached=training["reached"],
-        threshold=_number(training["threshold"]),
+        threshold=_number(training["threshold"], 3),
         early=training["early_stops"],
     )
     return (
         f'<section><h2>{t("class.training")}</h2><p>{escape_html(line)}</p><div class="grid">'
-        f"{_plot(metric, training['metric_series'])}{_plot(t('class.steps_to_bar'), training['steps_series'])}"
+        f"{_plot(metric, training['metric_series'], 3)}{_plot(t('class.steps_to_bar'), training['steps_series'])}"
         f"</div>{stop_table}</section>"
     )
 
@@ -186,13 +249,15 @@ def render_class_html(data: dict[str, Any]) -> str:
         A self-contained HTML document (call inside `use_language` for the page's language).
     """
     title = t("class.title", assignment=data["assignment"], count=data["submissions"])
+    titles = {s["part"]: part_title(s["part"], s["title"]) for s in data["scores"] if s["part"] != "total"}
     return (
         f'<!DOCTYPE html><html lang="{t("report.html.lang")}"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<title>{escape_html(title)}</title><style>{STYLE}</style></head><body><main>"
         f"<header><h1>{escape_html(title)}</h1></header>"
-        f"{_statuses_section(data)}{_scores_section(data)}{_checks_section(data)}{_training_section(data)}"
-        "</main></body></html>\n"
+        f"{_statuses_section(data)}{_students_section(data, titles)}{_scores_section(data)}"
+        f"{_checks_section(data, titles)}{_training_section(data)}{_lateness_section(data)}"
+        f"</main><script>{SORT_SCRIPT}</script></body></html>\n"
     )
 
 
@@ -229,6 +294,7 @@ def write_class_view(
     assignment: Assignment,
     out_dir: Path,
     missing: Sequence[str] = (),
+    links: Sequence[str] = (),
 ) -> list[Path]:
     """Write class.html, class.json and the class_*.csv tables for a batch.
 
@@ -238,6 +304,7 @@ def write_class_view(
         assignment: the graded assignment (its message catalogue).
         out_dir: the folder to write into (created when missing).
         missing: labels of the batch's submissions without a current result.
+        links: each result's report file in out_dir (same order; empty: the table links nothing).
 
     Returns:
         The paths written.
@@ -245,7 +312,8 @@ def write_class_view(
     out_dir.mkdir(parents=True, exist_ok=True)
     with use_language(config.feedback.language, assignment.messages_dir):
         title = assignment_title(config.assignment.title)  # the course language's, as every report shows
-        data = class_data(results, config.parts, config.training_part(), assignment.training_figures, title, missing)
+        figures = assignment.training_figures
+        data = class_data(results, config.parts, config.training_part(), figures, title, missing, links)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}
     for name, text in texts.items():
         (out_dir / name).write_text(text, encoding="utf-8")

@@ -60,8 +60,9 @@ def publish_reports(
     scratch = Path(tempfile.mkdtemp(dir=out_dir, prefix=SCRATCH_PREFIX))
     try:
         write_reports(results, stems, config, assignment, scratch, html, reporter)
-        if batch_files:
-            write_class_view(results, config, assignment, scratch, missing)
+        if batch_files:  # the class page links each student's report: the HTML page when written
+            links = [f"{stem}{'.html' if html else '.md'}" for stem in stems]
+            write_class_view(results, config, assignment, scratch, missing, links)
         for path in sorted(scratch.iterdir()):
             if batch_files or path.name not in (GRADEBOOK_NAME, SUMMARY_NAME):
                 os.replace(path, out_dir / path.name)

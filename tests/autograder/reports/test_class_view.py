@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import csv
+import hashlib
 import io
 import json
 import os
@@ -26,6 +28,8 @@ from autograder.reports.class_view import (
     CLASS_HTML,
     CLASS_JSON,
     CLASS_STATUSES_CSV,
+    CSP,
+    SORT_SCRIPT,
     write_class_view,
 )
 from autograder.reports.submission_json import read_submission_json
@@ -164,7 +168,8 @@ def test_files_are_written_in_korean_by_default_and_english_on_request(tmp_path:
     written = write_class_view(a_class(), CONFIG, PART2, tmp_path, missing=["m.ipynb"])
     assert sorted(path.name for path in written) == sorted(CLASS_FILES)
     page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
-    assert "반 전체 한눈에 보기" in page and page.count("<svg") == len(CONFIG.parts) + 1 + 2
+    # a histogram per part, the total, the training metric and steps, and the lateness (b.ipynb is late)
+    assert "반 전체 한눈에 보기" in page and page.count("<svg") == len(CONFIG.parts) + 1 + 2 + 1
     without_training = [r for r in a_class() if r.submission != "t.ipynb"][2:]  # nobody trained
     write_class_view(without_training, CONFIG, PART2, tmp_path / "untrained")
     assert (tmp_path / "untrained" / CLASS_HTML).read_text(encoding="utf-8").count("<svg") == len(CONFIG.parts)
@@ -187,10 +192,22 @@ class _Tags(HTMLParser):
         super().__init__()
         self.urls: list[str] = []
         self.tags: set[str] = set()
+        self.scripts: list[str] = []
+        self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.add(tag)
         self.urls += [value or "" for key, value in attrs if key in {"src", "href", "srcset", "action"}]
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
 
 
 def test_page_needs_no_network_and_escapes_student_text(tmp_path: Path) -> None:
@@ -201,8 +218,61 @@ def test_page_needs_no_network_and_escapes_student_text(tmp_path: Path) -> None:
     page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
     tags = _Tags()
     tags.feed(page)
-    assert not tags.urls and "script" not in tags.tags and "img" not in tags.tags
+    assert not tags.urls and "img" not in tags.tags
     assert "default-src 'none'" in page and "&lt;script&gt;" in page
+    # the one script is the table's sorter, allowed by its hash alone (no inline script of anyone else runs)
+    assert tags.scripts == [SORT_SCRIPT] and "'unsafe-inline'" not in CSP.split("script-src")[1]
+    digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
+
+
+def test_every_student_has_a_row_linked_to_their_report(tmp_path: Path) -> None:
+    results = a_class()
+    links = [f"{r.submission.split('.')[0]}.html" for r in results]
+    write_class_view(results, CONFIG, PART2, tmp_path, links=links)
+    page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
+    tags = _Tags()
+    tags.feed(page)
+    assert tags.urls == links  # one link per student, to the report beside the page
+    students = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))["students"]
+    assert [row["name"] for row in students] == [r.submission for r in results]
+    full = students[0]
+    assert full["total"] == results[0].points and full["parts"]["decoder_layer"] == 20
+    assert students[1]["late_days"] == round(19740 / 86400, 2) and full["late_days"] == 0
+    assert full["metric"] == 0.268 and students[2]["metric"] is None  # trained / not trained
+    assert '<table class="sortable">' in page and page.count('<tr><td><a href="') == len(results)
+
+
+def test_each_failing_check_names_who_failed_it_and_how_well_it_separates(tmp_path: Path) -> None:
+    results = a_class()
+    rows = {(row["part"], row["check_id"]): row for row in failed_checks(results)}
+    partial = result("partial")
+    failing = [(p.part, c.check_id) for p in partial.parts for c in p.checks if not (c.passed or c.skipped)]
+    # the three partial students failed them. Of 6 graded, the top 2 (a, b: 100/100) passed; the
+    # bottom 2 are t (80/100, passed the unit checks) and p0 (66/80, failed): 1.0 - 0.5
+    assert rows[failing[0]]["failed_by"] == ["p0.ipynb", "p1.ipynb", "p2.ipynb"]
+    assert rows[failing[0]]["discrimination"] == 0.5
+    # the training check: only t failed it, and t is in the bottom group (its training was graded
+    # for a, b and t; the partial students' was skipped, so the bottom group's mean is t's alone)
+    assert rows["training", "training_bleu"]["discrimination"] == 1.0
+    # a part: its points over the possible, top group (a, b: 20/20) minus bottom (t: 20/20, p0: 11/20)
+    scores = class_data(results, CONFIG.parts, CONFIG.training_part(), PART2.training_figures, "T")["scores"]
+    assert next(s for s in scores if s["part"] == "decoder_layer")["discrimination"] == round(1 - (1 + 11 / 20) / 2, 4)
+    # a check everybody passed says nothing about strong and weak work
+    assert all(row["discrimination"] == 0.0 for row in rows.values() if not row["failed"])
+    write_class_view(results, CONFIG, PART2, tmp_path)
+    page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
+    assert "실패한 학생 3명" in page and "p0.ipynb, p1.ipynb, p2.ipynb" in page and "변별도" in page
+    # too few graded submissions for two groups: no index
+    assert all(row["discrimination"] is None for row in failed_checks(results[2:5]))
+
+
+def test_the_metric_has_three_decimals_and_stop_reasons_are_words(tmp_path: Path) -> None:
+    write_class_view(a_class(), CONFIG, PART2, tmp_path)
+    page = (tmp_path / CLASS_HTML).read_text(encoding="utf-8")
+    assert "평균 0.226" in page and "기준(0.200)" in page  # (0.143 + 0.268 + 0.268) / 3, the 0.2 bar
+    assert "최대 에폭 완료" in page and "<code>max_epochs</code>" not in page
+    assert "지각 분포" in page and "마감 뒤 일수" in page
 
 
 def _stored_batch(out_dir: Path, results: list[SubmissionResult], missing: list[str]) -> None:
