@@ -184,7 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
     similarity.add_argument("--assignment", metavar="NAME", help="whose template is given code (default: grader.yml's)")
     similarity.add_argument(
-        "--template", type=Path, metavar="FILE", help="the notebook students started from (default: the assignment's)"
+        "--template",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="a notebook students started from, repeatable (default: the assignment's template and the "
+        "original templates its assignment.yml lists under similarity_templates)",
     )
     similarity.add_argument("--threshold", type=float, metavar="X", help="report pairs at least this similar (0-1)")
     similarity.add_argument(

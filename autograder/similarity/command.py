@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from autograder import batch
 from autograder import config as grader_config
@@ -14,7 +13,7 @@ from autograder.config import ConfigError
 from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import use_language
 from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
-from autograder.similarity.extract import template_notebook
+from autograder.similarity.extract import solved_notebook, template_notebooks
 from autograder.similarity.report import write_similarity_report
 
 
@@ -34,12 +33,14 @@ def run_similarity(args: argparse.Namespace) -> int:
     except (ConfigError, batch.SubmissionPathError) as error:
         return command_error(error)
     assignment = assignment_of(config)
-    template: Path | None = args.template if args.template is not None else template_notebook(assignment)
-    if template is not None and not template.is_file():
-        return command_error(f"--template {template}: no such file")
+    templates = args.template or template_notebooks(assignment)
+    missing = [template for template in templates if not template.is_file()]
+    if missing:
+        return command_error(f"--template {missing[0]}: no such file")
     settings = Settings() if args.threshold is None else Settings(threshold=args.threshold)
     started = time.perf_counter()
-    compared = fingerprint_all([s.path for s in submissions], [s.label for s in submissions], template, settings)
+    paths, labels = [s.path for s in submissions], [s.label for s in submissions]
+    compared = fingerprint_all(paths, labels, templates, settings, solved_notebook(assignment))
     pairs = [pair for pair in rank_pairs(compared, settings) if pair.similarity >= settings.threshold]
     with use_language(config.feedback.language, assignment.messages_dir):
         written = write_similarity_report(pairs, compared, args.out)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,11 @@ class Settings:
 
     noise_chars: int = 25  # k: matches shorter than this many characters of normalised code are ignored
     guarantee_chars: int = 30  # matches at least this long are always found (window = guarantee - noise + 1)
-    common_share: float = 0.1  # a fingerprint in more than this share of submissions is everyone's code
+    common_share: float = 0.1  # a fingerprint in more than this share of submissions is everyone's code,
+    # unless a group of at most `group_share` of the class holds it with at least `group_code` of each
+    # member's own fingerprints (a copy ring's rare version: kept) and the reference solution does not
+    group_share: float = 0.5
+    group_code: float = 0.5
     min_part_chars: int = 100  # a part is compared on its own when both have this much normalised code
     # A figure (a part's or the whole's) counts fully when this many characters of normalised code
     # match, and in proportion below: a few short lines two students wrote alike prove little.
@@ -116,35 +121,44 @@ def _fingerprint_submission(submission: Submission, settings: Settings, boilerpl
 
 
 def fingerprint_all(
-    paths: Sequence[Path], labels: Sequence[str], template: Path | None, settings: Settings
+    paths: Sequence[Path],
+    labels: Sequence[str],
+    templates: Sequence[Path],
+    settings: Settings,
+    reference: Path | None = None,
 ) -> list[Submission]:
-    """Each submission's own code, fingerprinted without the template's and the class's common code.
+    """Each submission's own code, fingerprinted without the templates' and the class's common code.
 
     Args:
         paths: the submission files.
         labels: their names in reports (same order).
-        template: the notebook students started from (None: nothing is given code).
-        settings: fingerprint sizes and the common-code share.
+        templates: the notebooks students may start from, the first one's cells naming the parts
+            (none: nothing is given code).
+        settings: fingerprint sizes and the common-code rule.
+        reference: the solved master notebook: code the class shares with it is everyone's way of
+            writing it, never a group's own (None: no such notebook).
 
     Returns:
         One Submission per path, in order.
     """
-    template_cells = cell_sources(template) if template is not None else []
-    given = given_lines(template_cells)
+    template_cells = cell_sources(templates[0]) if templates else []
+    all_given = [cell for template in templates for cell in cell_sources(template)]
+    given = given_lines(all_given)
     submissions = []
     for path, label in zip(paths, labels, strict=True):
         cells = cell_sources(path)
         submissions.append(Submission(label, student_code(cells, given), student_units(cells, template_cells)))
     with mock.patch.object(copydetect.utils, "hashed_kgrams", _stable_kgram_hashes):
-        template_print = _fingerprint("template", "\n\n".join(template_cells), settings, np.array([], dtype=np.int64))
+        template_print = _fingerprint("template", "\n\n".join(all_given), settings, np.array([], dtype=np.int64))
         boilerplate = np.array(sorted(template_print.hashes) if template_print else [], dtype=np.int64)
+        solution = (
+            _fingerprint("reference", student_code(cell_sources(reference), given), settings, boilerplate)
+            if reference is not None
+            else None
+        )
         for submission in submissions:
             _fingerprint_submission(submission, settings, boilerplate)
-        # Code (nearly) everyone writes the same way, e.g. a call the template dictates, proves
-        # nothing about two students: it is ignored like the template (MOSS's "-m" rule).
-        counts = Counter(h for s in submissions if s.fingerprint is not None for h in s.fingerprint.hashes)
-        limit = max(2, settings.common_share * len(submissions))
-        common = [h for h, n in counts.items() if n > limit]
+        common = _common_hashes(submissions, set(solution.hashes) if solution is not None else set(), settings)
         if common:
             boilerplate = np.union1d(boilerplate, np.array(common, dtype=np.int64))
             for submission in submissions:
@@ -153,6 +167,90 @@ def fingerprint_all(
     for submission in submissions:
         submission.weights = {h: math.log(len(submissions) / holders[h]) for h in _all_hashes(submission)}
     return submissions
+
+
+def _common_hashes(submissions: Sequence[Submission], reference: set[int], settings: Settings) -> list[int]:
+    """Fingerprints that say nothing about two students (MOSS's "-m" rule, with copy groups kept).
+
+    Code (nearly) everyone writes the same way, e.g. a call the template dictates, is held by more
+    than `common_share` of the class. So is a large copy ring's code: a group (at most `group_share`
+    of the class) whose members hold these fingerprints together as `group_code` of their own code or
+    more. A fingerprint held by such a group stays when, the group counted as one author, too few
+    hold it to be common and the reference solution does not hold it: it is that group's own version.
+    """
+    prints = [s.fingerprint.hashes if s.fingerprint is not None else set() for s in submissions]
+    holders: defaultdict[int, set[int]] = defaultdict(set)
+    for index, hashes in enumerate(prints):
+        for value in hashes:
+            holders[value].add(index)
+    limit = max(2, settings.common_share * len(submissions))
+    widespread = {value for value, who in holders.items() if len(who) > limit}
+    group_of = {
+        index: group
+        for group in _groups(prints, widespread, settings.group_code)
+        if len(group) <= settings.group_share * len(submissions)
+        for index in group
+    }
+    return [
+        value
+        for value in widespread
+        if value in reference
+        or not any(len(holders[value] - group_of[i]) + 1 <= limit for i in holders[value] if i in group_of)
+    ]
+
+
+def _groups(prints: Sequence[set[int]], shared: set[int], least: float) -> list[frozenset[int]]:
+    """Submissions linked (transitively) by holding `shared` fingerprints together as at least
+    `least` of the smaller one's fingerprints; groups of two or more, by index."""
+    own = [hashes & shared for hashes in prints]
+    return connected(
+        len(prints),
+        (
+            (a, b)
+            for a, b in itertools.combinations(range(len(prints)), 2)
+            if (smaller := min(len(prints[a]), len(prints[b]))) and len(own[a] & own[b]) >= least * smaller
+        ),
+    )
+
+
+def connected(count: int, links: Iterable[tuple[int, int]]) -> list[frozenset[int]]:
+    """The groups of two or more among `count` items joined by `links` (connected components).
+
+    Args:
+        count: the items, 0 to count - 1.
+        links: pairs of linked items.
+
+    Returns:
+        Each group's items, groups in the order of their smallest item.
+    """
+    parent = list(range(count))
+
+    def root(index: int) -> int:
+        while parent[index] != index:
+            index = parent[index]
+        return index
+
+    for a, b in links:
+        parent[root(a)] = root(b)
+    members: defaultdict[int, set[int]] = defaultdict(set)
+    for index in range(count):
+        members[root(index)].add(index)
+    return sorted((frozenset(g) for g in members.values() if len(g) > 1), key=min)
+
+
+def copy_groups(pairs: Sequence[Pair]) -> list[list[str]]:
+    """The reported pairs joined into groups: everyone linked by a chain of similar pairs.
+
+    Args:
+        pairs: the reported pairs (at or above the threshold).
+
+    Returns:
+        The groups' member labels (sorted), largest group first.
+    """
+    labels = sorted({label for pair in pairs for label in (pair.first, pair.second)})
+    index = {label: position for position, label in enumerate(labels)}
+    groups = connected(len(labels), ((index[p.first], index[p.second]) for p in pairs))
+    return sorted((sorted(labels[i] for i in group) for group in groups), key=lambda g: (-len(g), g))
 
 
 def _all_hashes(submission: Submission) -> set[int]:
@@ -203,6 +301,8 @@ def compare_pair(
     whole = max(share_first, share_second) * min(1.0, overlap / settings.part_evidence_chars)
     if part_share <= whole:
         part = WHOLE
+    if not overlap:  # no matching code to show for it: no figure (a part's share alone is no evidence)
+        part, part_share, whole = WHOLE, 0.0, 0.0
     return Pair(first.label, second.label, share_first, share_second, overlap, part, part_share, whole), slices
 
 

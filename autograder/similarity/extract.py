@@ -6,26 +6,39 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autograder.assignment import Assignment
+from autograder.assignment_folder import ASSIGNMENT_FILE, AssignmentError, read_settings
 from autograder.config import PROJECT_ROOT
 
 TEMPLATE_ROOT = PROJECT_ROOT / "student_template"
 
 
-def template_notebook(assignment: Assignment) -> Path | None:
-    """The notebook students start from: the assignment's `.ipynb` in student_template/.
+def template_notebooks(assignment: Assignment) -> list[Path]:
+    """The notebooks students may start from: the assignment's `.ipynb` in student_template/ first,
+    then the other templates the grader accepts (assignment.yml `similarity_templates`, paths from
+    the project root: e.g. the course's original template, whose stubs are no student's code).
 
     Args:
         assignment: the loaded assignment (its manifest names the notebook and its folder).
 
     Returns:
-        The path, or None when the assignment ships no notebook there.
+        The paths (empty when the assignment ships no notebook and lists none).
+
+    Raises:
+        AssignmentError: `similarity_templates` is not a list of paths.
     """
     manifest = assignment.manifest
     folder = TEMPLATE_ROOT / manifest.student_dir if manifest.student_dir else TEMPLATE_ROOT
-    for item in manifest.student:
-        if item.endswith(".ipynb") and (folder / item).is_file():
-            return folder / item
-    return None
+    own = [folder / item for item in manifest.student if item.endswith(".ipynb") and (folder / item).is_file()]
+    others = read_settings(assignment.folder).get("similarity_templates") or []
+    if not isinstance(others, list) or not all(isinstance(item, str) for item in others):
+        raise AssignmentError(f"{assignment.folder / ASSIGNMENT_FILE}: similarity_templates: expected a list of paths")
+    return own[:1] + [PROJECT_ROOT / item for item in others]
+
+
+def solved_notebook(assignment: Assignment) -> Path | None:
+    """The assignment's master notebook with its solutions (`<name>.ipynb` in its folder), or None."""
+    path = assignment.folder / f"{assignment.name}.ipynb"
+    return path if path.is_file() else None
 
 
 def _key(line: str) -> str:

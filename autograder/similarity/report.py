@@ -11,10 +11,11 @@ import numpy as np
 from autograder.i18n import t
 from autograder.reports.common import csv_text
 from autograder.reports.md_safe import csv_cell
-from autograder.similarity.compare import Pair, Submission, compare_pair
+from autograder.similarity.compare import Pair, Submission, compare_pair, copy_groups
 
 PAIRS_CSV = "pairs.csv"
 PAIRS_HTML = "pairs.html"
+GROUPS_CSV = "groups.csv"  # group,size,members: everyone joined by a chain of reported pairs
 # part: the template cell (its first code line) whose code gave the figure, "*" the whole notebooks.
 CSV_HEADER = ["rank", "first", "second", "similarity", "part", "first_share", "second_share", "matched_chars"]
 # No request may leave the page: styles inline, no scripts, no pictures.
@@ -107,6 +108,17 @@ def pairs_html(pairs: Sequence[Pair], submissions: Sequence[Submission], limit: 
             f'<div class="side"><h2>{html.escape(second.label)} ({pair.second_share:.0%})</h2>'
             f"<pre>{marked_code(second.code, second_slices)}</pre></div></div></section>"
         )
+    groups = "".join(
+        f'<tr><td class="num">{number}</td><td class="num">{len(group)}</td>'
+        f"<td>{html.escape(', '.join(group))}</td></tr>"
+        for number, group in enumerate(copy_groups(pairs), start=1)
+    )
+    groups_table = (
+        f"<section><h2>{t('similarity.groups')}</h2><p>{html.escape(t('similarity.groups_note'))}</p><table><tr>"
+        f"<th>#</th><th>{t('similarity.group_size')}</th><th>{t('similarity.members')}</th></tr>{groups}</table></section>"
+        if groups
+        else ""
+    )
     title = t("similarity.title", count=len(submissions), pairs=len(pairs))
     return (
         f'<!DOCTYPE html><html lang="{t("report.html.lang")}"><head><meta charset="utf-8">'
@@ -114,14 +126,14 @@ def pairs_html(pairs: Sequence[Pair], submissions: Sequence[Submission], limit: 
         f"<style>{STYLE}</style></head><body><main><h1>{html.escape(title)}</h1>"
         f"<p>{html.escape(t('similarity.note'))}</p><section><table><tr><th>#</th><th>{t('similarity.first')}</th>"
         f"<th>{t('similarity.second')}</th><th>{t('similarity.similarity')}</th><th>{t('similarity.matched')}</th>"
-        f"</tr>{rows}</table></section>{''.join(views)}</main></body></html>\n"
+        f"</tr>{rows}</table></section>{groups_table}{''.join(views)}</main></body></html>\n"
     )
 
 
 def write_similarity_report(
     pairs: Sequence[Pair], submissions: Sequence[Submission], out_dir: Path, limit: int = 50
 ) -> list[Path]:
-    """Write pairs.csv and pairs.html into out_dir (created when missing).
+    """Write pairs.csv, groups.csv and pairs.html into out_dir (created when missing).
 
     Args:
         pairs: the reported pairs, most similar first.
@@ -130,10 +142,12 @@ def write_similarity_report(
         limit: pairs shown side by side in the HTML page.
 
     Returns:
-        The two paths.
+        The paths: pairs.csv, groups.csv, pairs.html.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    csv_path, html_path = out_dir / PAIRS_CSV, out_dir / PAIRS_HTML
+    csv_path, groups_path, html_path = out_dir / PAIRS_CSV, out_dir / GROUPS_CSV, out_dir / PAIRS_HTML
     csv_path.write_text(pairs_csv(pairs), encoding="utf-8")
+    groups = [[n, len(g), csv_cell(" ".join(g))] for n, g in enumerate(copy_groups(pairs), start=1)]
+    groups_path.write_text(csv_text([["group", "size", "members"], *groups]), encoding="utf-8")
     html_path.write_text(pairs_html(pairs, submissions, limit), encoding="utf-8")
-    return [csv_path, html_path]
+    return [csv_path, groups_path, html_path]

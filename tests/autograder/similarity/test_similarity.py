@@ -15,10 +15,12 @@ import pytest
 from synthetic_class import TEMPLATE, random_recipe, recommented, renamed, render, reordered, write_class
 
 from autograder import cli
+from autograder.assignment import load_assignment
+from autograder.config import PROJECT_ROOT
 from autograder.notebook import cell_sources
-from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
-from autograder.similarity.extract import given_lines, student_code, student_units
-from autograder.similarity.report import PAIRS_CSV, PAIRS_HTML
+from autograder.similarity.compare import Settings, copy_groups, fingerprint_all, rank_pairs
+from autograder.similarity.extract import given_lines, student_code, student_units, template_notebooks
+from autograder.similarity.report import GROUPS_CSV, PAIRS_CSV, PAIRS_HTML
 
 # The course's class size: 300 submissions must be compared within a minute on the 2-core machine.
 COURSE_SIZE = 300
@@ -33,7 +35,7 @@ def write(folder: Path, name: str, notebook: dict) -> Path:
 
 
 def ranked(files: list[Path]) -> list:
-    return rank_pairs(fingerprint_all(files, [f.name for f in files], TEMPLATE, Settings()))
+    return rank_pairs(fingerprint_all(files, [f.name for f in files], [TEMPLATE], Settings()))
 
 
 def test_the_template_itself_holds_no_student_code() -> None:
@@ -94,6 +96,9 @@ def test_similarity_command_writes_the_ranked_csv_and_the_side_by_side_page(
     assert float(rows[0]["similarity"]) >= 0.8
     page = (out / PAIRS_HTML).read_text(encoding="utf-8")
     assert page.count("<mark>") >= 3 and "=alice.ipynb" in page and "bob.ipynb" in page
+    groups = list(csv.DictReader(io.StringIO((out / GROUPS_CSV).read_text(encoding="utf-8"))))
+    assert [(g["size"], g["members"]) for g in groups] == [("2", "'=alice.ipynb bob.ipynb")]
+    assert "비슷한 제출물 묶음" in page
 
     class Links(HTMLParser):
         def __init__(self) -> None:
@@ -108,6 +113,49 @@ def test_similarity_command_writes_the_ranked_csv_and_the_side_by_side_page(
     links.feed(page)
     assert not links.urls and "<script" not in page
     assert "1 pair(s) at or above 0.8" in capsys.readouterr().err
+
+
+def test_copies_held_by_half_a_small_class_are_found_and_every_figure_has_evidence(tmp_path: Path) -> None:
+    # a class of 8 where 4 hold the same notebook: their code is in more than 10% of the class, but
+    # it is their own (rare) version, held together as all of their code
+    rng = random.Random(3)
+    source = random_recipe(rng)
+    files = [write(tmp_path, f"copy{i}.ipynb", render(source)) for i in range(4)]
+    files += [write(tmp_path, f"own{i}.ipynb", render(random_recipe(rng))) for i in range(4)]
+    pairs = ranked(files)
+    copies = {frozenset({f"copy{a}.ipynb", f"copy{b}.ipynb"}) for a in range(4) for b in range(a + 1, 4)}
+    assert {frozenset({p.first, p.second}) for p in pairs[:6]} == copies
+    assert all(p.similarity == 1.0 and p.matched_chars > 100 for p in pairs[:6])
+    assert all(p.matched_chars > 0 for p in pairs if p.similarity > 0)  # no figure without matching code
+    assert copy_groups([p for p in pairs if p.similarity >= 0.5]) == [[f"copy{i}.ipynb" for i in range(4)]]
+
+
+def test_a_ring_of_six_among_forty_is_one_group(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    source = random_recipe(rng)
+    ring = [write(tmp_path, f"ring{i}.ipynb", render(renamed(source, rng) if i else source)) for i in range(6)]
+    others = [write(tmp_path, f"own{i:02d}.ipynb", render(random_recipe(rng))) for i in range(40)]
+    reported = [p for p in ranked(ring + others) if p.similarity >= Settings().threshold]
+    assert copy_groups(reported) == [sorted(f.name for f in ring)]
+    assert sum(p.first.startswith("ring") and p.second.startswith("ring") for p in reported) == 15
+    # control: the same class under the plain 10% rule (no group may keep its code) loses the ring
+    no_groups = Settings(group_share=0.0)
+    plain = rank_pairs(fingerprint_all(ring + others, [f.name for f in ring + others], [TEMPLATE], no_groups))
+    assert not [p for p in plain if p.first.startswith("ring") and p.similarity >= no_groups.threshold]
+
+
+def test_untouched_original_templates_hold_no_student_code(tmp_path: Path) -> None:
+    original = PROJECT_ROOT / "examples" / "template_untouched.ipynb"
+    files = [write(tmp_path, f"untouched{i}.ipynb", json.loads(original.read_text(encoding="utf-8"))) for i in range(2)]
+    files += [write(tmp_path, f"own{i}.ipynb", render(random_recipe(random.Random(i)))) for i in range(4)]
+    templates = template_notebooks(load_assignment("transformer_mt"))
+    assert templates[1] == original  # assignment.yml's similarity_templates
+    compared = fingerprint_all(files, [f.name for f in files], templates, Settings())
+    assert [s.code for s in compared[:2]] == ["", ""]
+    assert all(p.similarity == 0 for p in rank_pairs(compared) if "untouched" in p.first + p.second)
+    # control: against the project's template alone, the original's stubs pass for the students' code
+    alone = rank_pairs(fingerprint_all(files, [f.name for f in files], templates[:1], Settings()))
+    assert {alone[0].first, alone[0].second} == {"untouched0.ipynb", "untouched1.ipynb"} and alone[0].similarity == 1.0
 
 
 def test_similarity_command_refuses_a_missing_template(tmp_path: Path) -> None:
