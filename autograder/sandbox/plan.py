@@ -97,7 +97,8 @@ def choose_isolation(limits: Limits) -> str:
             jail when possible, else the audit hook), "plain" (the audit hook, always).
     Returns:
         "namespace" (root jail: root, unshare works), "userns" (bubblewrap jail: not root,
-        unprivileged user namespaces work) or "weak".
+        unprivileged user namespaces work), "uid" (root, but namespaces refused, as in a default
+        container: a fresh uid closed out of the grader's files, uidjail.py) or "weak".
     Raises:
         IsolationUnavailable: no jail is possible and the audit hook was not allowed.
     """
@@ -109,6 +110,8 @@ def choose_isolation(limits: Limits) -> str:
         return "namespace"
     if not root and wanted != "namespace" and not _userns_problem():
         return "userns"
+    if root and wanted in ("auto", "weak") and not HostState.uid_switch_broken:
+        return "uid"
     if wanted == "weak":
         return "weak"
     if root:
@@ -141,7 +144,7 @@ def sandbox_uid(uid: int, isolation: str) -> int | None:
         return None
     if isolation == "userns":  # the uid inside is JAIL_UID, mapped onto the grader's own
         return None
-    if isolation != "namespace" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
+    if isolation == "weak" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
         return None
     return uid
 
@@ -173,6 +176,7 @@ class SandboxDir:
         self.work.mkdir()
         if os.geteuid() == 0:  # the sandbox user (if one is used) must be able to write here
             os.chown(self.work, uid, uid)
+            self.work.chmod(0o700)  # and no other worker (another uid) may look in
         self._configs = itertools.count()
 
     def write_config(self, text: str) -> Path:

@@ -27,6 +27,7 @@ from .plan import (
     preload_candidates,
     sandbox_uid,
 )
+from . import uidjail
 from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
 from .warm import fork_or_popen, warm_zygote
@@ -56,12 +57,14 @@ class Spawned:
         files = {
             "namespace": "chroot of read-only system and Python dirs",
             "userns": "bubblewrap root of read-only system and Python dirs",
+            "uid": "a fresh uid the grader's files are closed to",
         }
+        network = "seccomp: AF_UNIX sockets only" if self.isolation == "uid" else "audit hook (best effort)"
         return {
             "mode": self.isolation,
             "uid": self.uid,
             "memory_rlimit": self.memory_rlimit,
-            "network": "none (network namespace)" if jailed else "audit hook (best effort)",
+            "network": "none (network namespace)" if jailed else network,
             "files": files.get(self.isolation, "audit hook (best effort)"),
         }
 
@@ -103,6 +106,9 @@ class Launcher:
         isolation = choose_isolation(self.limits)
         uid = sandbox_uid(self.uid, isolation)
         config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
+        if isolation == "uid":
+            jail = config["jail"]
+            uidjail.seal(jail["hidden"], [*jail["python_dirs"], *jail["data_dirs"], str(self.sandbox.path)])
         config_path = self.sandbox.write_config(json.dumps(config))
         env = build_env(self.limits, isolation, self.sandbox)
         zygote = warm_zygote(self.limits, isolation)
@@ -129,6 +135,7 @@ class Launcher:
             memory_limit_mb=self.limits.memory_mb,
             start=start,
         )
+        process.kill_uid = uid if isolation == "uid" else None  # its processes end with it, all of them
         return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
 
     def discard(self, device: str | None) -> None:

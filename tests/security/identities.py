@@ -118,3 +118,40 @@ def processes_named(comm: str) -> list[int]:
 
 def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+# The capabilities Docker's default profile leaves to root in a container (podman's are a subset):
+# without CAP_SYS_ADMIN neither `unshare` nor mount works, so the namespace jail cannot start.
+DOCKER_DEFAULT_CAPS = (
+    "chown,dac_override,fsetid,fowner,mknod,net_raw,setgid,setuid,setfcap,setpcap,"
+    "net_bind_service,sys_chroot,kill,audit_write"
+)
+
+
+def as_container_root(argv: list[str], project: Path) -> list[str]:
+    """argv run as root with only Docker's default capabilities, as in a default container, in a
+    private mount namespace that hides what a container would not hold: every other checkout of
+    the project on this machine (empty tmpfs over it) and /root but the Python in it.
+
+    Args:
+        argv: the command; project: this checkout (left visible).
+    Returns:
+        the command line.
+    """
+    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
+        pytest.skip("needs setpriv and unshare to drop to a container's capabilities")
+    others = [
+        str(p)
+        for pattern in ("/work/*", "/work/*/*", "/home/*", "/opt/*", "/srv/*", "/tmp/*")
+        for p in Path("/").glob(pattern.lstrip("/"))
+        if (p / "assignments").is_dir() and p.resolve() != project.resolve()
+    ]
+    script = 'set -e; for d in "$@"; do [ "$d" = -- ] && break; mount -t tmpfs -o size=1m tmpfs "$d"; done; '
+    blocked = _blocked_ancestor(sys.base_prefix)
+    if blocked is not None:  # /root (0700) as an empty tmpfs holding only the way to Python
+        parent, child = blocked
+        script += f'mount --bind "{child}" /mnt; mount -t tmpfs -o mode=700 tmpfs "{parent}"; '
+        script += f'mkdir -p "{child}"; mount --move /mnt "{child}"; '
+    script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+    drop = ["setpriv", f"--bounding-set=-all,+{DOCKER_DEFAULT_CAPS.replace(',', ',+')}", "--inh-caps=-all", "--"]
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *others, "--", *drop, *argv]

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from identities import as_container_root
 from identities import as_user as _as_user
 
 from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
@@ -31,13 +32,17 @@ ATTACKS = [
     "fork_bomb",
     "environment_secrets",
     "write_outside",
+    "read_other_upload",
 ]
 IS_ROOT = os.geteuid() == 0
 
 
 # root-warm: workers forked from the zygote (worker.warm_start, the default); root-cold: each worker
 # started afresh; non-root: the default configuration, which starts cold in the jail without root.
-IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm"}
+# root-container: root with only Docker's default capabilities (namespaces refused, as in a default
+# container): the jail without namespaces, a bare uid (uidjail.py).
+IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm", "root-container": "warm"}
+EXPECTED_ISOLATION = {"root-warm": "namespace", "root-cold": "namespace", "non-root": "userns", "root-container": "uid"}
 
 
 @pytest.fixture(scope="module", params=list(IDENTITIES))
@@ -80,6 +85,8 @@ def corpus(request, tmp_path_factory):
         argv = [sys.executable, str(DRIVER), str(out), IDENTITIES[identity], *ATTACKS, "control_honest"]
         if user is not None:
             argv = _as_user(user, argv)
+        elif identity == "root-container":
+            argv = as_container_root(argv, ROOT)
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
         assert done.returncode == 0 and out.exists(), (
             f"the grader did not survive the corpus (exit {done.returncode}):\n"
@@ -120,8 +127,7 @@ def test_the_points_measure_sees_a_working_solution(corpus):
 @pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_every_grading_ran_in_a_jail(corpus):
     identity, matrix, _ = corpus
-    expected = "namespace" if identity.startswith("root") else "userns"
-    assert {row["isolation"] for row in matrix.values()} == {expected}
+    assert {row["isolation"] for row in matrix.values()} == {EXPECTED_ISOLATION[identity]}
 
 
 @pytest.mark.slow

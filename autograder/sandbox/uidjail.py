@@ -1,0 +1,103 @@
+"""The jail without namespaces (a root grader in a default container): a fresh uid the grader's files are closed to."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from autograder.worker_runtime.guards import is_under
+
+# Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
+# container layout (the zip with the hidden checks, the upload, the results).
+CONTAINER_PATHS = ("/autograder",)
+# path -> mode before this process changed it (the tests put them back; a grader does not)
+CHANGED: dict[str, int] = {}
+_pending: set[str] = set()  # closed at the first worker of this mode
+_kept: list[str] = []  # what the workers of this process need (left open)
+
+
+def _set_mode(path: str, clear: int = 0, add: int = 0) -> None:
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    if (mode & ~clear) | add != mode:
+        CHANGED.setdefault(path, mode)
+        os.chmod(path, (mode & ~clear) | add)
+
+
+def _close(path: str, keep: list[str]) -> None:
+    """Take other users' access to `path` away, but the way down to the kept dirs under it
+    (traverse only, no listing), down to each kept dir itself, which stays as it is."""
+    if path in keep or os.path.islink(path) or not os.path.exists(path):
+        return  # a link's target is not ours to close (chmod would follow it)
+    inner = [k for k in keep if is_under(k, [path])]
+    if not inner:
+        _set_mode(path, clear=0o007)
+        return
+    _set_mode(path, clear=0o006, add=0o001)
+    for entry in os.scandir(path):
+        _close(entry.path, inner)
+
+
+def close_to_workers(paths: Iterable[str | Path], now: bool = False) -> None:
+    """Close paths to the sandbox users (the uploads, the report folder; runs as root).
+
+    Args:
+        paths: files or folders no worker may read.
+        now: at once (a front end that knows this mode is coming), else when the first worker of
+            this mode starts in this process (at once when one already has).
+    """
+    _pending.update(os.path.realpath(p) for p in paths)
+    if now or _kept:
+        for path in sorted(_pending):
+            _close(path, _kept)
+        _pending.clear()
+
+
+def seal(hidden: Sequence[str], keep: Sequence[str]) -> None:
+    """Make this host fit for workers under a bare uid (runs as root): open the way to what a
+    worker needs and close the rest of the grader's files to every user but root.
+
+    Args:
+        hidden: the project and the grader packages (plan.hidden_paths()).
+        keep: dirs the worker imports from or reads (the Python dirs, data dirs, its sandbox).
+    """
+    _kept[:] = sorted({*_kept, *(os.path.realpath(k) for k in keep)})
+    for path in _kept:  # e.g. a Python under /root (0700): others may traverse to it, not list
+        for parent in Path(path).parents:
+            _set_mode(str(parent), add=0o001)
+    close_to_workers([*hidden, *CONTAINER_PATHS], now=True)
+
+
+def kill_user(uid: int) -> None:
+    """SIGKILL every process of `uid` (a worker's own uid: nothing else runs as it), however it
+    left the worker's tree (setsid, double fork): a child that becomes `uid` sends kill(-1),
+    which reaches every process of that uid but itself, and no fork completes meanwhile.
+
+    Args:
+        uid: the sandbox uid.
+    """
+    for _ in range(5):
+        pid = os.fork()  # not Popen(user=): exec fails for a uid over its RLIMIT_NPROC (fork bomb)
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        if not any(_owner(name) == uid for name in os.listdir("/proc") if name.isdigit()):
+            return
+
+
+def _owner(pid: str) -> int | None:
+    """Returns: the real uid of a living process (None: gone, or a zombie that runs nothing)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return None if fields.get("State", "").split()[:1] == ["Z"] else int(fields["Uid"].split()[0])
