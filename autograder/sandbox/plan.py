@@ -183,6 +183,7 @@ class SandboxDir:
         """Args: JSON text. Returns: path of a fresh config file (readable by the bootstrap)."""
         path = self.path / f"config-{next(self._configs)}.json"
         path.write_text(text, encoding="utf-8")
+        path.chmod(0o600)  # it names the project's paths; the bootstrap reads it before any drop
         return path
 
     def remove(self) -> None:

@@ -140,12 +140,12 @@ def as_container_root(argv: list[str], project: Path) -> list[str]:
     """
     if shutil.which("setpriv") is None or shutil.which("unshare") is None:
         pytest.skip("needs setpriv and unshare to drop to a container's capabilities")
-    others = [
-        str(p)
-        for pattern in ("/work/*", "/work/*/*", "/home/*", "/opt/*", "/srv/*", "/tmp/*")
-        for p in Path("/").glob(pattern.lstrip("/"))
-        if (p / "assignments").is_dir() and p.resolve() != project.resolve()
-    ]
+    others: list[str] = []
+    for pattern in ("work/*", "work/*/*", "home/*", "opt/*", "srv/*", "tmp/*"):
+        for path in sorted(Path("/").glob(pattern)):
+            if (path / "assignments" / "transformer_mt").is_dir() and path.resolve() != project.resolve():
+                if not any(path.is_relative_to(other) for other in others):
+                    others.append(str(path))
     script = 'set -e; for d in "$@"; do [ "$d" = -- ] && break; mount -t tmpfs -o size=1m tmpfs "$d"; done; '
     blocked = _blocked_ancestor(sys.base_prefix)
     if blocked is not None:  # /root (0700) as an empty tmpfs holding only the way to Python
