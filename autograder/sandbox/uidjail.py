@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import stat
 from collections.abc import Iterable, Sequence
@@ -13,6 +15,7 @@ from autograder.worker_runtime.guards import is_under
 # Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
 # container layout (the zip with the hidden checks, the upload, the results).
 CONTAINER_PATHS = ("/autograder",)
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock")  # any uid may write there
 # path -> mode before this process changed it (the tests put them back; a grader does not)
 CHANGED: dict[str, int] = {}
 _pending: set[str] = set()  # closed at the first worker of this mode
@@ -90,7 +93,27 @@ def kill_user(uid: int) -> None:
                 os._exit(0)
         os.waitpid(pid, 0)
         if not any(_owner(name) == uid for name in os.listdir("/proc") if name.isdigit()):
-            return
+            break
+    _remove_files_of(uid)
+
+
+def _remove_files_of(uid: int, dirs: Sequence[str] = SHARED_WRITABLE, depth: int = 2) -> None:
+    """Delete what `uid` left in the world-writable dirs (the only places besides its sandbox it
+    can write to; and their world-writable subdirs), so that nothing of a worker outlives it."""
+    for top in dirs if depth else ():
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid == uid and stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)  # fd-based: follows no link
+                elif info.st_uid == uid:
+                    os.unlink(entry.path)
+                elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH:
+                    _remove_files_of(uid, [entry.path], depth - 1)
 
 
 def _owner(pid: str) -> int | None:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from identities import as_container_root
+from identities import as_container_root, in_default_container
 from identities import as_user as _as_user
 
 from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
@@ -41,8 +41,15 @@ IS_ROOT = os.geteuid() == 0
 # started afresh; non-root: the default configuration, which starts cold in the jail without root.
 # root-container: root with only Docker's default capabilities (namespaces refused, as in a default
 # container): the jail without namespaces, a bare uid (uidjail.py).
-IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm", "root-container": "warm"}
-EXPECTED_ISOLATION = {"root-warm": "namespace", "root-cold": "namespace", "non-root": "userns", "root-container": "uid"}
+# podman-default: the grader as root in a real default podman container (--network none).
+IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm", "root-container": "warm", "podman-default": "warm"}
+EXPECTED_ISOLATION = {
+    "root-warm": "namespace",
+    "root-cold": "namespace",
+    "non-root": "userns",
+    "root-container": "uid",
+    "podman-default": "uid",
+}
 
 
 @pytest.fixture(scope="module", params=list(IDENTITIES))
@@ -87,13 +94,15 @@ def corpus(request, tmp_path_factory):
             argv = _as_user(user, argv)
         elif identity == "root-container":
             argv = as_container_root(argv, ROOT)
+        elif identity == "podman-default":
+            argv = in_default_container(argv, ROOT, work, env)
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
         assert done.returncode == 0 and out.exists(), (
             f"the grader did not survive the corpus (exit {done.returncode}):\n"
             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
         data = json.loads(out.read_text())
-        assert (data["uid"] == 0) == identity.startswith("root")
+        assert (data["uid"] == 0) == (identity != "non-root")
         leftovers = _processes_of(user) if user is not None else []
         print(f"\n[{identity}] " + json.dumps(data["matrix"], indent=None))  # the matrix, with -s
         yield identity, data["matrix"], leftovers
