@@ -298,7 +298,7 @@ def _command_grade(args: argparse.Namespace) -> int:
         return command_error(error)
     if isolation == "uid":  # workers run as bare uids: no upload or report of another is theirs to read
         Path(config.grading.out_dir).mkdir(parents=True, exist_ok=True)
-        close_to_workers([*args.paths, config.grading.out_dir], now=True)
+        close_to_workers([*args.paths, config.grading.out_dir])
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)

@@ -14,7 +14,6 @@ from autograder.notebook import load_submission
 from autograder.part_kinds import PART_KINDS, LoadedForGrading, part_kind
 from autograder.results import STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 from autograder.runner import Verdict
-from autograder.sandbox.uidjail import close_to_workers
 
 
 def _selected_parts(config: GraderConfig, parts: list[str] | None) -> list[str]:
@@ -88,7 +87,6 @@ def _grade_submission(
 ) -> SubmissionResult:
     started = time.monotonic()
     path = Path(path)
-    close_to_workers([path])  # only when workers run as bare uids (the jail without namespaces)
     selected = _selected_parts(config, parts)
     loaded = load_submission(
         path,

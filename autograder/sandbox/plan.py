@@ -138,23 +138,12 @@ def pick_uid(limits: Limits) -> int:
 
 
 def sandbox_uid(uid: int, isolation: str) -> int | None:
-    """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root, else
-    None. Without a namespace the sandbox user must reach Python itself (e.g. not under /root)."""
-    if os.geteuid() != 0 or HostState.uid_switch_broken:
-        return None
-    if isolation == "userns":  # the uid inside is JAIL_UID, mapped onto the grader's own
-        return None
-    if isolation == "weak" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
+    """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root in the
+    root jail or the jail without namespaces, else None (the jail without root maps its JAIL_UID
+    onto the grader's uid; `weak` as root is left only where the uid switch failed)."""
+    if os.geteuid() != 0 or HostState.uid_switch_broken or isolation not in ("namespace", "uid"):
         return None
     return uid
-
-
-def _reachable_by_others(path: str) -> bool:
-    """Whether users other than the owner can traverse to and read `path`."""
-    current = Path(os.path.realpath(path))
-    if not os.stat(current).st_mode & stat.S_IROTH:
-        return False
-    return all(os.stat(parent).st_mode & stat.S_IXOTH for parent in [current, *current.parents])
 
 
 class SandboxDir:

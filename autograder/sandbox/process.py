@@ -16,8 +16,8 @@ from typing import Any
 
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
-from .uidjail import kill_user
 from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
+from .uidjail import kill_user
 
 F_SETPIPE_SZ = 1031
 EXIT_ORPHANED = 77  # the launcher found the grader gone before it started

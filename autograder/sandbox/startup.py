@@ -14,6 +14,7 @@ import torch
 
 from autograder.worker_runtime.protocol import ProtocolError, ValueReader, ValueWriter, load_blob, pack_frame
 
+from . import uidjail
 from .errors import BudgetSpent, WorkerFailure
 from .limits import JAILED_MODES, Limits
 from .plan import (
@@ -27,7 +28,6 @@ from .plan import (
     preload_candidates,
     sandbox_uid,
 )
-from . import uidjail
 from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
 from .warm import fork_or_popen, warm_zygote

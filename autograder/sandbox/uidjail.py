@@ -18,7 +18,6 @@ CONTAINER_PATHS = ("/autograder",)
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock")  # any uid may write there
 # path -> mode before this process changed it (the tests put them back; a grader does not)
 CHANGED: dict[str, int] = {}
-_pending: set[str] = set()  # closed at the first worker of this mode
 _kept: list[str] = []  # what the workers of this process need (left open)
 
 
@@ -43,19 +42,15 @@ def _close(path: str, keep: list[str]) -> None:
         _close(entry.path, inner)
 
 
-def close_to_workers(paths: Iterable[str | Path], now: bool = False) -> None:
-    """Close paths to the sandbox users (the uploads, the report folder; runs as root).
+def close_to_workers(paths: Iterable[str | Path]) -> None:
+    """Close paths to the sandbox users at once (runs as root; e.g. the CLI's uploads and report
+    folder, when it knows its workers will run in this jail).
 
     Args:
         paths: files or folders no worker may read.
-        now: at once (a front end that knows this mode is coming), else when the first worker of
-            this mode starts in this process (at once when one already has).
     """
-    _pending.update(os.path.realpath(p) for p in paths)
-    if now or _kept:
-        for path in sorted(_pending):
-            _close(path, _kept)
-        _pending.clear()
+    for path in sorted({os.path.realpath(p) for p in paths}):
+        _close(path, _kept)
 
 
 def seal(hidden: Sequence[str], keep: Sequence[str]) -> None:
@@ -70,7 +65,7 @@ def seal(hidden: Sequence[str], keep: Sequence[str]) -> None:
     for path in _kept:  # e.g. a Python under /root (0700): others may traverse to it, not list
         for parent in Path(path).parents:
             _set_mode(str(parent), add=0o001)
-    close_to_workers([*hidden, *CONTAINER_PATHS], now=True)
+    close_to_workers([*hidden, *CONTAINER_PATHS])
 
 
 def kill_user(uid: int) -> None:
@@ -117,10 +112,9 @@ def _remove_files_of(uid: int, dirs: Sequence[str] = SHARED_WRITABLE, depth: int
 
 
 def _owner(pid: str) -> int | None:
-    """Returns: the real uid of a living process (None: gone, or a zombie that runs nothing)."""
+    """Returns: the uid of a living process (None: gone, or a zombie that runs nothing)."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return None if state == "Z" else os.stat(f"/proc/{pid}").st_uid
+    except (OSError, IndexError):
         return None
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    return None if fields.get("State", "").split()[:1] == ["Z"] else int(fields["Uid"].split()[0])

@@ -1,4 +1,4 @@
-"""The jail without namespaces: chosen when namespaces are refused to root, files closed to the bare uid, its processes killed, no network."""
+"""The jail without namespaces: chosen when root may not make namespaces; files closed, processes killed, no network."""
 
 from __future__ import annotations
 
@@ -70,7 +70,6 @@ def test_root_whose_namespaces_are_refused_gets_the_bare_uid_jail(monkeypatch):
 def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeypatch):
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
-    monkeypatch.setattr(uidjail, "_pending", set())
     monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
     project = tmp_path / "project"
     for relative in ("assignments/a/checks/test_x.py", "reference/a/loss.py", ".venv/lib/site.py", "README.md"):
@@ -82,9 +81,8 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
     for path in (tmp_path, *tmp_path.rglob("*")):
         path.chmod(0o755 if path.is_dir() else 0o644)
     tmp_path.chmod(0o700)  # like /root: others may not even pass through
-    uidjail.close_to_workers([upload.parent])  # pending: nothing runs as a bare uid yet
-    assert _as_uid(UID, lambda: 0) == 0 and stat.S_IMODE(upload.parent.stat().st_mode) == 0o755
     uidjail.seal([str(project)], [str(project / ".venv")])
+    uidjail.close_to_workers([upload.parent])  # what the CLI does with its uploads
 
     def probe() -> int:
         seen = [_readable(project / ".venv/lib/site.py")]
@@ -99,7 +97,7 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
 
     assert _as_uid(UID, probe) == 0b100000  # the venv only: no check, reference, file, upload, listing
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o701  # the way down opened for passing only
-    uidjail.close_to_workers([upload])  # a worker runs as a bare uid now: closed at once
+    uidjail.close_to_workers([upload])
     assert stat.S_IMODE(upload.stat().st_mode) == 0o640
     for path, mode in uidjail.CHANGED.items():  # what a test puts back
         os.chmod(path, mode)

@@ -149,7 +149,7 @@ def main(argv: list[str]) -> None:
         shutil.copy(FIXTURES / f"{name}.py", uploads / f"{name}.py")
     (uploads / "victim.py").write_text((FIXTURES / "control_honest.py").read_text() + f"\n# {secret}\n")
     if os.geteuid() == 0 and choose_isolation(Limits(isolation=config.worker.isolation)) == "uid":
-        close_to_workers([uploads], now=True)  # what the CLI does (cli.py) before a batch
+        close_to_workers([uploads])  # what the CLI does (cli.py) before a batch
     try:
         _grade_all(names, uploads, config, assignment, listener, matrix, (token, tag, secret))
     finally:  # a grader leaves its files closed (uidjail.py); this checkout is given back as it was

@@ -149,7 +149,21 @@ def as_container_root(argv: list[str], project: Path) -> list[str]:
         script += f'mkdir -p "{child}"; mount --move /mnt "{child}"; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
     drop = ["setpriv", f"--bounding-set=-all,+{DOCKER_DEFAULT_CAPS.replace(',', ',+')}", "--inh-caps=-all", "--"]
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *others, "--", *drop, *argv]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *others,
+        "--",
+        *drop,
+        *argv,
+    ]
 
 
 def other_checkouts(project: Path) -> list[str]:
@@ -158,9 +172,9 @@ def other_checkouts(project: Path) -> list[str]:
     others: list[str] = []
     for pattern in ("work/*", "work/*/*", "home/*", "opt/*", "srv/*", "tmp/*"):
         for path in sorted(Path("/").glob(pattern)):
-            if (path / "assignments" / "transformer_mt").is_dir() and path.resolve() != project.resolve():
-                if not any(path.is_relative_to(other) for other in others):
-                    others.append(str(path))
+            copy = (path / "assignments" / "transformer_mt").is_dir() and path.resolve() != project.resolve()
+            if copy and not any(path.is_relative_to(other) for other in others):
+                others.append(str(path))
     return others
 
 
@@ -184,6 +198,7 @@ def in_default_container(argv: list[str], project: Path, work: Path, env: dict[s
     probe = subprocess.run([*base, "--rootfs", "/:O", "true"], capture_output=True, text=True, timeout=120)
     if probe.returncode != 0:
         pytest.skip(f"podman cannot start a container here: {probe.stderr.strip()[-300:]}")
-    mounts = [f"--mount=type=tmpfs,destination={other}" for other in other_checkouts(project)]
+    # notmpcopyup: an empty tmpfs (by default the engine copies what it hides into it)
+    mounts = [f"--mount=type=tmpfs,destination={other},notmpcopyup" for other in other_checkouts(project)]
     environment = [f"--env={key}={value}" for key, value in env.items()]
     return [*base, *mounts, *environment, "-v", f"{work}:{work}", "-w", str(project), "--rootfs", "/:O", *argv]

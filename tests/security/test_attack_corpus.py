@@ -42,7 +42,13 @@ IS_ROOT = os.geteuid() == 0
 # root-container: root with only Docker's default capabilities (namespaces refused, as in a default
 # container): the jail without namespaces, a bare uid (uidjail.py).
 # podman-default: the grader as root in a real default podman container (--network none).
-IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm", "root-container": "warm", "podman-default": "warm"}
+IDENTITIES = {
+    "root-warm": "warm",
+    "root-cold": "cold",
+    "non-root": "warm",
+    "root-container": "warm",
+    "podman-default": "warm",
+}
 EXPECTED_ISOLATION = {
     "root-warm": "namespace",
     "root-cold": "namespace",
