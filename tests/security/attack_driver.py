@@ -141,7 +141,7 @@ def main(argv: list[str]) -> None:
     config = load_config(None, overrides)
     assignment = assignment_of(config)
     listener = Listener()
-    matrix = {}
+    matrix: dict[str, dict] = {}
     # The uploads, as a front end finds them: each attack beside a victim's upload holding a secret.
     uploads = out.parent / "uploads"
     uploads.mkdir(mode=0o755)
