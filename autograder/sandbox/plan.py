@@ -60,16 +60,11 @@ def _namespaces_work() -> bool:
     """Whether `unshare` can create the worker's namespaces here (probed once per process; a
     container without CAP_SYS_ADMIN or with a seccomp filter refuses)."""
     if HostState.namespace_probe is None:
-        unshare = shutil.which("unshare")
+        argv = [shutil.which("unshare") or "unshare", *UNSHARE_FLAGS, "--", "true"]
         try:
-            HostState.namespace_probe = (
-                unshare is not None
-                and subprocess.run(
-                    [unshare, *UNSHARE_FLAGS, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
-                ).returncode
-                == 0
-            )
-        except (OSError, subprocess.TimeoutExpired):
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            HostState.namespace_probe = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):  # no unshare is an OSError too
             HostState.namespace_probe = False
     return HostState.namespace_probe
 

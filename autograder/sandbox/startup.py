@@ -41,6 +41,14 @@ def trusted_flatten(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().to("cpu").contiguous()
 
 
+# What each jail does about files and the network, for reports (weak: the audit hook).
+PROTECTIONS = {
+    "namespace": ("chroot of read-only system and Python dirs", "none (network namespace)"),
+    "userns": ("bubblewrap root of read-only system and Python dirs", "none (network namespace)"),
+    "uid": ("a fresh uid the grader's files are closed to", "seccomp: AF_UNIX sockets only"),
+}
+
+
 @dataclass
 class Spawned:
     """A started worker process (waiting for its load request) and how it is confined."""
@@ -53,19 +61,13 @@ class Spawned:
 
     def describe(self) -> dict[str, Any]:
         """Returns: the protections in force, for reports."""
-        jailed = self.isolation in JAILED_MODES
-        files = {
-            "namespace": "chroot of read-only system and Python dirs",
-            "userns": "bubblewrap root of read-only system and Python dirs",
-            "uid": "a fresh uid the grader's files are closed to",
-        }
-        network = "seccomp: AF_UNIX sockets only" if self.isolation == "uid" else "audit hook (best effort)"
+        files, network = PROTECTIONS.get(self.isolation, ("audit hook (best effort)",) * 2)
         return {
             "mode": self.isolation,
             "uid": self.uid,
             "memory_rlimit": self.memory_rlimit,
-            "network": "none (network namespace)" if jailed else network,
-            "files": files.get(self.isolation, "audit hook (best effort)"),
+            "network": network,
+            "files": files,
         }
 
 
