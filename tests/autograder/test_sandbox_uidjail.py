@@ -120,12 +120,18 @@ def test_every_process_and_shared_file_of_the_uid_goes():
         time.sleep(0.5)
         return 0
 
+    def processes_of(uid: int) -> list[str]:
+        return [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(p) == uid]
+
+    neighbour = UID + 1  # a worker beside it, under its own uid
+    _as_uid(neighbour, lambda: 0 if os.fork() else time.sleep(60) or 0)
     _as_uid(UID, start_daemon)
-    alive = [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(p) == UID]
-    assert alive, "the daemon did not start"
+    assert processes_of(UID) and processes_of(neighbour), "the daemons did not start"
     uidjail.kill_user(UID)
     time.sleep(0.2)
-    assert [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(p) == UID] == []
+    assert processes_of(UID) == [] and processes_of(neighbour) != []  # the neighbour lives on
+    uidjail.kill_user(neighbour)
+    assert processes_of(neighbour) == []
     assert [path for path in left if path.exists()] == []  # its files in the shared dirs went with it
 
 
