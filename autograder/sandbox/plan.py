@@ -105,7 +105,8 @@ def choose_isolation(limits: Limits) -> str:
         return "namespace"
     if not root and wanted != "namespace" and not _userns_problem():
         return "userns"
-    if root and wanted in ("auto", "weak") and not HostState.uid_switch_broken:
+    # a uid of its own only: the worker's processes are killed by their uid (not with sandbox_uid)
+    if root and wanted in ("auto", "weak") and not HostState.uid_switch_broken and limits.sandbox_uid is None:
         return "uid"
     if wanted == "weak":
         return "weak"

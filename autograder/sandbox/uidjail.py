@@ -61,8 +61,9 @@ def seal(hidden: Sequence[str], keep: Sequence[str]) -> None:
         hidden: the project and the grader packages (plan.hidden_paths()).
         keep: dirs the worker imports from or reads (the Python dirs, data dirs, its sandbox).
     """
-    _kept[:] = sorted({*_kept, *(os.path.realpath(k) for k in keep)})
-    for path in _kept:  # e.g. a Python under /root (0700): others may traverse to it, not list
+    new = sorted({os.path.realpath(k) for k in keep} - set(_kept))
+    _kept.extend(new)
+    for path in new:  # e.g. a Python under /root (0700): others may traverse to it, not list
         for parent in Path(path).parents:
             _set_mode(str(parent), add=0o001)
     close_to_workers([*hidden, *CONTAINER_PATHS])

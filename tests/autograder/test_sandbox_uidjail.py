@@ -62,6 +62,7 @@ def test_root_whose_namespaces_are_refused_gets_the_bare_uid_jail(monkeypatch):
     assert choose_isolation(Limits(isolation="weak")) == "uid"
     with pytest.raises(plan.IsolationUnavailable):
         choose_isolation(Limits(isolation="namespace"))
+    assert choose_isolation(Limits(isolation="weak", sandbox_uid=65534)) == "weak"  # killed by uid: its own
     monkeypatch.setattr(plan.HostState, "uid_switch_broken", True)  # then nothing but weak is left
     assert choose_isolation(Limits(isolation="weak")) == "weak"
 
