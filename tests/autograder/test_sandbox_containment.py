@@ -153,16 +153,23 @@ def test_a_root_host_refusing_the_jail_falls_back_to_the_jail_without_namespaces
 
     monkeypatch.setattr(startup, "build_config", broken_jail)
     monkeypatch.setattr(plan.HostState, "namespace_broken", False)  # restored after the test
+    # Only the way to Python is opened (e.g. /root, put back below): this checkout is not closed
+    # under the tests running beside this one (test_sandbox_uidjail.py tests the closing).
+    sealed: list[list[str]] = []
+    real_seal = uidjail.seal
+    monkeypatch.setattr(uidjail, "seal", lambda hidden, keep: sealed.append(hidden) or real_seal([], keep))
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
+    monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
     try:
         with Worker(fixture_source("infinite_loop.py"), Limits(), {}) as worker:
             assert worker.isolation["mode"] == "uid" and worker.call("answer", []) == 42
             assert worker.isolation["uid"] >= 1 << 20
-    finally:  # the jail closed this checkout to other users; a grader leaves it so, a test not
+    finally:
         for path, mode in uidjail.CHANGED.items():
             os.chmod(path, mode)
     assert plan.HostState.namespace_broken
+    assert sealed and str(PROJECT_ROOT) in sealed[0]
     with pytest.raises(IsolationUnavailable, match=r"^refusing to run student code without a jail: "):
         Worker(fixture_source("infinite_loop.py"), Limits(isolation="namespace"), {})
 
