@@ -19,6 +19,7 @@ SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock")  
 # path -> mode before this process changed it (the tests put them back; a grader does not)
 CHANGED: dict[str, int] = {}
 _kept: list[str] = []  # what the workers of this process need (left open)
+_closed: set[str] = set()  # what this process closed
 
 
 def _set_mode(path: str, clear: int = 0, add: int = 0) -> None:
@@ -49,7 +50,9 @@ def close_to_workers(paths: Iterable[str | Path]) -> None:
     Args:
         paths: files or folders no worker may read.
     """
-    for path in sorted({os.path.realpath(p) for p in paths}):
+    real = {os.path.realpath(p) for p in paths}
+    _closed.update(real)
+    for path in sorted(real):
         _close(path, _kept)
 
 
@@ -66,7 +69,9 @@ def seal(hidden: Sequence[str], keep: Sequence[str]) -> None:
     for path in new:  # e.g. a Python under /root (0700): others may traverse to it, not list
         for parent in Path(path).parents:
             _set_mode(str(parent), add=0o001)
-    close_to_workers([*hidden, *CONTAINER_PATHS])
+    # closed before, around a dir now kept (e.g. uploads beside the venv): its way down was opened
+    reopened = [path for path in _closed if any(is_under(k, [path]) for k in new)]
+    close_to_workers([*hidden, *CONTAINER_PATHS, *reopened])
 
 
 def kill_user(uid: int) -> None:

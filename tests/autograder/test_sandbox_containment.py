@@ -160,6 +160,7 @@ def test_a_root_host_refusing_the_jail_falls_back_to_the_jail_without_namespaces
     monkeypatch.setattr(uidjail, "seal", lambda hidden, keep: sealed.append(hidden) or real_seal([], keep))
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
+    monkeypatch.setattr(uidjail, "_closed", set())
     monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
     try:
         with Worker(fixture_source("infinite_loop.py"), Limits(), {}) as worker:

@@ -71,6 +71,7 @@ def test_root_whose_namespaces_are_refused_gets_the_bare_uid_jail(monkeypatch):
 def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeypatch):
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
+    monkeypatch.setattr(uidjail, "_closed", set())
     monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
     project = tmp_path / "project"
     for relative in ("assignments/a/checks/test_x.py", "reference/a/loss.py", ".venv/lib/site.py", "README.md"):
@@ -82,8 +83,10 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
     for path in (tmp_path, *tmp_path.rglob("*")):
         path.chmod(0o755 if path.is_dir() else 0o644)
     tmp_path.chmod(0o700)  # like /root: others may not even pass through
-    uidjail.seal([str(project)], [str(project / ".venv")])
-    uidjail.close_to_workers([upload.parent])  # what the CLI does with its uploads
+    # The CLI closes its uploads first (here `grade .` in the project too), then a worker starts:
+    # the way down to its venv is opened, and the rest of what was closed stays closed.
+    uidjail.close_to_workers([upload.parent, project])
+    uidjail.seal([], [str(project / ".venv")])
 
     def probe() -> int:
         seen = [_readable(project / ".venv/lib/site.py")]
