@@ -157,7 +157,12 @@ def test_a_root_host_refusing_the_jail_falls_back_to_the_jail_without_namespaces
     # under the tests running beside this one (test_sandbox_uidjail.py tests the closing).
     sealed: list[list[str]] = []
     real_seal = uidjail.seal
-    monkeypatch.setattr(uidjail, "seal", lambda hidden, keep: sealed.append(hidden) or real_seal([], keep))
+
+    def seal_the_way_only(hidden: list[str], keep: list[str]) -> None:
+        sealed.append(hidden)
+        real_seal([], keep)
+
+    monkeypatch.setattr(uidjail, "seal", seal_the_way_only)
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
     monkeypatch.setattr(uidjail, "_closed", set())

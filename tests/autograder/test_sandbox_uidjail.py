@@ -128,7 +128,13 @@ def test_every_process_and_shared_file_of_the_uid_goes():
         return [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(p) == uid]
 
     neighbour = UID + 1  # a worker beside it, under its own uid
-    _as_uid(neighbour, lambda: 0 if os.fork() else time.sleep(60) or 0)
+
+    def sleeper() -> int:
+        if os.fork() == 0:
+            time.sleep(60)
+        return 0
+
+    _as_uid(neighbour, sleeper)
     _as_uid(UID, start_daemon)
     assert processes_of(UID) and processes_of(neighbour), "the daemons did not start"
     uidjail.kill_user(UID)
