@@ -29,7 +29,10 @@ CLASSROOM50_MODULES = (
     "autograder/integrations/classroom50/entrypoint.py",
     "autograder/integrations/classroom50/result_v1.py",
 )
-DEFAULT_TIMEOUT_S = 900.0  # the whole child (loading plus every test file); the runner's job allows 15 min+
+# The whole autograder.py run, the install included. The runner's grade job is killed at 15 min
+# (timeout-minutes: 15), and its checkout, setup-python and runner.py's own steps come before and
+# after this run: 12 min leaves them 3, so the limit fires and a result is still written.
+DEFAULT_TIMEOUT_S = 720.0
 CHECK_TIMEOUT_S = 120.0  # per test file, as the student workflow's default
 
 ENTRYPOINT = '''#!/usr/bin/env python3
