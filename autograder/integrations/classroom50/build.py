@@ -29,9 +29,8 @@ CLASSROOM50_MODULES = (
     "autograder/integrations/classroom50/entrypoint.py",
     "autograder/integrations/classroom50/result_v1.py",
 )
-# The whole autograder.py run, the install included. The runner's grade job is killed at 15 min
-# (timeout-minutes: 15), and its checkout, setup-python and runner.py's own steps come before and
-# after this run: 12 min leaves them 3, so the limit fires and a result is still written.
+# The whole autograder.py run, install included: the runner's job is killed at 15 min, and its
+# checkout, setup-python and runner.py's own steps get the other 3, so this limit fires first.
 DEFAULT_TIMEOUT_S = 720.0
 CHECK_TIMEOUT_S = 120.0  # per test file, as the student workflow's default
 

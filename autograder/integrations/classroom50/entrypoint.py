@@ -5,14 +5,13 @@
 # environment. A copy of this module ships in the bundle (see build.py), so it imports only the
 # standard library and the other shipped modules.
 #
-# The student's notebook runs in a CHILD process (this same script with `--child`), never in the
-# process that writes result.json, and as a fresh uid on a copy of the checkout: a notebook that
-# exits, hangs, floods memory or rewrites files cannot stop a valid result.json from being written;
-# it cannot read this process's environment (/proc/<pid>/environ is its owner's), write
-# $GITHUB_OUTPUT, the checkout or result.json; and every process of that uid (new sessions and
-# double forks included) is killed before result.json is written (`--reap`). Becoming another uid
-# needs root: the runner's own (a container job) or `sudo -n` (GitHub's hosted runners); without
-# either the checks do not run. Only JSON comes back, clamped to the bundle's per-part maxima.
+# The student's notebook runs in a CHILD process (this same script with `--child`), as a fresh uid
+# on a copy of the checkout: it cannot stop a valid result.json from being written, read this
+# process's environment (/proc/<pid>/environ is its owner's), write $GITHUB_OUTPUT, the checkout or
+# result.json, and every process of that uid (new sessions, double forks) is killed before
+# result.json is written (`--reap`). That needs root: the runner's own (a container job) or
+# `sudo -n` (GitHub's hosted runners); without either the checks do not run. Only JSON comes back,
+# clamped to the bundle's per-part maxima.
 # The student controls this runner anyway (this is why no hidden check ships here), so the
 # result is feedback, not a grade; the grade comes from the instructor's hidden grading.
 
@@ -56,12 +55,11 @@ WITHHELD_ENV = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMA
 WITHHELD_PREFIXES = ("ACTIONS_",)
 
 
-def identity_from_env(environ: dict[str, str], workspace: Path) -> Identity:
+def identity_from_env(environ: dict[str, str]) -> Identity:
     """The submission's identity from the runner's environment.
 
     Args:
         environ: the environment.
-        workspace: the student's checkout (for the commit date when the runner gives none).
 
     Returns:
         The identity; links fall back to what the runner derives them from.
@@ -85,25 +83,9 @@ def identity_from_env(environ: dict[str, str], workspace: Path) -> Identity:
         commit=commit,
         release=environ.get("RELEASE_URL") or commit,
         review=environ.get("REVIEW_URL") or commit,
-        submitted_at=_commit_stamp(workspace),
+        submitted_at=utc_stamp(),  # the runner stamps the graded commit's committer date over it
         assignment_type=environ.get("ASSIGNMENT_TYPE") or "individual",
     )
-
-
-def _commit_stamp(workspace: Path) -> str:
-    """HEAD's committer date in UTC (the runner stamps the same value over it), else now."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-        done = subprocess.run(
-            ["git", "-c", "safe.directory=*", "log", "-1", "--format=%cI", "HEAD"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            return utc_stamp(done.stdout.strip())
-    return utc_stamp()
 
 
 def missing_modules() -> list[str]:
@@ -132,15 +114,6 @@ def install_requirements(bundle: Path) -> bool:
         steps = [[*pip, *torch, "--index-url", "https://download.pytorch.org/whl/cpu"]] if torch else []
         steps.append([*pip, "-r", str(others)])
         return all(subprocess.run(step, check=False).returncode == 0 for step in steps)
-
-
-def child_env(environ: dict[str, str]) -> dict[str, str]:
-    """The child's environment: the runner's, less output files and credentials."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in WITHHELD_ENV and not name.startswith(WITHHELD_PREFIXES)
-    }
 
 
 def root_prefix() -> list[str] | None:
@@ -177,7 +150,9 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float, started: float) -
         shutil.copytree(bundle, script.parent, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(workspace, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         report.touch()
-        env = [f"{name}={value}" for name, value in child_env(dict(os.environ)).items()]
+        env = [
+            f"{k}={v}" for k, v in os.environ.items() if k not in WITHHELD_ENV and not k.startswith(WITHHELD_PREFIXES)
+        ]
         checks = [sys.executable, str(script), CHILD_FLAG, str(uid), str(report)]
         process = subprocess.Popen([*root, "env", "-i", *env, *checks], cwd=work)
         try:
@@ -200,26 +175,18 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float, started: float) -
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def become(uid: int) -> None:
+def _become(uid: int) -> None:
     """As root: become `uid` (its own gid, no supplementary groups) for good."""
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
 
 
-def reap(uid: int, work: Path) -> int:
-    """As root (`--reap UID WORK`): kill every process of `uid`, then remove the work copy it owns.
-
-    Args:
-        uid: the child's uid.
-        work: the child's working copy.
-
-    Returns:
-        0.
-    """
+def _reap(uid: int, work: Path) -> int:
+    """As root (`--reap UID WORK`): kill every process of `uid`, then remove the work copy it owns."""
     killer = os.fork()
     if killer == 0:
-        become(uid)  # kill(-1) as the uid reaches every process of it, whatever its session or parent
+        _become(uid)  # kill(-1) as the uid reaches every process of it, whatever its session or parent
         while any(_lives(status, uid) for status in Path("/proc").glob("[0-9]*/status")):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(-1, signal.SIGKILL)
@@ -305,7 +272,7 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str], started: float
     """
     settings = json.loads((bundle / SETTINGS_FILE).read_text(encoding="utf-8"))
     try:
-        identity = identity_from_env(environ, workspace)
+        identity = identity_from_env(environ)
     except KeyError as missing:
         print(f"autograder: {missing.args[0]} is not set; run this from the Classroom50 runner", file=sys.stderr)
         return 1
@@ -358,14 +325,14 @@ def child(bundle: Path, uid: int, report_path: Path) -> int:
 
     from autograder.integrations.public_checks import find_notebook, run_public_checks
 
-    for folder, dirs, files in os.walk(Path.cwd()):  # never follows a symbolic link out of the copy
+    workspace = Path.cwd()
+    for folder, dirs, files in os.walk(workspace):  # never follows a symbolic link out of the copy
         for path in [folder, *(os.path.join(folder, name) for name in dirs + files)]:
             os.lchown(path, uid, uid)
     os.lchown(report_path, uid, uid)
-    become(uid)
-    os.environ["HOME"] = str(Path.cwd())
+    _become(uid)
+    os.environ["HOME"] = str(workspace)
     settings = json.loads((bundle / SETTINGS_FILE).read_text(encoding="utf-8"))
-    workspace = Path.cwd()
     sys.path.insert(1, str(workspace))  # the notebook's own imports (mtkit) resolve as in Jupyter
     try:
         notebook = find_notebook(workspace, os.environ.get("NOTEBOOK", ""))
@@ -388,9 +355,8 @@ def main(bundle: Path, argv: list[str]) -> int:
     Returns:
         The exit code.
     """
-    started = time.monotonic()
     if argv[:1] == [CHILD_FLAG] and len(argv) == 3:
         return child(bundle, int(argv[1]), Path(argv[2]))
     if argv[:1] == [REAP_FLAG] and len(argv) == 3:
-        return reap(int(argv[1]), Path(argv[2]))
-    return grade(bundle, Path.cwd(), dict(os.environ), started)
+        return _reap(int(argv[1]), Path(argv[2]))
+    return grade(bundle, Path.cwd(), dict(os.environ), time.monotonic())  # the limit counts from here
