@@ -159,8 +159,11 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float, started: float) -
             code: int | None = process.wait(timeout=timeout_s - (time.monotonic() - started))
         except subprocess.TimeoutExpired:
             code = None
-        subprocess.run([*root, sys.executable, str(script), REAP_FLAG, str(uid), str(work)], check=False)
-        process.wait()
+        reap = [*root, sys.executable, str(script), REAP_FLAG, str(uid), str(work)]
+        subprocess.run(reap, check=False)
+        while process.poll() is None:  # it was still root, not yet the uid: reap again once it is
+            time.sleep(0.5)
+            subprocess.run(reap, check=False)
         if code is None:
             return None, t("classroom50.public.reason_timeout", seconds=f"{timeout_s:g}")
         with contextlib.suppress(OSError, ValueError):
@@ -184,23 +187,23 @@ def _become(uid: int) -> None:
 
 def _reap(uid: int, work: Path) -> int:
     """As root (`--reap UID WORK`): kill every process of `uid`, then remove the work copy it owns."""
-    killer = os.fork()
-    if killer == 0:
-        _become(uid)  # kill(-1) as the uid reaches every process of it, whatever its session or parent
-        while any(_lives(status, uid) for status in Path("/proc").glob("[0-9]*/status")):
+    while any(_lives(status, uid) for status in Path("/proc").glob("[0-9]*/status")):
+        killer = os.fork()  # again while any is left: the uid's processes may kill a killer, not root
+        if killer == 0:
+            _become(uid)  # kill(-1) as the uid reaches every process of it, whatever its session or parent
             with contextlib.suppress(ProcessLookupError):
                 os.kill(-1, signal.SIGKILL)
-        os._exit(0)
-    os.waitpid(killer, 0)
+            os._exit(0)
+        os.waitpid(killer, 0)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
 def _lives(status: Path, uid: int) -> bool:
-    """Whether /proc/<pid>/status is a live (not zombie) process of `uid` other than this one."""
+    """Whether /proc/<pid>/status is a live (not zombie) process of `uid`."""
     with contextlib.suppress(OSError):
         text = status.read_text(encoding="utf-8")
-        return status.parent.name != str(os.getpid()) and f"\nUid:\t{uid}\t" in text and "\nState:\tZ" not in text
+        return f"\nUid:\t{uid}\t" in text and "\nState:\tZ" not in text
     return False
 
 
@@ -297,12 +300,8 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str], started: float
             tail = [f"**{t('report.load_problems_long')}**\n\n" + "\n".join(fenced("\n".join(problems))), *tail]
         body = release_body(result, "classroom50.public.title", lead, tail)
         status, summary = status_and_summary(result)
-    for name in (RESULT_FILENAME, RELEASE_BODY_FILENAME):  # whatever the notebook may have left there
-        target = workspace / name
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.exists():
-            shutil.rmtree(target)
+    for name in (RESULT_FILENAME, RELEASE_BODY_FILENAME):  # a committed link is not followed (the notebook has a copy)
+        (workspace / name).unlink(missing_ok=True)
     (workspace / RESULT_FILENAME).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (workspace / RELEASE_BODY_FILENAME).write_text(body, encoding="utf-8")
     write_status(environ.get("GITHUB_OUTPUT"), status, summary)

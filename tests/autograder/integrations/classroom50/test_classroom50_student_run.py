@@ -88,6 +88,9 @@ def test_the_child_waits_only_for_what_is_left_of_the_limit(monkeypatch: pytest.
             waited.append(timeout)
             raise subprocess.TimeoutExpired("autograder.py", timeout)
 
+        def poll(self) -> int:
+            return -9
+
     monkeypatch.setattr(entrypoint, "root_prefix", lambda: [])
     monkeypatch.setattr(subprocess, "Popen", Hangs)
     monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: None)
@@ -167,3 +170,42 @@ def test_a_daemon_the_notebook_leaves_cannot_forge_the_result_or_the_status(bund
     assert result["score"] == 0 and "FORGED" not in json.dumps(result) + body
     assert output.read_text(encoding="utf-8").count("status=") == 1
     assert "status=failure\n" in output.read_text(encoding="utf-8")
+
+
+def test_without_root_or_sudo_the_notebook_does_not_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    started: list[object] = []
+    monkeypatch.setattr(entrypoint, "root_prefix", lambda: None)
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: started.append(args))
+    with use_language("ko"):
+        report, why = entrypoint.run_child(tmp_path, tmp_path, 720, time.monotonic())
+    assert report is None and started == [] and "암호 없는 sudo" in why
+
+
+def test_a_child_still_root_when_the_limit_fires_is_reaped_once_it_is_the_uid(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The first reap finds no process of the uid yet (the child has not become it): reap until it is gone."""
+    reaps: list[list[str]] = []
+
+    class SlowToDrop:
+        polls = 0
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def wait(self, timeout: float | None = None) -> int:
+            raise subprocess.TimeoutExpired("autograder.py", timeout or 0)
+
+        def poll(self) -> int | None:
+            SlowToDrop.polls += 1
+            return None if SlowToDrop.polls < 3 else -9
+
+    monkeypatch.setattr(entrypoint, "root_prefix", lambda: [])
+    monkeypatch.setattr(subprocess, "Popen", SlowToDrop)
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kwargs: reaps.append(argv))
+    (tmp_path / "bundle").mkdir()
+    (tmp_path / "checkout").mkdir()
+    with use_language("ko"):
+        report, why = entrypoint.run_child(tmp_path / "bundle", tmp_path / "checkout", 1, time.monotonic())
+    assert report is None and why == "1초 제한 초과"
+    assert len(reaps) == 3 and all(entrypoint.REAP_FLAG in argv for argv in reaps)
