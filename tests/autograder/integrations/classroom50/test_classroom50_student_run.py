@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -209,3 +210,27 @@ def test_a_child_still_root_when_the_limit_fires_is_reaped_once_it_is_the_uid(
         report, why = entrypoint.run_child(tmp_path / "bundle", tmp_path / "checkout", 1, time.monotonic())
     assert report is None and why == "1초 제한 초과"
     assert len(reaps) == 3 and all(entrypoint.REAP_FLAG in argv for argv in reaps)
+
+
+@pytest.mark.e2e
+def test_a_daemon_that_kills_every_process_of_its_uid_is_killed_too(bundle: Path, tmp_path: Path) -> None:
+    """It kills the checks and would kill a killer of its own uid: only root's repeated reaping ends it."""
+    if not can_switch_uid():
+        pytest.skip("autograder.py runs the notebook as a fresh uid: needs root or sudo without a password")
+    checkout = student_checkout(tmp_path / "checkout", FIXTURES / "kills_the_killer.ipynb")
+    done = run_autograder(bundle, checkout, tmp_path / "output", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(result) == [] and result["score"] == 0
+    assert _named("c50killer") == []
+
+
+def _named(comm: str) -> list[int]:
+    """The live processes named `comm` (prctl PR_SET_NAME)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError):
+            text = status.read_text(encoding="utf-8")
+            if text.startswith(f"Name:\t{comm}\n") and "\nState:\tZ" not in text:
+                found.append(int(status.parent.name))
+    return found
