@@ -179,7 +179,7 @@ def test_without_root_or_sudo_the_notebook_does_not_run(monkeypatch: pytest.Monk
     monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: started.append(args))
     with use_language("ko"):
         report, why = entrypoint.run_child(tmp_path, tmp_path, 720, time.monotonic())
-    assert report is None and started == [] and "암호 없는 sudo" in why
+    assert report is None and started == [] and "암호 없는 sudo" in why and "격리" in why
 
 
 def test_a_child_still_root_when_the_limit_fires_is_reaped_once_it_is_the_uid(
