@@ -295,11 +295,15 @@ def _command_grade(args: argparse.Namespace) -> int:
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
     grade_function = partial(grade_submission, assignment=assignment)
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
+    from autograder.sandbox.uidjail import close_to_workers
 
     try:  # before any submission: a host without a jail is refused once, in one line
-        choose_isolation(Limits(isolation=config.worker.isolation))
+        isolation = choose_isolation(Limits(isolation=config.worker.isolation))
     except IsolationUnavailable as error:
         return command_error(error)
+    if isolation == "uid":  # workers run as bare uids: no upload or report of another is theirs to read
+        Path(config.grading.out_dir).mkdir(parents=True, exist_ok=True)
+        close_to_workers([*args.paths, config.grading.out_dir])
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)

@@ -17,8 +17,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 MESSAGES_DIR = Path(__file__).resolve().parent / "reports" / "messages"
 LANGUAGES = ("ko", "en")
 FALLBACK = "en"
@@ -42,6 +40,8 @@ def catalogue(language: str, folder: Path = MESSAGES_DIR) -> dict[str, str]:
     path = folder / f"{language}.yml"
     if folder != MESSAGES_DIR and not path.is_file():
         return {}
+    import yaml  # here, not at the top: Classroom50's autograder.py installs PyYAML before a message is read
+
     loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return {str(k): str(v) for k, v in loaded.items()}
 

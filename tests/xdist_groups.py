@@ -22,6 +22,7 @@ LONG_GROUPS = (
     "tests/assignments/attention_encoder/test_part1_degenerate_answers.py",
     "tests/autograder/test_batch_resume.py",
     "tests/autograder/integrations/classroom50/test_classroom50_autograder.py",
+    "tests/autograder/integrations/classroom50/test_classroom50_student_run.py",
 )
 # workerinput key naming the folder where each worker writes the groups of the tests it collected.
 GROUPS_DIR_KEY = "fixture_groups_dir"

@@ -116,8 +116,8 @@ def merge(first: SubmissionResult, later: SubmissionResult) -> SubmissionResult:
 def _results(folder: Path, config_parts: ConfigParts, log: MergeLog) -> dict[str, SubmissionResult]:
     found = {}
     for path in sorted(folder.glob("*.json")):
-        if path.name.endswith((".results.json", ".reporter.json")):
-            continue
+        if path.name.endswith((".results.json", ".reporter.json")) or path.stem.casefold() in RESERVED_STEMS:
+            continue  # other reports, and batch files such as class.json: not results
         source = f"{folder.name}/{path.name}"
         try:
             data = read_beneath(folder, path.name, MAX_RESULT_BYTES)
@@ -149,9 +149,7 @@ def merge_folders(
     for index, folder in enumerate(folders):
         for stem, result in _results(folder, config_parts, log).items():
             source = f"{folder.name}/{stem}.json"
-            if stem in RESERVED_STEMS:
-                log.add(source, "refused", "reserved name")
-            elif stem in merged:
+            if stem in merged:
                 if result.submission != merged[stem].submission:
                     log.add(source, "refused", f"is about {result.submission!r}, not {merged[stem].submission!r}")
                     continue

@@ -34,7 +34,8 @@ class Limits:
             without root), or "weak" (audit hook only, best effort: must be asked for).
         sandbox_uid: user the worker runs as when the grader is root. None (default): a fresh
             unprivileged uid per Worker, outside /etc/passwd, so that RLIMIT_NPROC counts only
-            that worker's processes and workers cannot signal each other; 65534 = nobody.
+            that worker's processes and workers cannot signal each other; 65534 = nobody (not
+            in the jail without namespaces, which kills every process of the worker's uid).
         max_skipped_statements: statements that kill or hang the worker at start-up are skipped
             (and reported) up to this many; beyond it the worker counts as failed to start.
         warm_start: root jail only: fork each worker from this grading process's zygote, which

@@ -60,16 +60,11 @@ def _namespaces_work() -> bool:
     """Whether `unshare` can create the worker's namespaces here (probed once per process; a
     container without CAP_SYS_ADMIN or with a seccomp filter refuses)."""
     if HostState.namespace_probe is None:
-        unshare = shutil.which("unshare")
+        argv = [shutil.which("unshare") or "unshare", *UNSHARE_FLAGS, "--", "true"]
         try:
-            HostState.namespace_probe = (
-                unshare is not None
-                and subprocess.run(
-                    [unshare, *UNSHARE_FLAGS, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10
-                ).returncode
-                == 0
-            )
-        except (OSError, subprocess.TimeoutExpired):
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            HostState.namespace_probe = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):  # no unshare is an OSError too
             HostState.namespace_probe = False
     return HostState.namespace_probe
 
@@ -97,7 +92,8 @@ def choose_isolation(limits: Limits) -> str:
             jail when possible, else the audit hook), "plain" (the audit hook, always).
     Returns:
         "namespace" (root jail: root, unshare works), "userns" (bubblewrap jail: not root,
-        unprivileged user namespaces work) or "weak".
+        unprivileged user namespaces work), "uid" (root, but namespaces refused, as in a default
+        container: a fresh uid closed out of the grader's files, uidjail.py) or "weak".
     Raises:
         IsolationUnavailable: no jail is possible and the audit hook was not allowed.
     """
@@ -109,6 +105,9 @@ def choose_isolation(limits: Limits) -> str:
         return "namespace"
     if not root and wanted != "namespace" and not _userns_problem():
         return "userns"
+    # a uid of its own only: the worker's processes are killed by their uid (not with sandbox_uid)
+    if root and wanted in ("auto", "weak") and not HostState.uid_switch_broken and limits.sandbox_uid is None:
+        return "uid"
     if wanted == "weak":
         return "weak"
     if root:
@@ -135,23 +134,12 @@ def pick_uid(limits: Limits) -> int:
 
 
 def sandbox_uid(uid: int, isolation: str) -> int | None:
-    """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root, else
-    None. Without a namespace the sandbox user must reach Python itself (e.g. not under /root)."""
-    if os.geteuid() != 0 or HostState.uid_switch_broken:
-        return None
-    if isolation == "userns":  # the uid inside is JAIL_UID, mapped onto the grader's own
-        return None
-    if isolation != "namespace" and not all(_reachable_by_others(p) for p in (sys.base_prefix, sys.prefix)):
+    """Args: the worker's uid, chosen isolation. Returns: `uid` when the grader runs as root in the
+    root jail or the jail without namespaces, else None (the jail without root maps its JAIL_UID
+    onto the grader's uid; `weak` as root is left only where the uid switch failed)."""
+    if os.geteuid() != 0 or HostState.uid_switch_broken or isolation not in ("namespace", "uid"):
         return None
     return uid
-
-
-def _reachable_by_others(path: str) -> bool:
-    """Whether users other than the owner can traverse to and read `path`."""
-    current = Path(os.path.realpath(path))
-    if not os.stat(current).st_mode & stat.S_IROTH:
-        return False
-    return all(os.stat(parent).st_mode & stat.S_IXOTH for parent in [current, *current.parents])
 
 
 class SandboxDir:
@@ -173,12 +161,14 @@ class SandboxDir:
         self.work.mkdir()
         if os.geteuid() == 0:  # the sandbox user (if one is used) must be able to write here
             os.chown(self.work, uid, uid)
+            self.work.chmod(0o700)  # and no other worker (another uid) may look in
         self._configs = itertools.count()
 
     def write_config(self, text: str) -> Path:
         """Args: JSON text. Returns: path of a fresh config file (readable by the bootstrap)."""
         path = self.path / f"config-{next(self._configs)}.json"
         path.write_text(text, encoding="utf-8")
+        path.chmod(0o600)  # it names the project's paths; the bootstrap reads it before any drop
         return path
 
     def remove(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
 from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
+from .uidjail import kill_user
 
 F_SETPIPE_SZ = 1031
 EXIT_ORPHANED = 77  # the launcher found the grader gone before it started
@@ -198,6 +199,7 @@ class WorkerProcess:
         self.reader = _FrameReader(max_reply_bytes)
         self.output_open = True
         self.first_seen: dict[int, str] = {}  # {pid: start time} of the tree at the first reply
+        self.kill_uid: int | None = None
 
     @property
     def alive(self) -> bool:
@@ -336,6 +338,8 @@ class WorkerProcess:
         # The processes seen at the first reply are killed too: the namespace's pid 1 is among
         # them, and it is found even when the launcher (bwrap, unshare) is already gone.
         kill_members(self.first_seen)
+        if self.kill_uid is not None:  # the jail without namespaces: every process of its uid
+            kill_user(self.kill_uid)
         members = {**self.first_seen, **(kill_tree(self.proc.pid) if self.proc.poll() is None else {})}
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):

@@ -14,6 +14,7 @@ import torch
 
 from autograder.worker_runtime.protocol import ProtocolError, ValueReader, ValueWriter, load_blob, pack_frame
 
+from . import uidjail
 from .errors import BudgetSpent, WorkerFailure
 from .limits import JAILED_MODES, Limits
 from .plan import (
@@ -40,6 +41,14 @@ def trusted_flatten(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().to("cpu").contiguous()
 
 
+# What each jail does about files and the network, for reports (weak: the audit hook).
+PROTECTIONS = {
+    "namespace": ("chroot of read-only system and Python dirs", "none (network namespace)"),
+    "userns": ("bubblewrap root of read-only system and Python dirs", "none (network namespace)"),
+    "uid": ("a fresh uid the grader's files are closed to", "seccomp: AF_UNIX sockets only"),
+}
+
+
 @dataclass
 class Spawned:
     """A started worker process (waiting for its load request) and how it is confined."""
@@ -52,17 +61,13 @@ class Spawned:
 
     def describe(self) -> dict[str, Any]:
         """Returns: the protections in force, for reports."""
-        jailed = self.isolation in JAILED_MODES
-        files = {
-            "namespace": "chroot of read-only system and Python dirs",
-            "userns": "bubblewrap root of read-only system and Python dirs",
-        }
+        files, network = PROTECTIONS.get(self.isolation, ("audit hook (best effort)",) * 2)
         return {
             "mode": self.isolation,
             "uid": self.uid,
             "memory_rlimit": self.memory_rlimit,
-            "network": "none (network namespace)" if jailed else "audit hook (best effort)",
-            "files": files.get(self.isolation, "audit hook (best effort)"),
+            "network": network,
+            "files": files,
         }
 
 
@@ -103,6 +108,9 @@ class Launcher:
         isolation = choose_isolation(self.limits)
         uid = sandbox_uid(self.uid, isolation)
         config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
+        if isolation == "uid":
+            jail = config["jail"]
+            uidjail.seal(jail["hidden"], [*jail["python_dirs"], *jail["data_dirs"], str(self.sandbox.path)])
         config_path = self.sandbox.write_config(json.dumps(config))
         env = build_env(self.limits, isolation, self.sandbox)
         zygote = warm_zygote(self.limits, isolation)
@@ -129,6 +137,7 @@ class Launcher:
             memory_limit_mb=self.limits.memory_mb,
             start=start,
         )
+        process.kill_uid = uid if isolation == "uid" else None  # its processes end with it, all of them
         return Spawned(process, isolation, uid, config["limits"]["memory_rlimit"], time.monotonic())
 
     def discard(self, device: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import platform
+import socket
 import struct
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -19,7 +20,7 @@ BPF_RET_K = 0x06  # BPF_RET | BPF_K
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 # Offsets in struct seccomp_data: int nr; __u32 arch; ...
-OFFSET_NR, OFFSET_ARCH = 0, 4
+OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16  # arg0's low half (both architectures are little-endian)
 X32_SYSCALL_BIT = 0x40000000  # x32 calls arrive with the x86-64 arch and this bit set in nr
 
 # Per architecture: its AUDIT_ARCH value and the numbers of the refused calls. Refused: ptrace
@@ -51,6 +52,11 @@ ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
     ),
 }
 
+# Refused besides, in the jail without namespaces: io_uring (it opens sockets beside socket(2)),
+# the same numbers on both architectures; and socket(2) itself, but for AF_UNIX.
+NO_NETWORK_CALLS = (425, 426, 427)  # io_uring_setup, io_uring_enter, io_uring_register
+SOCKET_CALL = {"x86_64": 41, "aarch64": 198}
+
 
 class SeccompError(Exception):
     """The filter could not be installed (unknown architecture, or the kernel refused it)."""
@@ -61,7 +67,7 @@ def _instruction(code: int, jump_true: int, jump_false: int, k: int) -> bytes:
     return struct.pack("=HBBI", code, jump_true, jump_false, k)
 
 
-def build_program(machine: str | None = None) -> bytes:
+def build_program(machine: str | None = None, network: bool = True) -> bytes:
     """The filter as a classic BPF program.
 
     Calls of another architecture (e.g. 32-bit `int 0x80` calls on x86-64, whose numbers differ)
@@ -69,6 +75,8 @@ def build_program(machine: str | None = None) -> bytes:
 
     Args:
         machine: platform.machine() value; default: this host's.
+        network: False: also refuse io_uring and every socket but AF_UNIX (the jail without
+            namespaces, which shares the grader's network).
     Returns:
         the program's bytes (8 per instruction).
     Raises:
@@ -78,12 +86,13 @@ def build_program(machine: str | None = None) -> bytes:
     if machine not in ARCHITECTURES:
         raise SeccompError(f"no seccomp syscall table for the {machine} architecture")
     arch, calls = ARCHITECTURES[machine]
-    numbers = sorted(calls.values())
+    numbers = sorted({*calls.values(), *(() if network else NO_NETWORK_CALLS)})
     deny = SECCOMP_RET_ERRNO | errno.EPERM
     # Layout: [0] load arch, [1] arch check, [2] load nr, [3] x32 check, [4..] one test per
-    # call, then allow, then deny. Jumps count the instructions skipped.
+    # call, without network the socket test (3), then allow, then deny. Jumps count the
+    # instructions skipped.
     body = [_instruction(BPF_LD_W_ABS, 0, 0, OFFSET_ARCH)]
-    tests = len(numbers)
+    tests = len(numbers) + (0 if network else 3)
 
     def to_deny_from(index: int) -> int:  # instruction `index` jumps to the deny at tests + 5
         return tests + 4 - index
@@ -93,6 +102,10 @@ def build_program(machine: str | None = None) -> bytes:
     body.append(_instruction(BPF_JGE_K, to_deny_from(3), 0, X32_SYSCALL_BIT if machine == "x86_64" else 0xFFFFFFFF))
     for offset, number in enumerate(numbers):
         body.append(_instruction(BPF_JEQ_K, to_deny_from(4 + offset), 0, number))
+    if not network:  # socket(domain, ...): anything but AF_UNIX is refused
+        body.append(_instruction(BPF_JEQ_K, 0, 2, SOCKET_CALL[machine]))
+        body.append(_instruction(BPF_LD_W_ABS, 0, 0, OFFSET_ARG0))
+        body.append(_instruction(BPF_JEQ_K, 0, 1, socket.AF_UNIX))
     body.append(_instruction(BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
     body.append(_instruction(BPF_RET_K, 0, 0, deny))
     return b"".join(body)
@@ -102,15 +115,17 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install() -> None:
+def install(network: bool = True) -> None:
     """Install the filter on this process; every thread created and process forked later
     inherits it, and no process can remove it. Sets no_new_privs first (the kernel's condition
     for an unprivileged filter).
 
+    Args:
+        network: as for build_program.
     Raises:
         SeccompError: the architecture is unknown or the kernel refused.
     """
-    program = build_program()
+    program = build_program(network=network)
     libc = ctypes.CDLL(None, use_errno=True)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))

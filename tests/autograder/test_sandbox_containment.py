@@ -142,21 +142,42 @@ def test_giant_output_is_truncated_and_never_blocks():
 
 
 @needs_namespaces
-def test_a_host_refusing_the_jail_falls_back_to_weak_isolation_only_when_allowed(monkeypatch):
-    from autograder.sandbox import IsolationUnavailable, plan, startup
+def test_a_root_host_refusing_the_jail_falls_back_to_the_jail_without_namespaces(monkeypatch):
+    from autograder.sandbox import IsolationUnavailable, plan, startup, uidjail
 
     def broken_jail(*args, **kwargs):
         config = plan.build_config(*args, **kwargs)
-        config["jail_root"] = "/nonexistent/jail"  # the mount fails, as without CAP_SYS_ADMIN
+        if config["isolation"] == "namespace":
+            config["jail_root"] = "/nonexistent/jail"  # the mount fails, as without CAP_SYS_ADMIN
         return config
 
     monkeypatch.setattr(startup, "build_config", broken_jail)
     monkeypatch.setattr(plan.HostState, "namespace_broken", False)  # restored after the test
-    with Worker(fixture_source("infinite_loop.py"), Limits(isolation="weak"), {}) as worker:
-        assert worker.isolation["mode"] == "weak" and worker.call("answer", []) == 42
+    # Only the way to Python is opened (e.g. /root, put back below): this checkout is not closed
+    # under the tests running beside this one (test_sandbox_uidjail.py tests the closing).
+    sealed: list[list[str]] = []
+    real_seal = uidjail.seal
+
+    def seal_the_way_only(hidden: list[str], keep: list[str]) -> None:
+        sealed.append(hidden)
+        real_seal([], keep)
+
+    monkeypatch.setattr(uidjail, "seal", seal_the_way_only)
+    monkeypatch.setattr(uidjail, "CHANGED", {})
+    monkeypatch.setattr(uidjail, "_kept", [])
+    monkeypatch.setattr(uidjail, "_closed", set())
+    monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
+    try:
+        with Worker(fixture_source("infinite_loop.py"), Limits(), {}) as worker:
+            assert worker.isolation["mode"] == "uid" and worker.call("answer", []) == 42
+            assert worker.isolation["uid"] >= 1 << 20
+    finally:
+        for path, mode in uidjail.CHANGED.items():
+            os.chmod(path, mode)
     assert plan.HostState.namespace_broken
+    assert sealed and str(PROJECT_ROOT) in sealed[0]
     with pytest.raises(IsolationUnavailable, match=r"^refusing to run student code without a jail: "):
-        Worker(fixture_source("infinite_loop.py"), Limits(), {})
+        Worker(fixture_source("infinite_loop.py"), Limits(isolation="namespace"), {})
 
 
 # --- one worker per isolation mode loads every import-time attack at once --------------------------

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -130,8 +131,8 @@ def main(argv: list[str]) -> None:
     """Args: [output JSON path, "warm" or "cold" (worker.warm_start), attack names...]."""
     from autograder.assignment import assignment_of
     from autograder.config import load_config
-    from autograder.engine import grade_submission
-    from autograder.sandbox.warm import zygote_pids
+    from autograder.sandbox import Limits, choose_isolation
+    from autograder.sandbox.uidjail import CHANGED, close_to_workers
 
     out, start, names = Path(argv[0]), argv[1], argv[2:]
     token, tag = os.environ["AUTOGRADER_FAKE_TOKEN"], os.environ["TMPDIR"]
@@ -140,12 +141,33 @@ def main(argv: list[str]) -> None:
     config = load_config(None, overrides)
     assignment = assignment_of(config)
     listener = Listener()
-    matrix = {}
+    matrix: dict[str, dict] = {}
+    # The uploads, as a front end finds them: each attack beside a victim's upload holding a secret.
+    uploads = out.parent / "uploads"
+    uploads.mkdir(mode=0o755)
+    for name in names:
+        shutil.copy(FIXTURES / f"{name}.py", uploads / f"{name}.py")
+    (uploads / "victim.py").write_text((FIXTURES / "control_honest.py").read_text() + f"\n# {secret}\n")
+    if os.geteuid() == 0 and choose_isolation(Limits(isolation=config.worker.isolation)) == "uid":
+        close_to_workers([uploads])  # what the CLI does (cli.py) before a batch
+    try:
+        _grade_all(names, uploads, config, assignment, listener, matrix, (token, tag, secret))
+    finally:  # a grader leaves its files closed (uidjail.py); this checkout is given back as it was
+        for path, mode in CHANGED.items():
+            os.chmod(path, mode)
+    out.write_text(json.dumps({"uid": os.getuid(), "matrix": matrix}, indent=1))
+
+
+def _grade_all(names, uploads, config, assignment, listener, matrix, secrets) -> None:
+    from autograder.engine import grade_submission
+    from autograder.sandbox.warm import zygote_pids
+
+    token, tag, secret = secrets
     for name in names:
         _plant(secret)
         before = (listener.connections, len(listener.received))
         began = time.monotonic()
-        result = grade_submission(FIXTURES / f"{name}.py", config, parts=["masked_loss"], assignment=assignment)
+        result = grade_submission(uploads / f"{name}.py", config, parts=["masked_loss"], assignment=assignment)
         time.sleep(2)  # a surviving daemon would write again meanwhile
         survivors = _survivors(tag, os.getuid())
         text = json.dumps(result.to_json())
@@ -169,7 +191,6 @@ def main(argv: list[str]) -> None:
             "seconds": round(time.monotonic() - began, 1),
         }
         print(name, json.dumps(matrix[name])[:300], flush=True)
-    out.write_text(json.dumps({"uid": os.getuid(), "matrix": matrix}, indent=1))
 
 
 if __name__ == "__main__":

@@ -118,3 +118,87 @@ def processes_named(comm: str) -> list[int]:
 
 def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+# The capabilities Docker's default profile leaves to root in a container (podman's are a subset):
+# without CAP_SYS_ADMIN neither `unshare` nor mount works, so the namespace jail cannot start.
+DOCKER_DEFAULT_CAPS = (
+    "chown,dac_override,fsetid,fowner,mknod,net_raw,setgid,setuid,setfcap,setpcap,"
+    "net_bind_service,sys_chroot,kill,audit_write"
+)
+
+
+def as_container_root(argv: list[str], project: Path) -> list[str]:
+    """argv run as root with only Docker's default capabilities, as in a default container, in a
+    private mount namespace that hides what a container would not hold: every other checkout of
+    the project on this machine (empty tmpfs over it) and /root but the Python in it.
+
+    Args:
+        argv: the command; project: this checkout (left visible).
+    Returns:
+        the command line.
+    """
+    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
+        pytest.skip("needs setpriv and unshare to drop to a container's capabilities")
+    others = other_checkouts(project)
+    script = 'set -e; for d in "$@"; do [ "$d" = -- ] && break; mount -t tmpfs -o size=1m tmpfs "$d"; done; '
+    blocked = _blocked_ancestor(sys.base_prefix)
+    if blocked is not None:  # /root (0700) as an empty tmpfs holding only the way to Python
+        parent, child = blocked
+        script += f'mount --bind "{child}" /mnt; mount -t tmpfs -o mode=700 tmpfs "{parent}"; '
+        script += f'mkdir -p "{child}"; mount --move /mnt "{child}"; '
+    script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
+    drop = ["setpriv", f"--bounding-set=-all,+{DOCKER_DEFAULT_CAPS.replace(',', ',+')}", "--inh-caps=-all", "--"]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *others,
+        "--",
+        *drop,
+        *argv,
+    ]
+
+
+def other_checkouts(project: Path) -> list[str]:
+    """Args: this checkout. Returns: the project's other checkouts on this machine (a container
+    holds one copy; these are hidden from a grading that plays the container)."""
+    others: list[str] = []
+    for pattern in ("work/*", "work/*/*", "home/*", "opt/*", "srv/*", "tmp/*"):
+        for path in sorted(Path("/").glob(pattern)):
+            copy = (path / "assignments" / "transformer_mt").is_dir() and path.resolve() != project.resolve()
+            if copy and not any(path.is_relative_to(other) for other in others):
+                others.append(str(path))
+    return others
+
+
+def in_default_container(argv: list[str], project: Path, work: Path, env: dict[str, str]) -> list[str]:
+    """argv run by podman in a default container (root, the default capabilities and seccomp
+    profile, no network) whose root is an overlay of this machine's (what it changes there is
+    dropped with it); `work` is bound in read-write, the project's other checkouts are hidden.
+
+    Args:
+        argv: the command; project: this checkout (the working directory); work: a folder for
+            results; env: the command's whole environment.
+    Returns:
+        the command line (skips the test when podman cannot start a container here).
+    """
+    podman = shutil.which("podman")
+    if podman is None:
+        pytest.skip("podman is not installed")
+    # the engine's default limits (a million files) can be above this machine's hard limits
+    ulimits = ["--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096"]
+    base = [podman, "run", "--rm", "--network", "none", *ulimits]
+    probe = subprocess.run([*base, "--rootfs", "/:O", "true"], capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        pytest.skip(f"podman cannot start a container here: {probe.stderr.strip()[-300:]}")
+    # notmpcopyup: an empty tmpfs (by default the engine copies what it hides into it)
+    mounts = [f"--mount=type=tmpfs,destination={other},notmpcopyup" for other in other_checkouts(project)]
+    environment = [f"--env={key}={value}" for key, value in env.items()]
+    return [*base, *mounts, *environment, "-v", f"{work}:{work}", "-w", str(project), "--rootfs", "/:O", *argv]

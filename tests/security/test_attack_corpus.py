@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from identities import as_container_root, in_default_container
 from identities import as_user as _as_user
 
 from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
@@ -31,13 +32,30 @@ ATTACKS = [
     "fork_bomb",
     "environment_secrets",
     "write_outside",
+    "read_other_upload",
 ]
 IS_ROOT = os.geteuid() == 0
 
 
 # root-warm: workers forked from the zygote (worker.warm_start, the default); root-cold: each worker
 # started afresh; non-root: the default configuration, which starts cold in the jail without root.
-IDENTITIES = {"root-warm": "warm", "root-cold": "cold", "non-root": "warm"}
+# root-container: root with only Docker's default capabilities (namespaces refused, as in a default
+# container): the jail without namespaces, a bare uid (uidjail.py).
+# podman-default: the grader as root in a real default podman container (--network none).
+IDENTITIES = {
+    "root-warm": "warm",
+    "root-cold": "cold",
+    "non-root": "warm",
+    "root-container": "warm",
+    "podman-default": "warm",
+}
+EXPECTED_ISOLATION = {
+    "root-warm": "namespace",
+    "root-cold": "namespace",
+    "non-root": "userns",
+    "root-container": "uid",
+    "podman-default": "uid",
+}
 
 
 @pytest.fixture(scope="module", params=list(IDENTITIES))
@@ -80,13 +98,17 @@ def corpus(request, tmp_path_factory):
         argv = [sys.executable, str(DRIVER), str(out), IDENTITIES[identity], *ATTACKS, "control_honest"]
         if user is not None:
             argv = _as_user(user, argv)
+        elif identity == "root-container":
+            argv = as_container_root(argv, ROOT)
+        elif identity == "podman-default":
+            argv = in_default_container(argv, ROOT, work, env)
         done = subprocess.run(argv, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=1500)
         assert done.returncode == 0 and out.exists(), (
             f"the grader did not survive the corpus (exit {done.returncode}):\n"
             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
         data = json.loads(out.read_text())
-        assert (data["uid"] == 0) == identity.startswith("root")
+        assert (data["uid"] == 0) == (identity != "non-root")
         leftovers = _processes_of(user) if user is not None else []
         print(f"\n[{identity}] " + json.dumps(data["matrix"], indent=None))  # the matrix, with -s
         yield identity, data["matrix"], leftovers
@@ -120,8 +142,7 @@ def test_the_points_measure_sees_a_working_solution(corpus):
 @pytest.mark.timeout(1800)  # the module fixture grades the whole corpus (minutes when loaded)
 def test_every_grading_ran_in_a_jail(corpus):
     identity, matrix, _ = corpus
-    expected = "namespace" if identity.startswith("root") else "userns"
-    assert {row["isolation"] for row in matrix.values()} == {expected}
+    assert {row["isolation"] for row in matrix.values()} == {EXPECTED_ISOLATION[identity]}
 
 
 @pytest.mark.slow

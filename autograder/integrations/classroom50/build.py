@@ -29,7 +29,9 @@ CLASSROOM50_MODULES = (
     "autograder/integrations/classroom50/entrypoint.py",
     "autograder/integrations/classroom50/result_v1.py",
 )
-DEFAULT_TIMEOUT_S = 900.0  # the whole child (loading plus every test file); the runner's job allows 15 min+
+# The whole autograder.py run, install included: the runner's job is killed at 15 min, and its
+# checkout, setup-python and runner.py's own steps get the other 3, so this limit fires first.
+DEFAULT_TIMEOUT_S = 720.0
 CHECK_TIMEOUT_S = 120.0  # per test file, as the student workflow's default
 
 ENTRYPOINT = '''#!/usr/bin/env python3

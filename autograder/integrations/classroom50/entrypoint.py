@@ -5,10 +5,13 @@
 # environment. A copy of this module ships in the bundle (see build.py), so it imports only the
 # standard library and the other shipped modules.
 #
-# The student's notebook runs in a CHILD process (this same script with `--child`), never in the
-# process that writes result.json: a notebook that exits, hangs, floods memory or rewrites files
-# cannot stop a valid result.json from being written, and the child gets no $GITHUB_OUTPUT or
-# token. Only JSON comes back, and its numbers are clamped to the bundle's own per-part maxima.
+# The student's notebook runs in a CHILD process (this same script with `--child`), as a fresh uid
+# on a copy of the checkout: it cannot stop a valid result.json from being written, read this
+# process's environment (/proc/<pid>/environ is its owner's), write $GITHUB_OUTPUT, the checkout or
+# result.json, and every process of that uid (new sessions, double forks) is killed before
+# result.json is written (`--reap`). That needs root: the runner's own (a container job) or
+# `sudo -n` (GitHub's hosted runners); without either the checks do not run. Only JSON comes back,
+# clamped to the bundle's per-part maxima.
 # The student controls this runner anyway (this is why no hidden check ships here), so the
 # result is feedback, not a grade; the grade comes from the instructor's hidden grading.
 
@@ -18,11 +21,13 @@ import contextlib
 import json
 import math
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +46,8 @@ from autograder.integrations.classroom50.result_v1 import (
 )
 
 SETTINGS_FILE = "assignment.json"
-CHILD_FLAG = "--child"
+CHILD_FLAG, REAP_FLAG = "--child", "--reap"
+FRESH_UID_BASE, FRESH_UID_SPAN = 2**20, 2**30  # uids no account has, as the project's sandbox picks them
 MAX_CHILD_OUTPUT_BYTES = 8 * 1024 * 1024
 REQUIRED_MODULES = ("torch", "otter", "nbformat", "yaml")
 # Not passed to the child: files that feed later workflow steps, and credentials.
@@ -49,12 +55,11 @@ WITHHELD_ENV = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMA
 WITHHELD_PREFIXES = ("ACTIONS_",)
 
 
-def identity_from_env(environ: dict[str, str], workspace: Path) -> Identity:
+def identity_from_env(environ: dict[str, str]) -> Identity:
     """The submission's identity from the runner's environment.
 
     Args:
         environ: the environment.
-        workspace: the student's checkout (for the commit date when the runner gives none).
 
     Returns:
         The identity; links fall back to what the runner derives them from.
@@ -78,25 +83,9 @@ def identity_from_env(environ: dict[str, str], workspace: Path) -> Identity:
         commit=commit,
         release=environ.get("RELEASE_URL") or commit,
         review=environ.get("REVIEW_URL") or commit,
-        submitted_at=_commit_stamp(workspace),
+        submitted_at=utc_stamp(),  # the runner stamps the graded commit's committer date over it
         assignment_type=environ.get("ASSIGNMENT_TYPE") or "individual",
     )
-
-
-def _commit_stamp(workspace: Path) -> str:
-    """HEAD's committer date in UTC (the runner stamps the same value over it), else now."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-        done = subprocess.run(
-            ["git", "-c", "safe.directory=*", "log", "-1", "--format=%cI", "HEAD"],
-            cwd=workspace,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if done.returncode == 0 and done.stdout.strip():
-            return utc_stamp(done.stdout.strip())
-    return utc_stamp()
 
 
 def missing_modules() -> list[str]:
@@ -127,36 +116,56 @@ def install_requirements(bundle: Path) -> bool:
         return all(subprocess.run(step, check=False).returncode == 0 for step in steps)
 
 
-def child_env(environ: dict[str, str]) -> dict[str, str]:
-    """The child's environment: the runner's, less output files and credentials."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in WITHHELD_ENV and not name.startswith(WITHHELD_PREFIXES)
-    }
+def root_prefix() -> list[str] | None:
+    """How to run a command as root: as it is when this is root, with `sudo -n` where sudo asks no
+    password (GitHub's hosted runners), None when neither works."""
+    if os.geteuid() == 0:
+        return []
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        if subprocess.run(["sudo", "-n", "true"], capture_output=True, timeout=60, check=False).returncode == 0:
+            return ["sudo", "-n"]
+    return None
 
 
-def run_child(bundle: Path, workspace: Path, timeout_s: float) -> tuple[dict[str, Any] | None, str]:
-    """Run the public checks in a child process of its own session.
+def run_child(bundle: Path, workspace: Path, timeout_s: float, started: float) -> tuple[dict[str, Any] | None, str]:
+    """Run the public checks on a copy of the checkout as a fresh uid, then kill every process of that uid.
 
     Args:
         bundle: the autograder folder.
-        workspace: the student's checkout (the child's working directory).
-        timeout_s: limit for the whole child.
+        workspace: the student's checkout (copied, without .git, to the child's working directory).
+        timeout_s: limit for the whole of autograder.py, counted from `started` (time.monotonic()).
+        started: when autograder.py started: the install and the copies count against the limit.
 
     Returns:
         (the child's JSON report, "") or (None, why there is none, student-facing).
     """
-    with tempfile.TemporaryDirectory(prefix="classroom50-") as scratch:
-        report = Path(scratch) / "report.json"
-        command = [sys.executable, str(bundle / "autograder.py"), CHILD_FLAG, str(report)]
-        process = subprocess.Popen(command, cwd=workspace, env=child_env(dict(os.environ)), start_new_session=True)
+    root = root_prefix()
+    if root is None:
+        return None, t("classroom50.public.reason_no_isolation")
+    uid = FRESH_UID_BASE + secrets.randbelow(FRESH_UID_SPAN)
+    scratch = Path(tempfile.mkdtemp(prefix="classroom50-"))
+    scratch.chmod(0o755)  # the uid reads the copies through it; only the child (as root) hands it work/
+    work, report, script = scratch / "work", scratch / "report.json", scratch / "bundle" / "autograder.py"
+    try:
+        shutil.copytree(bundle, script.parent, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(workspace, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        report.touch()
+        env = [
+            f"{k}={v}" for k, v in os.environ.items() if k not in WITHHELD_ENV and not k.startswith(WITHHELD_PREFIXES)
+        ]
+        checks = [sys.executable, str(script), CHILD_FLAG, str(uid), str(report)]
+        process = subprocess.Popen([*root, "env", "-i", *env, *checks], cwd=work)
         try:
-            code = process.wait(timeout=timeout_s)
+            code: int | None = process.wait(timeout=timeout_s - (time.monotonic() - started))
         except subprocess.TimeoutExpired:
-            _kill_group(process)
+            code = None
+        reap = [*root, sys.executable, str(script), REAP_FLAG, str(uid), str(work)]
+        subprocess.run(reap, check=False)
+        while process.poll() is None:  # it was still root, not yet the uid: reap again once it is
+            time.sleep(0.5)
+            subprocess.run(reap, check=False)
+        if code is None:
             return None, t("classroom50.public.reason_timeout", seconds=f"{timeout_s:g}")
-        _kill_group(process)  # anything the notebook left running in the background
         with contextlib.suppress(OSError, ValueError):
             if report.is_file() and not report.is_symlink() and report.stat().st_size <= MAX_CHILD_OUTPUT_BYTES:
                 loaded = json.loads(report.read_text(encoding="utf-8"))
@@ -165,12 +174,37 @@ def run_child(bundle: Path, workspace: Path, timeout_s: float) -> tuple[dict[str
         if code != 0:
             return None, t("classroom50.public.reason_exit", code=code)
         return None, t("classroom50.public.reason_no_output")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def _become(uid: int) -> None:
+    """As root: become `uid` (its own gid, no supplementary groups) for good."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _reap(uid: int, work: Path) -> int:
+    """As root (`--reap UID WORK`): kill every process of `uid`, then remove the work copy it owns."""
+    while any(_lives(status, uid) for status in Path("/proc").glob("[0-9]*/status")):
+        killer = os.fork()  # again while any is left: the uid's processes may kill a killer, not root
+        if killer == 0:
+            _become(uid)  # kill(-1) as the uid reaches every process of it, whatever its session or parent
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(-1, signal.SIGKILL)
+            os._exit(0)
+        os.waitpid(killer, 0)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _lives(status: Path, uid: int) -> bool:
+    """Whether /proc/<pid>/status is a live (not zombie) process of `uid`."""
+    with contextlib.suppress(OSError):
+        text = status.read_text(encoding="utf-8")
+        return f"\nUid:\t{uid}\t" in text and "\nState:\tZ" not in text
+    return False
 
 
 def _number(value: Any) -> float:
@@ -227,20 +261,21 @@ def part_outcomes(
     return outcomes
 
 
-def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
+def grade(bundle: Path, workspace: Path, environ: dict[str, str], started: float) -> int:
     """Run the public checks on the checkout and write result.json, release-body.md and the outputs.
 
     Args:
         bundle: the autograder folder.
         workspace: the student's checkout.
         environ: the runner's environment.
+        started: time.monotonic() when autograder.py started (its limit counts the install too).
 
     Returns:
         0 when result.json was written; 1 for an infrastructure failure (the runner then reports an error).
     """
     settings = json.loads((bundle / SETTINGS_FILE).read_text(encoding="utf-8"))
     try:
-        identity = identity_from_env(environ, workspace)
+        identity = identity_from_env(environ)
     except KeyError as missing:
         print(f"autograder: {missing.args[0]} is not set; run this from the Classroom50 runner", file=sys.stderr)
         return 1
@@ -250,7 +285,7 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
         return 1
     language = environ.get("AUTOGRADER_LANGUAGE") or settings.get("language", "ko")
     with use_language(language):
-        report, failure = run_child(bundle, workspace, float(settings.get("timeout_s", 900)))
+        report, failure = run_child(bundle, workspace, float(settings["timeout_s"]), started)
         if failure:
             failure = t("classroom50.public.did_not_finish", reason=failure)
         parts = part_outcomes(settings, report, failure, language)
@@ -265,12 +300,8 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
             tail = [f"**{t('report.load_problems_long')}**\n\n" + "\n".join(fenced("\n".join(problems))), *tail]
         body = release_body(result, "classroom50.public.title", lead, tail)
         status, summary = status_and_summary(result)
-    for name in (RESULT_FILENAME, RELEASE_BODY_FILENAME):  # whatever the notebook may have left there
-        target = workspace / name
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.exists():
-            shutil.rmtree(target)
+    for name in (RESULT_FILENAME, RELEASE_BODY_FILENAME):  # a committed link is not followed (the notebook has a copy)
+        (workspace / name).unlink(missing_ok=True)
     (workspace / RESULT_FILENAME).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (workspace / RELEASE_BODY_FILENAME).write_text(body, encoding="utf-8")
     write_status(environ.get("GITHUB_OUTPUT"), status, summary)
@@ -278,11 +309,12 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str]) -> int:
     return 0
 
 
-def child(bundle: Path, report_path: Path) -> int:
-    """The child: load the notebook, run the bundle's public tests, write the JSON report.
+def child(bundle: Path, uid: int, report_path: Path) -> int:
+    """The child, started as root: become `uid`, load the notebook, run the public tests, write the report.
 
     Args:
         bundle: the autograder folder.
+        uid: the fresh uid to run as; the working copy and the report are handed to it first.
         report_path: where the report goes.
 
     Returns:
@@ -292,8 +324,14 @@ def child(bundle: Path, report_path: Path) -> int:
 
     from autograder.integrations.public_checks import find_notebook, run_public_checks
 
-    settings = json.loads((bundle / SETTINGS_FILE).read_text(encoding="utf-8"))
     workspace = Path.cwd()
+    for folder, dirs, files in os.walk(workspace):  # never follows a symbolic link out of the copy
+        for path in [folder, *(os.path.join(folder, name) for name in dirs + files)]:
+            os.lchown(path, uid, uid)
+    os.lchown(report_path, uid, uid)
+    _become(uid)
+    os.environ["HOME"] = str(workspace)
+    settings = json.loads((bundle / SETTINGS_FILE).read_text(encoding="utf-8"))
     sys.path.insert(1, str(workspace))  # the notebook's own imports (mtkit) resolve as in Jupyter
     try:
         notebook = find_notebook(workspace, os.environ.get("NOTEBOOK", ""))
@@ -307,7 +345,7 @@ def child(bundle: Path, report_path: Path) -> int:
 
 
 def main(bundle: Path, argv: list[str]) -> int:
-    """autograder.py's entry: grade (no arguments) or, internally, `--child REPORT`.
+    """autograder.py's entry: grade (no arguments) or, internally, `--child UID REPORT` and `--reap UID WORK`.
 
     Args:
         bundle: the autograder folder.
@@ -316,6 +354,8 @@ def main(bundle: Path, argv: list[str]) -> int:
     Returns:
         The exit code.
     """
-    if argv[:1] == [CHILD_FLAG] and len(argv) == 2:
-        return child(bundle, Path(argv[1]))
-    return grade(bundle, Path.cwd(), dict(os.environ))
+    if argv[:1] == [CHILD_FLAG] and len(argv) == 3:
+        return child(bundle, int(argv[1]), Path(argv[2]))
+    if argv[:1] == [REAP_FLAG] and len(argv) == 3:
+        return _reap(int(argv[1]), Path(argv[2]))
+    return grade(bundle, Path.cwd(), dict(os.environ), time.monotonic())  # the limit counts from here

@@ -30,7 +30,7 @@ from autograder.integrations.classroom50.schema import result_problems
 from autograder.integrations.collect_submissions import GITHUB, safe_name
 from autograder.integrations.merge_results import MergeLog, merge_folders
 from autograder.reports.markdown import status_label
-from autograder.reports.md_safe import csv_cell
+from autograder.reports.md_safe import csv_cell, md_text
 from autograder.results import STATUS_GRADED, SubmissionResult
 
 GRADEBOOK = "gradebook.csv"
@@ -169,12 +169,11 @@ def _publish_one(
         # that an LMS import counts the student's 0 against the assignment's whole maximum.
         row.max_score = sum(whole_points(0.0, outcome.possible)[1] for outcome in _zero_outcomes(config, ""))
         return row
-    reason = ""
+    why = f"{row.collection} {entry.get('detail', '')}".strip()  # the detail may name the student's files
     if result is not None:
         outcomes = part_outcomes(result)
     else:  # a tag whose notebook could not be taken: every part 0, with the collector's reason
-        reason = t("classroom50.summary_none", reason=f"{row.collection} {entry.get('detail', '')}".strip())
-        outcomes = _zero_outcomes(config, reason)
+        outcomes = _zero_outcomes(config, t("classroom50.summary_none", reason=why))
     commit_link, release_link = links(repo, entry.get("commit", ""), row.tag, base_url)
     identity = Identity(
         classroom, slug, row.owner or stem, row.tag, commit_link, release_link, commit_link, row.submitted_at
@@ -188,8 +187,8 @@ def _publish_one(
         lead.append(t("classroom50.graded.late", when=row.submitted_at, deadline=entry.get("deadline", "")))
     if row.grading != STATUS_GRADED:
         lead.append(t("classroom50.graded.status", status=status_label(row.grading)))
-    if reason:
-        lead.append(reason)
+    if result is None:
+        lead.append(t("classroom50.summary_none", reason=md_text(why)))
     tail = [t("classroom50.rounding")]
     folder = out / stem
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -83,13 +84,55 @@ def runner_env(output: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def python_reachable(argv: list[str]) -> list[str]:
+    """argv, run where the fresh uid autograder.py runs the notebook as can reach this Python.
+
+    On GitHub's runners Python is under /opt/hostedtoolcache, open to every user. A pyenv Python
+    under /root (mode 700) is not: there the command (still root) gets a private mount namespace in
+    which /root is an empty tmpfs holding only the Python's folder, bind-mounted back (as
+    tests/security/identities.py does for its throwaway users); the host's /root is not changed.
+    """
+    real = Path(os.path.realpath(sys.base_prefix))
+    blocked = [p for p in reversed(real.parents) if not os.stat(p).st_mode & stat.S_IXOTH]
+    if not blocked or os.geteuid() != 0:
+        return argv
+    parent, child = blocked[0], blocked[0] / real.relative_to(blocked[0]).parts[0]
+    script = (
+        'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
+        'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
+    )
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        str(child),
+        str(parent),
+        *argv,
+    ]
+
+
+def can_switch_uid() -> bool:
+    """Whether autograder.py can run the notebook as a fresh uid here (root, or sudo without a password)."""
+    if os.geteuid() == 0:
+        return True
+    if shutil.which("sudo") is None:
+        return False
+    return subprocess.run(["sudo", "-n", "true"], capture_output=True, check=False).returncode == 0
+
+
 def run_autograder(
     bundle: Path, checkout: Path, output: Path, timeout: float = 600, **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """Run the bundle's autograder.py as Classroom50's runner.py does: `python autograder.py` in the checkout."""
     output.touch()
     return subprocess.run(
-        [sys.executable, str(bundle / "autograder.py")],
+        python_reachable([sys.executable, str(bundle / "autograder.py")]),
         cwd=checkout,
         env=runner_env(output, **extra),
         capture_output=True,

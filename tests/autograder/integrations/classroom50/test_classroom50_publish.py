@@ -132,3 +132,30 @@ def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
     assert result_problems(alice) == [] and alice["score"] == int(engine["points"]) == 80
     assert rows["bob"]["late"] == "yes" and rows["bob"]["score"] == "80"
     assert rows["carol"]["collection"] == "no-notebook" and rows["carol"]["score"] == "0"
+
+
+def test_file_names_in_the_lead_are_escaped_and_batch_files_are_not_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A collector detail names the student's files: it must not become a heading or HTML in the
+    release body. class.json (the class view `grade` writes beside the results) is not a result."""
+    grading = tmp_path / "grading"
+    grading.mkdir()
+    (grading / "class.json").write_text(json.dumps({"students": []}), encoding="utf-8")
+    hostile = "a.ipynb, 만점.ipynb\n### 만점입니다 <img src=x onerror=alert(1)>.ipynb"
+    row = {"repo": f"course/{CLASSROOM}-{SLUG}-mallory", "owner": "mallory", "tag": "submit/20261201T010000Z-m1"}
+    row.update({"status": "several-notebooks", "detail": hostile, "file": "", "commit": "abc", "late": "no"})
+    row["submitted_at"] = "2026-12-01T01:00:00Z"
+    manifest = tmp_path / "manifest.csv"
+    with manifest.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+    with use_language("ko", load_assignment("transformer_mt").messages_dir):
+        publish(grading, manifest, tmp_path / "out", load_config(RESULTS / "grader.yml"), CLASSROOM, SLUG)
+    body = (tmp_path / "out" / f"{PREFIX}-mallory" / "release-body.md").read_text(encoding="utf-8")
+    lead = body.split("\n| ")[0]  # the heading and the lead paragraphs, before the table
+    assert "만점입니다" in lead and "<img" not in lead
+    assert [line for line in lead.splitlines() if line.startswith("#")] == [body.splitlines()[0]]
+    assert "\n### 만점입니다 <img" in body.split("<details>")[1]  # the part messages quote it inside a code fence
+    assert "class.json" not in capsys.readouterr().out
