@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ class Verdict:
     message: str = ""
     internal_error: str = ""  # grader-side failure (never shown as the student's fault)
     blocking: bool = False  # the student's code could not run at all (see CheckFailed)
+    library_calls: tuple[str, ...] = ()  # watched library calls the worker recorded during the check
 
 
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
@@ -70,7 +71,9 @@ class _ContextPlugin:
         # paying a timeout and a worker restart each.
         self.stopped_parts: dict[str, str] = {}
 
+    @pytest.hookimpl(tryfirst=True)  # before the fixtures, which may call the student's code
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        getattr(self.context.student, "library_calls", set()).clear()
         message = self.stopped_parts.get(_part_of(item))
         if message is not None:
             raise CheckFailed(message, blocking=True)
@@ -95,6 +98,9 @@ class _ContextPlugin:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if isinstance(call.excinfo.value, WorkerFailure):
                 self.stopped_parts[_part_of(item)] = self.verdicts[check_id].message
+        calls = tuple(sorted(getattr(self.context.student, "library_calls", ())))
+        if calls and check_id in self.verdicts:
+            self.verdicts[check_id] = replace(self.verdicts[check_id], library_calls=calls)
 
 
 def run_checks(
