@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -60,7 +63,9 @@ def test_basic_operations_are_not_recorded_and_restore_puts_the_originals_back()
     assert "__init__" in vars(nn.MultiheadAttention) and vars(nn.MultiheadAttention)["__init__"].__name__ == "__init__"
 
 
-PART = PartConfig(points=3, checks={"builds": 1, "output": 2}, gate=["output"], structure=["builds"], forbidden_calls=[SDPA])
+PART = PartConfig(
+    points=3, checks={"builds": 1, "output": 2}, gate=["output"], structure=["builds"], forbidden_calls=[SDPA]
+)
 
 
 def test_a_part_whose_checks_made_a_declared_call_earns_nothing_and_the_message_names_it() -> None:
@@ -81,7 +86,13 @@ def test_both_assignments_declare_torchs_attention_for_every_part_the_student_wr
         for part_name, part in parts.items():
             assert (part_name == "training") == (SDPA not in part.forbidden_calls), (name, part_name)
     training = load_config().parts["training"]  # Part 2 trains all five of its parts
-    assert training.requires_parts == ["look_ahead_mask", "decoder_layer", "decoder", "transformer_forward", "masked_loss"]
+    assert training.requires_parts == [
+        "look_ahead_mask",
+        "decoder_layer",
+        "decoder",
+        "transformer_forward",
+        "masked_loss",
+    ]
 
 
 # In the worker: the stand-ins are in place before the statements run, and what would hide a call
@@ -153,4 +164,27 @@ def test_an_unwatched_worker_records_nothing() -> None:
     with Worker([("cell 1", 1, SUBMISSION)], Limits(timeout_s=30), {"device": "cpu"}) as plain_worker:
         assert _calls(plain_worker, "through_c") == set()
     with use_language("en"):
-        assert "library call" in credit.credited(PART, {"output": Verdict(True, library_calls=(SDPA,))})["output"].message
+        assert (
+            "library call" in credit.credited(PART, {"output": Verdict(True, library_calls=(SDPA,))})["output"].message
+        )
+
+
+def test_the_public_checks_warn_about_the_calls_grading_refuses(tmp_path) -> None:
+    from autograder.integrations.public_checks import run_public_checks
+
+    root = Path(__file__).resolve().parents[2]
+    notebook = json.loads((root / "examples" / "correct_original_format.ipynb").read_text(encoding="utf-8"))
+    at = max(i for i, cell in enumerate(notebook["cells"]) if "class DecoderLayer" in "".join(cell["source"]))
+    source = (root / "tests" / "fixtures" / "library_calls" / "part2_torch_decoder_layer.py.txt").read_text()
+    notebook["cells"].insert(at + 1, {"cell_type": "code", "metadata": {}, "outputs": [], "source": source})
+    (tmp_path / "library.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    original = F.scaled_dot_product_attention
+    with use_language("ko"):
+        _, problems = run_public_checks(tmp_path / "library.ipynb", root / "student_template" / "tests")
+        _, control = run_public_checks(
+            root / "examples" / "correct_original_format.ipynb", root / "student_template" / "tests"
+        )
+    warnings = [p for p in problems if "torch.nn.TransformerDecoderLayer" in p]
+    assert len(warnings) == 1 and "허용되지 않는 라이브러리 호출" in warnings[0]
+    assert not any("라이브러리 호출" in p for p in control)  # the correct notebook: no warning
+    assert F.scaled_dot_product_attention is original  # the student's process gets torch back
