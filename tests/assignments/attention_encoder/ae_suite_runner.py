@@ -47,8 +47,9 @@ class _Collect:
         outcome = yield
         report = outcome.get_result()
         check_id = item.name.removeprefix("test_")
-        if getattr(self.context.student, "library_calls", None):
-            self.calls[check_id] = tuple(sorted(self.context.student.library_calls))
+        recorded = getattr(self.context.student, "library_calls", None)
+        if recorded:
+            self.calls[check_id] = tuple(sorted(recorded))
         if call.when == "call" and report.passed:
             self.verdicts.setdefault(check_id, None)
         elif report.failed and call.excinfo is not None:
