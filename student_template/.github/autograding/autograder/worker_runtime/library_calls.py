@@ -3,6 +3,8 @@
 # Standard library only: the public checks (student_template/.github/autograding/) use it too.
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -25,16 +27,9 @@ def _recording(original: Any, name: str, record: Recorder) -> Callable[..., Any]
 
 
 def frame_recorder(fd: int, frames: Mapping[str, bytes]) -> Recorder:
-    """The worker's recorder: writes the name's prepared event frame to the reply pipe at once
-    (under PIPE_BUF: one atomic write), so that no later student code can take the record back.
-
-    Args:
-        fd: the reply pipe.
-        frames: name -> its packed event frame (read-only).
-
-    Returns:
-        The recorder `install` takes.
-    """
+    """Args: the reply pipe; name -> its packed event frame (read-only). Returns: a recorder that
+    writes the frame at once (under PIPE_BUF: one atomic write), so no later student code can take
+    the record back."""
 
     def record(name: str, _fd: int = fd, _frames: Mapping[str, bytes] = frames, _write: Any = os.write) -> None:
         _write(_fd, _frames[name])
@@ -46,18 +41,13 @@ def frame_recorder(fd: int, frames: Mapping[str, bytes]) -> Recorder:
 PROTECTED_CODES = (_recording(None, "", print).__code__, frame_recorder(-1, {}).__code__)
 
 
-def _resolve(name: str) -> tuple[Any, str] | None:
-    """The object that holds a dotted name's last component: its longest importable module prefix,
-    then attributes (torch.ops.aten.x: the torch module, then ops and aten)."""
+def _owner(name: str) -> Any:
+    """What holds a dotted name's last component: its longest importable module prefix, then
+    attributes (torch.ops.aten.x: torch, then ops and aten); None when nothing resolves."""
     parts = name.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        try:
-            owner: Any = importlib.import_module(".".join(parts[:cut]))
-            for attr in parts[cut:-1]:
-                owner = getattr(owner, attr)
-        except (ImportError, AttributeError):
-            continue
-        return owner, parts[-1]
+        with contextlib.suppress(ImportError, AttributeError):
+            return functools.reduce(getattr, parts[cut:-1], importlib.import_module(".".join(parts[:cut])))
     return None
 
 
@@ -75,29 +65,26 @@ def install(names: Iterable[str], record: Recorder) -> Callable[[], None]:
     """
     undo: list[tuple[Any, str, Any]] = []
     for name in names:
-        found = _resolve(name)
-        original = getattr(*found, None) if found else None
-        if found is None or original is None:
+        attr = name.rpartition(".")[2]
+        owner = _owner(name)
+        original = getattr(owner, attr, None)
+        if original is None:
             continue
         if isinstance(original, type):
             places = [(original, method) for method in ("__init__", "forward") if method in vars(original)]
-        else:
-            holders = [module for module in list(sys.modules.values()) if vars_of(module).get(found[1]) is original]
-            places = [(owner, found[1]) for owner in {id(o): o for o in (found[0], *holders)}.values()]
-        for owner, attr in places:
-            value = vars(owner)[attr] if isinstance(owner, type) else getattr(owner, attr)
+        else:  # a few entries of sys.modules are not modules
+            holders = [
+                m for m in list(sys.modules.values()) if hasattr(m, "__dict__") and vars(m).get(attr) is original
+            ]
+            places = [(holder, attr) for holder in {id(h): h for h in (owner, *holders)}.values()]
+        for holder, key in places:
+            value = vars(holder)[key] if isinstance(holder, type) else getattr(holder, key)
             if getattr(value, "__code__", None) is not PROTECTED_CODES[0]:  # an alias already covered
-                undo.append((owner, attr, value))
-                setattr(owner, attr, _recording(value, name, record))
+                undo.append((holder, key, value))
+                setattr(holder, key, _recording(value, name, record))
 
     def restore() -> None:
-        for owner, attr, value in reversed(undo):
-            setattr(owner, attr, value)
+        for holder, key, value in reversed(undo):
+            setattr(holder, key, value)
 
     return restore
-
-
-def vars_of(obj: Any) -> dict[str, Any]:
-    """Args: anything in sys.modules (a few entries are not modules). Returns: its namespace, or {}."""
-    namespace = getattr(obj, "__dict__", None)
-    return namespace if isinstance(namespace, dict) else {}
