@@ -61,6 +61,8 @@ def _part_of(item: pytest.Item) -> str:
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
+    __name__ = CONTEXT_PLUGIN  # pluggy registers a plugin under its __name__: the suite's conftest looks it up
+
     def __init__(self, context: CheckContext, check_ids: list[str] | None, budget_s: float) -> None:
         self.context = context
         self.budget_s = budget_s
@@ -129,7 +131,7 @@ def run_checks(
     args += ["--no-header", "--tb=no", *(option for name in disabled for option in ("-p", f"no:{name}"))]
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
-        pytest.main(args, plugins=[_PluginName(plugin)])
+        pytest.main(args, plugins=[plugin])
     return plugin.verdicts
 
 
@@ -151,13 +153,3 @@ def _torch_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-class _PluginName:
-    """Registers the context plugin under the name the suite's conftest looks up."""
-
-    def __init__(self, plugin: _ContextPlugin) -> None:
-        self.plugin = plugin
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.pluginmanager.register(self.plugin, CONTEXT_PLUGIN)
