@@ -42,10 +42,11 @@ PROTECTED_CODES = (_recording(None, "", print).__code__, frame_recorder(-1, {}).
 
 
 def _owner(name: str) -> Any:
-    """What holds a dotted name's last component: its longest importable module prefix, then
-    attributes (torch.ops.aten.x: torch, then ops and aten); None when nothing resolves."""
+    """What holds a dotted name's last component: its shortest module prefix that resolves, then
+    attributes (torch.ops.aten.x: torch, then ops and aten); None when nothing resolves. Shortest
+    first: a failed import of a longer prefix searches the file system."""
     parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(1, len(parts)):
         with contextlib.suppress(ImportError, AttributeError):
             return functools.reduce(getattr, parts[cut:-1], importlib.import_module(".".join(parts[:cut])))
     return None
