@@ -158,7 +158,8 @@ def run_assign(workdir: Path, part: Target = PART) -> Path:
         Otter's output folder (with `student/` and `autograder/`).
     """
     from autograder.assignment import load_assignment
-    from autograder.integrations.public_checks import GLOBALS_FILE
+    from autograder.config import load_config
+    from autograder.integrations.public_checks import GLOBALS_FILE, LIBRARY_CALLS_FILE
 
     staged = stage(workdir, part)
     out = workdir / "out"
@@ -176,6 +177,9 @@ def run_assign(workdir: Path, part: Target = PART) -> Path:
     provided = dict(load_assignment(part.name).grader_globals)
     text = json.dumps(provided, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     (out / "student" / "tests" / GLOBALS_FILE).write_text(text, encoding="utf-8")
+    parts = load_config(overrides={"assignment.name": part.name}).parts.values()
+    calls = list(dict.fromkeys(name for config in parts for name in config.forbidden_calls))
+    (out / "student" / "tests" / LIBRARY_CALLS_FILE).write_text(json.dumps(calls, indent=1) + "\n", encoding="utf-8")
     return out
 
 

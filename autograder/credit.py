@@ -4,7 +4,8 @@ A part's `gate` checks compare the answer's outputs with the reference's on inpu
 the part. Its other checks, except `structure`, are generic properties (masking, causality,
 dropout, gradients, the parameter layout) that cheap functions of the right shape can satisfy:
 they are paid only when every gate check passed. A part with `requires_parts` (the training
-part) is graded only when every required part was graded and its gate checks passed. The rule
+part) is graded only when every required part was graded and its gate checks passed. A part whose
+checks made one of its `forbidden_calls` (recorded in the worker) earns nothing. The rule
 and each part's structural share are stated in docs/SOUNDNESS.md.
 """
 
@@ -29,7 +30,22 @@ def gate_passed(part: PartConfig, verdicts: Mapping[str, Verdict]) -> bool:
     Returns:
         True when the part's gated checks may be paid.
     """
-    return all((verdict := verdicts.get(check)) is not None and verdict.passed for check in part.gate)
+    gate = all((verdict := verdicts.get(check)) is not None and verdict.passed for check in part.gate)
+    return gate and not refused_calls(part, verdicts)
+
+
+def refused_calls(part: PartConfig, verdicts: Mapping[str, Verdict]) -> list[str]:
+    """The part's `forbidden_calls` that the worker recorded while the part's checks ran.
+
+    Args:
+        part: the part's configuration.
+        verdicts: check id -> verdict.
+
+    Returns:
+        Those names, in the declared order (only declared names: what the worker sends is not trusted).
+    """
+    recorded = {name for check in part.checks if (v := verdicts.get(check)) is not None for name in v.library_calls}
+    return [name for name in part.forbidden_calls if name in recorded]
 
 
 def is_gated(part: PartConfig, check: str) -> bool:
@@ -71,6 +87,10 @@ def credited(part: PartConfig, verdicts: Mapping[str, Verdict]) -> dict[str, Ver
     Returns:
         A new mapping with the part's withheld checks failed.
     """
+    refused = refused_calls(part, verdicts)
+    if refused:  # not the student's own code: no check of the part is paid, its structure included
+        message = t("credit.library_calls", calls=", ".join(refused))
+        return {**verdicts, **{check: Verdict(False, message) for check in part.checks}}
     held = withheld(part, verdicts)
     if not held:
         return dict(verdicts)

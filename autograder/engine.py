@@ -111,10 +111,13 @@ def _grade_submission(
     extras: dict[str, Any] = {}
     isolation = ""
     graded = [p for p in selected if p not in skipped]
+    # The parts a graded part requires are graded for their gates even when not selected (a training
+    # run of its own, `--parts training`); only the selected parts are scored.
+    run = list(dict.fromkeys(r for p in graded for r in [*config.parts[p].requires_parts, p] if r not in skipped))
     for kind in PART_KINDS.values():  # each kind grades its selected, enabled parts (unit parts first)
         mine = []
-        for name in (p for p in graded if part_kind(p, assignment) is kind):
-            unmet = credit.unmet_requirements(name, config.parts, graded, verdicts)
+        for name in (p for p in run if part_kind(p, assignment) is kind):
+            unmet = credit.unmet_requirements(name, config.parts, run, verdicts)
             if unmet:  # e.g. training: never run for modules that are not the student's working code
                 blocked = credit.requirement_verdict(unmet, config.parts)
                 verdicts.update({check: blocked for check in config.parts[name].checks})

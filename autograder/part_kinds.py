@@ -123,6 +123,7 @@ class UnitParts(PartKind):
             helpers_source=assignment.worker_helpers,
             extra_paths=list(assignment.worker_paths),
             deadline=deadline,
+            watch=list(dict.fromkeys(name for part in parts for name in config.parts[part].forbidden_calls)),
         ) as worker:
             report = worker.load_report()
             outcome = KindOutcome(problems=[_load_error(e) for e in report.get("errors", [])])

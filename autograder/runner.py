@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ class Verdict:
     message: str = ""
     internal_error: str = ""  # grader-side failure (never shown as the student's fault)
     blocking: bool = False  # the student's code could not run at all (see CheckFailed)
+    library_calls: tuple[str, ...] = ()  # watched library calls the worker recorded during the check
 
 
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
@@ -60,6 +61,8 @@ def _part_of(item: pytest.Item) -> str:
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
+    __name__ = CONTEXT_PLUGIN  # pluggy registers a plugin under its __name__: the suite's conftest looks it up
+
     def __init__(self, context: CheckContext, check_ids: list[str] | None, budget_s: float) -> None:
         self.context = context
         self.budget_s = budget_s
@@ -70,7 +73,9 @@ class _ContextPlugin:
         # paying a timeout and a worker restart each.
         self.stopped_parts: dict[str, str] = {}
 
+    @pytest.hookimpl(tryfirst=True)  # before the fixtures, which may call the student's code
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        getattr(self.context.student, "library_calls", set()).clear()
         message = self.stopped_parts.get(_part_of(item))
         if message is not None:
             raise CheckFailed(message, blocking=True)
@@ -95,6 +100,9 @@ class _ContextPlugin:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if isinstance(call.excinfo.value, WorkerFailure):
                 self.stopped_parts[_part_of(item)] = self.verdicts[check_id].message
+        calls = tuple(sorted(getattr(self.context.student, "library_calls", ())))
+        if calls and check_id in self.verdicts:
+            self.verdicts[check_id] = replace(self.verdicts[check_id], library_calls=calls)
 
 
 def run_checks(
@@ -123,7 +131,7 @@ def run_checks(
     args += ["--no-header", "--tb=no", *(option for name in disabled for option in ("-p", f"no:{name}"))]
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
-        pytest.main(args, plugins=[_PluginName(plugin)])
+        pytest.main(args, plugins=[plugin])
     return plugin.verdicts
 
 
@@ -145,13 +153,3 @@ def _torch_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-class _PluginName:
-    """Registers the context plugin under the name the suite's conftest looks up."""
-
-    def __init__(self, plugin: _ContextPlugin) -> None:
-        self.plugin = plugin
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.pluginmanager.register(self.plugin, CONTEXT_PLUGIN)

@@ -18,6 +18,7 @@ SHARED_ONCE_FIXTURES = ("reference_cpu_run", "corpus_run", "autograder_zip", "as
 # tail while the other worker idles.
 LONG_GROUPS = (
     "tests/assignments/transformer_mt/test_training_part.py",
+    "tests/assignments/test_credit_own_code.py",
     "tests/soundness/test_degenerate_answers.py",
     "tests/assignments/attention_encoder/test_part1_degenerate_answers.py",
     "tests/autograder/test_batch_resume.py",

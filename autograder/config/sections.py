@@ -140,6 +140,14 @@ class PartConfig(Section):
             "part trains only the student's credited work); a part not graded in the run counts as failed."
         ),
     )
+    forbidden_calls: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Library callables (dotted paths, e.g. torch.nn.functional.scaled_dot_product_attention; a class "
+            "covers building and calling it) that the student's code may not use in this part: a call "
+            "recorded in the worker while the part's checks run fails every check of the part, naming it."
+        ),
+    )
 
     @field_validator("checks")
     @classmethod

@@ -30,11 +30,15 @@ from autograder.i18n import LANGUAGES, t, use_language
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
+from autograder.worker_runtime.library_calls import install
 
 # The module globals the grader injects, as the assignment declares them (`Assignment.grader_globals`):
 # the template build writes them beside the public tests, so this module names no assignment.
 # "device" becomes a torch.device.
 GLOBALS_FILE = "grader_globals.json"
+# The library calls the graded parts may not use (their `forbidden_calls`), written beside it by the
+# same build: a public check that makes one warns the student, as grading would refuse it.
+LIBRARY_CALLS_FILE = "library_calls.json"
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
 RESULTS_DIR = "public-checks"
@@ -281,10 +285,21 @@ def run_public_checks(
         timeout_s: limit per test file (and for loading).
 
     Returns:
-        The outcomes in file-name order and the notebook's load problems.
+        The outcomes in file-name order and the notebook's load problems (with a warning naming the
+        library calls the tests saw that grading refuses).
     """
-    namespace, problems = load_definitions(notebook, provided_globals(tests_dir), timeout_s)
-    return [run_test_file(path, namespace, timeout_s) for path in otter_test_files(tests_dir)], problems
+    listed = tests_dir / LIBRARY_CALLS_FILE
+    watched: list[str] = json.loads(listed.read_text(encoding="utf-8")) if listed.is_file() else []
+    seen: set[str] = set()
+    restore = install(watched, seen.add)  # before the definitions: their imports bind the stand-ins
+    try:
+        namespace, problems = load_definitions(notebook, provided_globals(tests_dir), timeout_s)
+        outcomes = [run_test_file(path, namespace, timeout_s) for path in otter_test_files(tests_dir)]
+    finally:
+        restore()
+    if seen:
+        problems.append(t("public.library_calls", calls=", ".join(name for name in watched if name in seen)))
+    return outcomes, problems
 
 
 def outcome_payloads(outcomes: Sequence[CheckOutcome]) -> dict[str, dict[str, Any]]:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import torch
 
+from autograder.worker_runtime import library_calls
 from autograder.worker_runtime.protocol import ProtocolError, Ref, ValueReader, ValueWriter, load_blob, pack_frame
 
 from .errors import BudgetSpent, StudentError, WorkerFailure
@@ -41,6 +42,7 @@ class Worker:
         helpers_source: str = "",
         data_paths: Sequence[Path] = (),
         deadline: float | None = None,
+        watch: Sequence[str] = (),
     ) -> None:
         """Start the worker and run the student statements in it.
 
@@ -55,6 +57,8 @@ class Worker:
             data_paths: directories made readable inside the sandbox at the same path.
             deadline: time.monotonic() value after which nothing more runs for this submission
                 (loads, restarts and requests are cut there): BudgetSpent.
+            watch: dotted names of library callables whose calls the worker records from before the
+                statements run; the names recorded during requests are added to `library_calls`.
         """
         self.limits = limits or Limits()
         if isinstance(statements, str):
@@ -63,7 +67,10 @@ class Worker:
             statement_list = [[str(label), int(line), str(code)] for label, line, code in statements]
         self._baseline = _with_device(dict(grader_globals or {}))
         self._output = OutputLog(self.limits.output_bytes)
-        self._launcher = Launcher(self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output)
+        self._launcher = Launcher(
+            self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output, watch
+        )
+        self.library_calls: set[str] = set()  # only watched names count: the worker's events are not trusted
         self._finalizer = weakref.finalize(self, self._launcher.release)
         self._lock = threading.RLock()
         self._handles: set[int] = set()
@@ -293,7 +300,7 @@ class Worker:
             if worker is None:  # _start() leaves a started worker or raises
                 raise WorkerFailure("the worker did not start")
             try:
-                reply = worker.exchange(frame, deadline)
+                reply = worker.exchange(frame, deadline, self._on_event)
             except ExchangeError as exc:
                 self._discard()
                 if exc.kind == "timeout" and cut:
@@ -306,6 +313,11 @@ class Worker:
                     raise WorkerFailure(exc.detail) from None
                 raise WorkerFailure(f"worker sent a malformed reply: {exc.detail}") from None
             return self._interpret(reply, self._last_id)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        """A progress event during a request: a watched library call is recorded, the rest ignored."""
+        if event.get("event") == library_calls.EVENT and event.get("name") in self._launcher.watch:
+            self.library_calls.add(str(event["name"]))
 
     def _interpret(self, reply: tuple[dict[str, Any], bytes], frame_id: int) -> Any:
         """Turn a reply into a value or the right exception; nothing in it is trusted."""

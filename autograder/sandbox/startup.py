@@ -92,9 +92,11 @@ class Launcher:
         extra_paths: Sequence[Path],
         data_paths: Sequence[Path],
         output: OutputLog,
+        watch: Sequence[str] = (),
     ) -> None:
         """Args: as for Worker; output: the log every process of this submission prints into."""
         self.limits, self.statements, self.helpers_source = limits, statements, helpers_source
+        self.watch = list(watch)
         self.data_paths, self.output = list(data_paths), output
         self.uid = pick_uid(limits)
         self.sandbox = SandboxDir(extra_paths, self.uid)
@@ -227,6 +229,7 @@ class Launcher:
             "id": LOAD_REQUEST_ID,
             "statements": self.statements,
             "helpers": self.helpers_source,
+            "watch": self.watch,
             "skip": [list(at) for at in self.skipped],
             "globals": encoder.encode(baseline),
         }

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import library_calls
+
 _PROCESS_EVENTS = frozenset(
     {
         "os.fork",
@@ -36,6 +38,13 @@ _MUTATING_EVENTS = {
     "os.utime": (0,),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# The library-call stand-ins hold the originals in their defaults (library_calls.py): those may not
+# be read or replaced, and the garbage collector's object walks, which reach them, are refused.
+_SHIELDED = {
+    "object.__getattr__": ("__defaults__", "__kwdefaults__"),
+    "object.__setattr__": ("__defaults__", "__kwdefaults__", "__code__"),
+}
+_GC_WALKS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 
 
 class SandboxViolation(PermissionError):
@@ -97,6 +106,7 @@ def install(policy: FilePolicy | None, block_network: bool) -> None:
         block_network: deny socket connect/bind/send (when no network namespace is in place).
     """
     own_pid = os.getpid()
+    protected = library_calls.PROTECTED_CODES  # bound here: rebinding the module's name changes nothing
     realpath, fsdecode = os.path.realpath, os.fsdecode
 
     def check_path(path: Any, write: bool) -> None:
@@ -121,5 +131,9 @@ def install(policy: FilePolicy | None, block_network: bool) -> None:
                 check_path(args[index] if index < len(args) else None, True)
         elif event in _LISTING_EVENTS and args:
             check_path(args[0] if args[0] is not None else ".", False)
+        elif event in _GC_WALKS or (  # reading __code__ is not shielded: no recursion here
+            event in _SHIELDED and args[1] in _SHIELDED[event] and getattr(args[0], "__code__", None) in protected
+        ):
+            raise SandboxViolation(f"the grading sandbox does not allow this introspection ({event})")
 
     sys.addaudithook(hook)

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from . import protocol
+from . import library_calls, protocol
 from .protocol import EncodeError, ValueReader, ValueWriter, pack_frame, read_frame, write_all
 from .statements import StatementRunner, describe_exception, is_memory_error
 
@@ -220,6 +220,10 @@ class Server:
         self.baseline = reader.decode(header.get("globals")) or {}
         self.namespace.update(copy.deepcopy(self.baseline))
         self.load_helpers(str(header.get("helpers") or ""))
+        # Before any student statement: a name the submission imports or binds is a stand-in already.
+        watched = [str(name) for name in header.get("watch") or []]
+        frames = {name: pack_frame({"event": library_calls.EVENT, "name": name}, {}) for name in watched}
+        library_calls.install(watched, library_calls.frame_recorder(self.reply_fd, types.MappingProxyType(frames)))
         skip = {tuple(at) for at in header.get("skip", [])}
         report = self.statements.run(
             header["statements"], skip, lambda at, line: self.notify({"event": "exec", "at": list(at), "line": line})

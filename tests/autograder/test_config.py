@@ -154,7 +154,8 @@ def test_out_of_range_values_are_rejected_naming_key_and_value(key: str, value: 
         (lambda d: d["training"]["profiles"]["cpu"].update(warmup=3), "training.profiles.cpu.warmup: unknown key"),
         (
             lambda d: d["parts"]["decoder"].update(weight=3),
-            "parts.decoder.weight: unknown key (known: title, points, checks, gate, structure, requires_parts)",
+            "parts.decoder.weight: unknown key (known: title, points, checks, gate, structure, requires_parts, "
+            "forbidden_calls)",
         ),
         (lambda d: d["worker"].update(timeout_s="soon"), "worker.timeout_s"),
         (lambda d: d["training"].update(enabled=1), "training.enabled"),

@@ -20,7 +20,7 @@ from typing import Any
 from autograder.assignment import load_assignment
 from autograder.assignment_folder import ASSIGNMENTS_DIR, PROJECT_ROOT, available_assignments, read_manifest
 from autograder.i18n import LANGUAGES, part_title, use_language
-from autograder.integrations.public_checks import GLOBALS_FILE, otter_test_files
+from autograder.integrations.public_checks import GLOBALS_FILE, LIBRARY_CALLS_FILE, otter_test_files
 from autograder.integrations.student_bundle import GENERATED
 
 # Shipped besides the assignment's `ships.public_checks` list (paths from the project root).
@@ -178,7 +178,8 @@ def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
             files[f"grader/{relative}"] = text.encode("utf-8")
     for pair in pairs:
         files[f"tests/{pair.file}"] = (public_tests_dir(assignment) / pair.file).read_bytes()
-    files[f"tests/{GLOBALS_FILE}"] = (public_tests_dir(assignment) / GLOBALS_FILE).read_bytes()
+    for name in (GLOBALS_FILE, LIBRARY_CALLS_FILE):
+        files[f"tests/{name}"] = (public_tests_dir(assignment) / name).read_bytes()
     messages = load_assignment(assignment).messages_dir
     settings = {
         "assignment": assignment,

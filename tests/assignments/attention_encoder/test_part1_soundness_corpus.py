@@ -36,15 +36,22 @@ def _grade_in_sandbox(source: str, timeout_s: float) -> dict[str, float]:
     return points(_verdicts_in_sandbox(source, timeout_s))
 
 
-def _verdicts_in_sandbox(source: str, timeout_s: float) -> dict[str, str | None]:
-    with Worker(source, Limits(timeout_s=timeout_s), GRADER_GLOBALS, helpers_source=HELPERS_SOURCE) as worker:
-        return run_suite(worker)
+# The library calls the engine watches for Part 1's unit parts (each part declares the same list).
+WATCHED = PartConfig.model_validate(parts()["attention"]).forbidden_calls
 
 
-def _training_is_graded(verdicts: dict[str, str | None]) -> bool:
+def _verdicts_in_sandbox(
+    source: str, timeout_s: float, calls: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, str | None]:
+    limits = Limits(timeout_s=timeout_s)
+    with Worker(source, limits, GRADER_GLOBALS, helpers_source=HELPERS_SOURCE, watch=WATCHED) as worker:
+        return run_suite(worker, calls=calls)
+
+
+def _training_is_graded(verdicts: dict[str, str | None], calls: dict[str, tuple[str, ...]]) -> bool:
     """The engine's rule: the training part runs only when the parts it trains passed their gates."""
     table = {name: PartConfig.model_validate(raw) for name, raw in parts().items()}
-    held = {check: Verdict(message is None, message or "") for check, message in verdicts.items()}
+    held = {check: Verdict(m is None, m or "", library_calls=calls.get(check, ())) for check, m in verdicts.items()}
     return not credit.unmet_requirements("training", table, list(table), held)
 
 
@@ -56,9 +63,10 @@ def _full() -> dict[str, float]:
 @pytest.mark.parametrize("case", cases_of("cheat"), ids=lambda c: c.id)
 def test_a_cheat_earns_nothing_it_did_not_work_for(case: CorpusCase) -> None:
     limits = case.max_points
-    verdicts = _verdicts_in_sandbox(case.source(), timeout_s=30)
-    got = points(verdicts)
-    if "training" in limits and not _training_is_graded(verdicts):
+    calls: dict[str, tuple[str, ...]] = {}
+    verdicts = _verdicts_in_sandbox(case.source(), timeout_s=30, calls=calls)
+    got = points(verdicts, calls)
+    if "training" in limits and not _training_is_graded(verdicts, calls):
         got["training"] = 0.0
     elif "training" in limits:
         settings = training_settings(load_config(None, {"assignment.name": "attention_encoder"}))

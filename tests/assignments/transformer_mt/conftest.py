@@ -20,11 +20,14 @@ CORRECT_NOTEBOOK = ROOT / "examples" / "correct_original_format.ipynb"
 def tiny_training_config() -> Callable[..., GraderConfig]:
     """Factory: the project config with training on and the cpu profile replaced by the tiny one.
 
-    Call it with `mode=` (default recipe) and any other dotted overrides.
+    Call it with `mode=` (default recipe) and any other dotted overrides. The training part's own
+    defences are tested here on notebooks whose unit parts are broken on purpose, so its
+    `requires_parts` is emptied (the credit rule: tests/assignments/test_credit_own_code.py).
     """
 
     def build(mode: str = "recipe", **overrides: object) -> GraderConfig:
         settings = {"training.enabled": True, "training.profile": "cpu", "training.mode": mode}
+        settings["parts.training.requires_parts"] = []
         profile = yaml.safe_load((TRAINING_FIXTURES / "tiny_profile.yml").read_text())
         settings.update({f"training.profiles.cpu.{key}": value for key, value in profile.items()})
         settings.update(overrides)

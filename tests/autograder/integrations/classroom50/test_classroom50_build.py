@@ -25,13 +25,13 @@ def test_the_folder_has_the_entrypoint_settings_public_tests_and_runner(bundle: 
     files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
     assert {"autograder.py", "assignment.json", "README.md", "requirements.lock"} <= set(files)
     # the public tests and the globals the grader provides to them
-    assert [f for f in files if f.startswith("tests/")] == ["tests/grader_globals.json"] + [
+    assert [f for f in files if f.startswith("tests/")] == ["tests/grader_globals.json", "tests/library_calls.json"] + [
         f"tests/q{i}.py" for i in range(1, 6)
     ]
     assert "grader/autograder/integrations/classroom50/entrypoint.py" in files
     assert "grader/autograder/integrations/public_checks.py" in files
     assert {"grader/autograder/reports/messages/ko.yml", "grader/autograder/reports/messages/en.yml"} <= set(files)
-    for name in ("q1.py", "q5.py", "grader_globals.json"):
+    for name in ("q1.py", "q5.py", "grader_globals.json", "library_calls.json"):
         assert (bundle / "tests" / name).read_bytes() == (public_tests_dir("transformer_mt") / name).read_bytes()
 
 
