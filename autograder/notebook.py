@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import nbformat
 
-from autograder.notebook_parse import CellResult, parse_cell
+from autograder.notebook_parse import CellResult, ParseBudget, parse_cell
 
 ProblemKind = Literal["syntax", "dropped", "notebook"]
 
@@ -21,6 +21,11 @@ _NBCONVERT_MARKER = re.compile(r"^#\s*In\[\s*\d*\s*\]:?\s*$")
 _NON_CODE_PERCENT = re.compile(r"\[(markdown|md|raw)\]")
 # The notebook metadata key the built templates carry (assignments/build.py): {"assignment": name}.
 ASSIGNMENT_METADATA = "autograder"
+# Caps on a submission's code (the message names them): a course notebook has tens of code cells
+# and tens of kilobytes of code; each cap is far above that and keeps parsing within seconds.
+MAX_CODE_CELLS = 1_000
+MAX_CODE_CHARS = 1_000_000
+MAX_PROBLEMS = 100  # listed per submission (a line per broken statement could list thousands)
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,9 @@ def load_submission(
         if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
             return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
         text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+    except UnicodeDecodeError:  # e.g. an image renamed .ipynb, or a script saved in CP949
+        return _unreadable(path, kind, t("notebook.not_text"))
+    except OSError as error:
         return _unreadable(path, kind, t("notebook.cannot_read", error=f"`{error}`"))
     is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
     if not is_notebook:
@@ -323,14 +330,28 @@ def _has_code(lines: list[str]) -> bool:
 def _assemble(
     path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str], provided_names: frozenset[str]
 ) -> LoadedSubmission:
-    """Parse every code cell in order; names bound so far decide which assignments are static."""
+    """Parse every code cell in order (within the caps); names bound so far decide which
+    assignments are static."""
+    from autograder.i18n import t  # the caps' message is student-facing
+
+    chars = sum(map(len, cell_sources))
+    if len(cell_sources) > MAX_CODE_CELLS or chars > MAX_CODE_CHARS:
+        limits = {"max_cells": f"{MAX_CODE_CELLS:,}", "max_chars": f"{MAX_CODE_CHARS:,}"}
+        return _unreadable(path, kind, t("notebook.limit.code", cells=len(cell_sources), chars=f"{chars:,}", **limits))
     submission = LoadedSubmission(str(path), kind, code_cells=len(cell_sources))
     known_names: set[str] = set(provided_names)
+    budget = ParseBudget()
     for number, source in enumerate(cell_sources, start=1):
-        result: CellResult = parse_cell(source, known_names, provided_names)
+        result: CellResult = parse_cell(source, known_names, provided_names, budget)
         submission.statements += [Statement(number, s.line, s.code, s.defines) for s in result.kept]
         submission.dropped += [Statement(number, s.line, s.code, s.defines, s.reason) for s in result.dropped]
         submission.problems += [LoadProblem(number, f.line, f.message, "syntax", f.names) for f in result.failures]
         if result.kept:
             submission.cells_kept.append(number)
+        if budget.chars < 0:  # spent: its problem (the cell's last) goes first; the cells after are not read
+            submission.problems.insert(0, submission.problems.pop())
+            break
+    if len(submission.problems) > MAX_PROBLEMS:
+        more = t("notebook.limit.problems", more=len(submission.problems) - MAX_PROBLEMS)
+        submission.problems[MAX_PROBLEMS:] = [LoadProblem(None, None, more, "syntax")]
     return submission

@@ -230,7 +230,7 @@ def test_plain_script_is_one_cell() -> None:
     [
         ("corrupt.ipynb", "not valid JSON"),
         ("not_a_notebook.ipynb", "not a Jupyter notebook"),
-        ("binary.ipynb", "cannot read the file"),
+        ("binary.ipynb", "is not UTF-8 text"),
         ("does_not_exist.ipynb", "cannot read the file"),
         ("r_kernel.ipynb", "kernel language is `R`, not Python"),
     ],
