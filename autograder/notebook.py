@@ -13,7 +13,7 @@ import nbformat
 
 from autograder.notebook_parse import CellResult, ParseBudget, parse_cell
 
-ProblemKind = Literal["syntax", "dropped", "notebook"]
+ProblemKind = Literal["syntax", "notebook"]
 
 # Cell markers of .py exports: jupytext/VS Code percent cells and nbconvert's `# In[ ]:` lines.
 _PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
@@ -56,8 +56,7 @@ class LoadProblem:
     """Something a student should know about how their file was read.
 
     kind "syntax": a cell (or part of one) did not parse; "notebook": the file itself could not be
-    read; "dropped": top-level work that grading skips (debug information only, see
-    `LoadedSubmission.dropped_problems`). `cell`/`line` use the numbering of `Statement`.
+    read. `cell`/`line` use the numbering of `Statement`.
     """
 
     cell: int | None
@@ -89,7 +88,6 @@ class LoadedSubmission:
     statements: list[Statement] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     dropped: list[Statement] = field(default_factory=list)
-    cells_kept: list[int] = field(default_factory=list)  # code cells that contributed a statement
     code_cells: int = 0
 
     @property
@@ -101,17 +99,6 @@ class LoadedSubmission:
     def readable(self) -> bool:
         """False when the file itself could not be read as a Python notebook or script."""
         return not any(p.kind == "notebook" for p in self.problems)
-
-    def dropped_problems(self) -> list[LoadProblem]:
-        """The dropped statements as "dropped" problems, for debug output.
-
-        Returns:
-            One LoadProblem per dropped statement, in file order.
-        """
-        return [
-            LoadProblem(s.cell, s.line, f"not run by grading ({s.reason}): {s.label}", "dropped", s.defines)
-            for s in self.dropped
-        ]
 
     def why_missing(self, name: str) -> str | None:
         """Explain why a name the grader looked for was not defined by the loaded statements.
@@ -178,30 +165,9 @@ def load_submission(
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
     """
-    from autograder.i18n import t  # the size message is student-facing
-
     path = Path(path)
-    kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
-    try:
-        size = path.stat().st_size
-        if max_mb is not None and size > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb))
-        with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
-            raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
-        if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:  # e.g. an image renamed .ipynb, or a script saved in CP949
-        return _unreadable(path, kind, t("notebook.not_text"))
-    except OSError as error:
-        return _unreadable(path, kind, t("notebook.cannot_read", error=f"`{error}`"))
-    is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
-    if not is_notebook:
-        return _assemble(path, "py", _cells_from_script(text), provided_names)
-    cells_or_error = _cells_from_notebook(text, assignment)
-    if isinstance(cells_or_error, str):
-        return _unreadable(path, "ipynb", without_surrogates(cells_or_error))
-    return _assemble(path, "ipynb", [without_surrogates(cell) for cell in cells_or_error], provided_names)
+    kind, cells = _code_cells(path, max_mb, assignment)
+    return _unreadable(path, kind, cells) if isinstance(cells, str) else _assemble(path, kind, cells, provided_names)
 
 
 def cell_sources(path: str | Path) -> list[str]:
@@ -213,15 +179,35 @@ def cell_sources(path: str | Path) -> list[str]:
     Returns:
         The code cells' sources in notebook order; [] for a file that cannot be read as either.
     """
-    path = Path(path)
+    cells = _code_cells(Path(path), None, None)[1]  # any assignment's notebook: similarity compares texts
+    return [] if isinstance(cells, str) else cells
+
+
+def _code_cells(
+    path: Path, max_mb: float | None, assignment: str | None
+) -> tuple[Literal["ipynb", "py"], list[str] | str]:
+    """The kind of a submission and its code cells' sources, or the message saying why it cannot
+    be read (arguments as `load_submission`'s)."""
+    from autograder.i18n import t  # the messages are student-facing
+
+    kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return []
+        size = path.stat().st_size
+        if max_mb is not None and size > max_mb * 1024 * 1024:
+            return kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb)
+        with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
+            raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
+        if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
+            return kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:  # e.g. an image renamed .ipynb, or a script saved in CP949
+        return kind, t("notebook.not_text")
+    except OSError as error:
+        return kind, t("notebook.cannot_read", error=f"`{error}`")
     if path.suffix == ".py" or not (path.suffix == ".ipynb" or text.lstrip().startswith("{")):
-        return _cells_from_script(text)
-    cells = _cells_from_notebook(text, None)  # any assignment's notebook: similarity compares texts
-    return [] if isinstance(cells, str) else [without_surrogates(cell) for cell in cells]
+        return "py", _cells_from_script(text)
+    cells = _cells_from_notebook(text, assignment)
+    return "ipynb", without_surrogates(cells) if isinstance(cells, str) else [without_surrogates(c) for c in cells]
 
 
 def without_surrogates(text: str) -> str:
@@ -346,8 +332,6 @@ def _assemble(
         submission.statements += [Statement(number, s.line, s.code, s.defines) for s in result.kept]
         submission.dropped += [Statement(number, s.line, s.code, s.defines, s.reason) for s in result.dropped]
         submission.problems += [LoadProblem(number, f.line, f.message, "syntax", f.names) for f in result.failures]
-        if result.kept:
-            submission.cells_kept.append(number)
         if budget.chars < 0:  # spent: its problem (the cell's last) goes first; the cells after are not read
             submission.problems.insert(0, submission.problems.pop())
             break

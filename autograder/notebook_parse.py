@@ -20,7 +20,6 @@ _MAGIC_LINE = re.compile(
     r"|\?"  # ?object
     r"|[\w.]+\?{1,2}\s*$)"  # object? / object??
 )
-_TOKENIZER_CONFUSERS = re.compile(r"[\"'()\[\]{}\\]")
 _CHUNK_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
 _INCOMPLETE_MARKERS = ("was never closed", "unterminated triple-quoted", "unexpected EOF")
 _EMPTY_BLOCK = re.compile(r"expected an indented block after .* on line (\d+)")
@@ -80,9 +79,7 @@ class _Parsed:
     error: ParseFailure | None
 
 
-def parse_cell(
-    source: str, known_names: set[str], provided_names: frozenset[str], budget: ParseBudget | None = None
-) -> CellResult:
+def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str], budget: ParseBudget) -> CellResult:
     """Split one code cell into loadable definitions and everything else, without running it.
 
     Args:
@@ -90,12 +87,12 @@ def parse_cell(
         known_names: module-level names bound by earlier kept statements (plus the grader's
             names); updated in place with what this cell binds.
         provided_names: names the grader defines; statements binding them are dropped.
-        budget: the submission's parse budget, shared by its cells (None: a fresh one).
+        budget: the submission's parse budget, shared by its cells (spent here).
 
     Returns:
         The cell's CellResult; a line over MAX_LINE_CHARS, or a budget spent, loads nothing of it.
     """
-    result, budget = CellResult(), budget or ParseBudget()
+    result = CellResult()
     long_line = next((i for i, line in enumerate(source.splitlines()) if len(line) > MAX_LINE_CHARS), None)
     if long_line is not None:
         result.failures.append(ParseFailure(long_line + 1, t("notebook.limit.line", limit=f"{MAX_LINE_CHARS:,}")))
