@@ -24,7 +24,9 @@ MAGIC_LINE = '!echo "(\n'
 
 def notebook(*cells: str) -> str:
     """A v4 notebook with these code cells."""
-    code = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    code: list[dict[str, object]] = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells
+    ]
     return json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
@@ -32,7 +34,8 @@ def crafted_notebook(size_bytes: int, tail: str = "def after():\n    return 1\n"
     """One cell of `!echo "(` lines (then `tail`), as close to `size_bytes` of JSON as lines make it."""
     line_bytes = len(json.dumps(MAGIC_LINE)) + 2  # the quoted line and its ", " in the source list
     lines = [MAGIC_LINE] * max(1, (size_bytes - 200) // line_bytes)
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": [*lines, tail]}
+    cell: dict[str, object] = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    cell["source"] = [*lines, tail]
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
