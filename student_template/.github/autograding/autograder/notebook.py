@@ -11,9 +11,11 @@ from typing import Any, Literal
 
 import nbformat
 
+from autograder.i18n import t  # every message here is student-facing
 from autograder.notebook_parse import CellResult, ParseBudget, parse_cell
 
 ProblemKind = Literal["syntax", "notebook"]
+Kind = Literal["ipynb", "py"]  # what a submission is read as
 
 # Cell markers of .py exports: jupytext/VS Code percent cells and nbconvert's `# In[ ]:` lines.
 _PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
@@ -67,8 +69,6 @@ class LoadProblem:
 
     def describe(self) -> str:
         """The problem as the student reads it, prefixed with its cell and line when it has them."""
-        from autograder.i18n import t  # student-facing
-
         if self.cell is None:
             return self.message
         return t("notebook.where", cell=self.cell, line=self.line, message=self.message)
@@ -84,7 +84,7 @@ class LoadedSubmission:
     """
 
     path: str
-    kind: Literal["ipynb", "py"]
+    kind: Kind
     statements: list[Statement] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     dropped: list[Statement] = field(default_factory=list)
@@ -110,8 +110,6 @@ class LoadedSubmission:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
             file appears to define it (or it is defined after all).
         """
-        from autograder.i18n import t  # student-facing
-
         if any(name in s.defines for s in self.statements):
             return None
         for problem in reversed(self.problems):  # the last attempt is what the student sees last
@@ -183,14 +181,10 @@ def cell_sources(path: str | Path) -> list[str]:
     return [] if isinstance(cells, str) else cells
 
 
-def _code_cells(
-    path: Path, max_mb: float | None, assignment: str | None
-) -> tuple[Literal["ipynb", "py"], list[str] | str]:
+def _code_cells(path: Path, max_mb: float | None, assignment: str | None) -> tuple[Kind, list[str] | str]:
     """The kind of a submission and its code cells' sources, or the message saying why it cannot
     be read (arguments as `load_submission`'s)."""
-    from autograder.i18n import t  # the messages are student-facing
-
-    kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
+    kind: Kind = "py" if path.suffix == ".py" else "ipynb"
     try:
         size = path.stat().st_size
         if max_mb is not None and size > max_mb * 1024 * 1024:
@@ -222,15 +216,13 @@ def without_surrogates(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> LoadedSubmission:
+def _unreadable(path: Path, kind: Kind, message: str) -> LoadedSubmission:
     return LoadedSubmission(str(path), kind, problems=[LoadProblem(None, None, message, "notebook")])
 
 
 def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
     """The code cells' sources, or an error message saying why this is not a usable notebook
     (one of another assignment than `assignment` included)."""
-    from autograder.i18n import t  # the reasons are student-facing
-
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -313,13 +305,9 @@ def _has_code(lines: list[str]) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
 
 
-def _assemble(
-    path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str], provided_names: frozenset[str]
-) -> LoadedSubmission:
+def _assemble(path: Path, kind: Kind, cell_sources: list[str], provided_names: frozenset[str]) -> LoadedSubmission:
     """Parse every code cell in order (within the caps); names bound so far decide which
     assignments are static."""
-    from autograder.i18n import t  # the caps' message is student-facing
-
     chars = sum(map(len, cell_sources))
     if len(cell_sources) > MAX_CODE_CELLS or chars > MAX_CODE_CHARS:
         limits = {"max_cells": f"{MAX_CODE_CELLS:,}", "max_chars": f"{MAX_CODE_CHARS:,}"}

@@ -310,8 +310,8 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
         code = _segment(parsed.lines, start_line, start_col, end_line, end_col)
         line = parsed.origin[start_line - 1] + offset
         if _deeper_than(node, MAX_DEPTH):  # the rules below (and compile) recurse over the tree
-            names = tuple(_guess_defined_names(code.splitlines()[:1]))
-            result.failures.append(ParseFailure(line, t("notebook.limit.depth", limit=MAX_DEPTH), names))
+            guessed = tuple(_guess_defined_names(code.splitlines()[:1]))
+            result.failures.append(ParseFailure(line, t("notebook.limit.depth", limit=MAX_DEPTH), guessed))
             continue
         defines = tuple(dict.fromkeys(bound_names(node)))
         reason = drop_reason(node, known)
