@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
     from autograder.results_store import ResultsStore
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
+# A stem's bytes: the longest file made of it, the store's `.<stem>-N.results.json.XXXXXXXX.tmp`
+# while it is written, stays far below the 255 bytes a file name may have.
+STEM_BYTES = 120
 
 
 class SubmissionPathError(ValueError):
@@ -79,12 +84,38 @@ def _unique(preferred: list[str], fallback: list[str], reserved: frozenset[str] 
     return unique
 
 
+def readable_name(text: str) -> str:
+    """A file name as a person reads it and as UTF-8 (JSON, reports) can hold it.
+
+    Args:
+        text: a name from the file system (bytes that are not UTF-8 arrive as lone surrogates).
+
+    Returns:
+        The name with such bytes decoded as CP949 where they are (zip files made on Korean Windows)
+        and shown as U+FFFD where not; Hangul composed (macOS writes it decomposed); control
+        characters shown as U+FFFD.
+    """
+    try:
+        raw = text.encode("utf-8", "surrogateescape")  # the file system's own bytes
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        raw = text.encode("utf-8", "replace")
+    for encoding in ("utf-8", "cp949"):
+        with contextlib.suppress(UnicodeDecodeError):
+            text = raw.decode(encoding)
+            break
+    else:
+        text = raw.decode("utf-8", "replace")
+    return "".join(c if c.isprintable() else "\ufffd" for c in unicodedata.normalize("NFC", text))
+
+
 def _safe_stem(text: str) -> str:
-    """A file-name stem without dots: every report file is `<stem>.<kind>` and the kinds start with
-    a dot (`.json`, `.results.json`, `.md`, `.feedback.md`, `.html`, `.reporter.json`), so distinct
-    stems can never produce the same file name (`alice.results` would otherwise write
-    `alice.results.json`, alice's Gradescope file)."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", text.replace("/", "__")).strip("_") or "submission"
+    """A file-name stem of letters (Hangul too), digits, `_` and `-`, without dots: every report
+    file is `<stem>.<kind>` and the kinds start with a dot (`.json`, `.results.json`, `.md`,
+    `.feedback.md`, `.html`, `.reporter.json`), so distinct stems can never produce the same file
+    name (`alice.results` would otherwise write `alice.results.json`, alice's Gradescope file). No
+    leading dash (a file name read as an option), and at most STEM_BYTES bytes of UTF-8."""
+    stem = re.sub(r"[^\w-]+", "_", text.replace("/", "__")).strip("_-")
+    return stem.encode()[:STEM_BYTES].decode("utf-8", "ignore").rstrip("_-") or "submission"
 
 
 def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[Submission]:
@@ -114,9 +145,9 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
                     f"{given}: folder holds no {kinds} files"
                     + ("" if recursive else " (use --recursive for subfolders)")
                 )
-            found.extend((path, label, path.as_posix()) for path, label in files)
+            found.extend((path, readable_name(label), readable_name(path.as_posix())) for path, label in files)
         elif given.is_file():
-            found.append((given, given.name, given.as_posix()))
+            found.append((given, readable_name(given.name), readable_name(given.as_posix())))
         else:
             raise SubmissionPathError(f"{given}: no such file or folder")
     firsts: dict[Path, tuple[Path, str, str]] = {}
@@ -265,7 +296,7 @@ def grade_batch(
             config,
             parts,
             inputs,
-            [{"stem": s.stem, "label": s.label, "source": s.path.as_posix()} for s in submissions],
+            [{"stem": s.stem, "label": s.label, "source": readable_name(s.path.as_posix())} for s in submissions],
         )
         results: dict[int, SubmissionResult] = {}
         stored: dict[int, StoredResult] = {}
@@ -296,7 +327,7 @@ def grade_batch(
                 StoredResult(
                     submission.stem,
                     submission.label,
-                    submission.path.as_posix(),
+                    readable_name(submission.path.as_posix()),
                     digests[index],
                     inputs,
                     result,

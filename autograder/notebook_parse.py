@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import io
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -17,11 +16,10 @@ PYTHON_BODY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun"})
 
 _MAGIC_LINE = re.compile(
     r"^\s*(?:[!%]"  # !shell, %line_magic, %%cell_magic
-    r"|[\w.,\s]+=\s*[!%]"  # files = !ls, out = %sx ...
+    r"|[\w.,][\w.,\s]*=\s*[!%]"  # files = !ls, out = %sx ... (no overlap with `\s*`: linear time)
     r"|\?"  # ?object
     r"|[\w.]+\?{1,2}\s*$)"  # object? / object??
 )
-_TOKENIZER_CONFUSERS = re.compile(r"[\"'()\[\]{}\\]")
 _CHUNK_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
 _INCOMPLETE_MARKERS = ("was never closed", "unterminated triple-quoted", "unexpected EOF")
 _EMPTY_BLOCK = re.compile(r"expected an indented block after .* on line (\d+)")
@@ -29,7 +27,19 @@ _DEFINED_NAME = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=
 _LINE_REFERENCE = re.compile(r" on line \d+| \(detected at line \d+\)")
 _MAX_REPAIRS = 50
 _MAX_MERGED_CHUNKS = 200
-_MERGE_BUDGET_LINES = 50_000  # per cell: bounds the re-parsing a pathological cell can cause
+# Caps on what one submission may make the grader's process do (the messages name them): a line's
+# length, how deeply a statement's syntax tree nests (the rules below walk it recursively), and the
+# characters ast.parse may read in all for one submission, repairs and re-parses of salvage included.
+MAX_LINE_CHARS = 10_000
+MAX_DEPTH = 100
+PARSE_BUDGET_CHARS = 4_000_000
+
+
+@dataclass
+class ParseBudget:
+    """What is left of one submission's PARSE_BUDGET_CHARS (shared by all its cells)."""
+
+    chars: int = PARSE_BUDGET_CHARS
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,7 @@ class _Parsed:
     error: ParseFailure | None
 
 
-def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str]) -> CellResult:
+def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str], budget: ParseBudget) -> CellResult:
     """Split one code cell into loadable definitions and everything else, without running it.
 
     Args:
@@ -77,24 +87,32 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
         known_names: module-level names bound by earlier kept statements (plus the grader's
             names); updated in place with what this cell binds.
         provided_names: names the grader defines; statements binding them are dropped.
+        budget: the submission's parse budget, shared by its cells (spent here).
 
     Returns:
-        The cell's CellResult.
+        The cell's CellResult; a line over MAX_LINE_CHARS, or a budget spent, loads nothing of it.
     """
     result = CellResult()
+    long_line = next((i for i, line in enumerate(source.splitlines()) if len(line) > MAX_LINE_CHARS), None)
+    if long_line is not None:
+        result.failures.append(ParseFailure(long_line + 1, t("notebook.limit.line", limit=f"{MAX_LINE_CHARS:,}")))
+        return result
     lines = _strip_ipython_syntax(source.splitlines())
     if lines is None or not any(line.strip() for line in lines):
         return result
-    whole = _parse(lines)
+    whole = _parse(lines, budget)
     if whole.tree is not None:
         _collect(whole, 0, known_names, provided_names, result)
         result.failures.extend(whole.repairs)
         return result
+    if whole.error is not None and whole.error.message == t("notebook.limit.depth", limit=MAX_DEPTH):
+        result.failures.append(whole.error)  # cutting it at column-0 lines would only list its pieces
+        return result
     chunks = _top_level_chunks(lines)
-    index, budget = 0, _MERGE_BUDGET_LINES
+    index = 0
     while index < len(chunks):
         end = index + 1
-        parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]])
+        parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]], budget)
         first_error = parsed.error
         # A chunk cut short by our naive split (open bracket, multi-line string) may need the next.
         while (
@@ -102,11 +120,13 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
             and _looks_incomplete(parsed.error, chunks[end - 1][1] - chunks[index][0])
             and end < len(chunks)
             and end - index < _MAX_MERGED_CHUNKS
-            and budget > 0
         ):
             end += 1
-            budget -= chunks[end - 1][1] - chunks[index][0]
-            parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]])
+            parsed = _parse(lines[chunks[index][0] : chunks[end - 1][1]], budget)
+        if budget.chars < 0:  # spent: nothing from here on is read, this cell's rest nor the cells after it
+            spent = t("notebook.limit.parsing", limit=f"{PARSE_BUDGET_CHARS:,}")
+            result.failures.append(ParseFailure(chunks[index][0] + 1, spent))
+            break
         if parsed.tree is not None:
             offset = chunks[index][0]
             _collect(parsed, offset, known_names, provided_names, result)
@@ -132,7 +152,14 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
 
 
 def _strip_ipython_syntax(lines: list[str]) -> list[str] | None:
-    """Blank out shell and magic lines (keeping line numbers); None for a non-Python cell magic."""
+    """Blank out shell and magic lines (keeping line numbers); None for a non-Python cell magic.
+
+    One tokenizer pass over the cell, which reads it a line at a time: a magic line is blanked just
+    before the tokenizer reads it when it begins a logical line (the line before ended a statement
+    or a comment, outside brackets), so a magic's own quotes or brackets never mislead the
+    tokenizer about the lines after it. Where the tokenizer gives up (e.g. inconsistent dedent),
+    the rest is judged by the pattern alone.
+    """
     lines = list(lines)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
@@ -140,26 +167,32 @@ def _strip_ipython_syntax(lines: list[str]) -> list[str] | None:
         if not magic or magic[0] not in PYTHON_BODY_CELL_MAGICS:
             return None
         lines[first] = ""
-    handled: set[int] = set()
-    while True:
-        starts, unknown_from = _logical_line_starts(lines)
-        targets = [
-            i
-            for i, line in enumerate(lines)
-            if i not in handled and _MAGIC_LINE.match(line) and (i + 1 in starts or i + 1 >= unknown_from)
-        ]
-        if not targets:
-            return lines
-        for target in targets:
-            original = lines[target]
-            handled.update(_blank_magic(lines, target))
-            # A magic's own quotes or brackets mislead the tokenizer about later lines: re-tokenize.
-            if _TOKENIZER_CONFUSERS.search(original):
-                break
+    row, depth, ended = 0, 0, 0  # rows read; open brackets; the row of the last NEWLINE or depth-0 NL
+
+    def readline() -> str:
+        nonlocal row
+        if row < len(lines) and ended == row and _MAGIC_LINE.match(lines[row]):
+            _blank_magic(lines, row)
+        row += 1
+        return lines[row - 1] + "\n" if row <= len(lines) else ""
+
+    try:
+        for token in tokenize.generate_tokens(readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(0, depth - 1)
+            elif token.type == tokenize.NEWLINE or (token.type == tokenize.NL and depth == 0):
+                ended = token.start[0]
+    except (tokenize.TokenError, SyntaxError, ValueError):  # EOF inside brackets, inconsistent dedent, ...
+        for rest in range(row, len(lines)):
+            if _MAGIC_LINE.match(lines[rest]):
+                _blank_magic(lines, rest)
+    return lines
 
 
-def _blank_magic(lines: list[str], target: int) -> range:
-    """Blank a magic line and its backslash continuations; returns the blanked indices."""
+def _blank_magic(lines: list[str], target: int) -> None:
+    """Blank a magic line and its backslash continuations."""
     stop = target
     while lines[stop].rstrip().endswith("\\") and stop + 1 < len(lines):  # `!pip install a \`
         stop += 1
@@ -167,42 +200,20 @@ def _blank_magic(lines: list[str], target: int) -> range:
         indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
         # Inside a block an empty line would leave the block empty; `pass` keeps it valid.
         lines[i] = indent + "pass" if indent and i == target else ""
-    return range(target, stop + 1)
 
 
-def _logical_line_starts(lines: list[str]) -> tuple[set[int], int]:
-    """1-based rows that begin a logical line, and the row from which tokenizing gave up."""
-    starts: set[int] = set()
-    depth, expect_start = 0, True
-    reader = io.StringIO("\n".join(lines) + "\n").readline
-    try:
-        for token in tokenize.generate_tokens(reader):
-            if token.type in (tokenize.NL, tokenize.NEWLINE):
-                expect_start = expect_start or depth == 0
-                continue
-            if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER):
-                continue
-            if expect_start:
-                starts.add(token.start[0])
-                expect_start = False
-            if token.type == tokenize.OP and token.string in "([{":
-                depth += 1
-            elif token.type == tokenize.OP and token.string in ")]}":
-                depth = max(0, depth - 1)
-    except tokenize.TokenError:  # EOF inside a string or brackets: later rows belong to it
-        return starts, len(lines) + 1
-    except (SyntaxError, ValueError) as error:  # e.g. inconsistent dedent: judge later rows by regex
-        return starts, getattr(error, "lineno", None) or 1
-    return starts, len(lines) + 1
-
-
-def _parse(lines: list[str]) -> _Parsed:
-    """ast.parse, filling empty blocks (`def f():` + only a comment) with `pass` as needed."""
+def _parse(lines: list[str], budget: ParseBudget) -> _Parsed:
+    """ast.parse, filling empty blocks (`def f():` + only a comment) with `pass` as needed; each
+    parse is paid from `budget` (one it cannot pay is not made: no tree, no error, budget below 0)."""
     lines, origin = list(lines), list(range(1, len(lines) + 1))
     repairs: list[ParseFailure] = []
     for _ in range(_MAX_REPAIRS):
+        text = "\n".join(lines) + "\n"
+        budget.chars -= len(text)
+        if budget.chars < 0:
+            return _Parsed(None, lines, origin, repairs, None)
         try:
-            return _Parsed(ast.parse("\n".join(lines) + "\n"), lines, origin, repairs, None)
+            return _Parsed(ast.parse(text), lines, origin, repairs, None)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             failure = _describe(error, origin)
             empty_block = _EMPTY_BLOCK.match(getattr(error, "msg", "") or "")
@@ -237,6 +248,8 @@ def _at_end_of_text(error: SyntaxError, lines: list[str]) -> bool:
 def _describe(error: BaseException, origin: list[int]) -> ParseFailure:
     lineno = getattr(error, "lineno", None)
     line = origin[lineno - 1] if lineno and 0 < lineno <= len(origin) else lineno
+    if isinstance(error, (RecursionError, MemoryError)):  # nested deeper than CPython's parser goes
+        return ParseFailure(line or 1, t("notebook.limit.depth", limit=MAX_DEPTH))
     message = getattr(error, "msg", None) or str(error) or "could not be parsed"
     # Python's own line references are relative to the parsed chunk; `line` carries the real one.
     message = _LINE_REFERENCE.sub("", message)
@@ -296,6 +309,10 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
         end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
         code = _segment(parsed.lines, start_line, start_col, end_line, end_col)
         line = parsed.origin[start_line - 1] + offset
+        if _deeper_than(node, MAX_DEPTH):  # the rules below (and compile) recurse over the tree
+            guessed = tuple(_guess_defined_names(code.splitlines()[:1]))
+            result.failures.append(ParseFailure(line, t("notebook.limit.depth", limit=MAX_DEPTH), guessed))
+            continue
         defines = tuple(dict.fromkeys(bound_names(node)))
         reason = drop_reason(node, known)
         if reason is None and provided.intersection(defines):
@@ -322,6 +339,16 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
             known.update(defines)
         elif reason:  # "" marks no-ops (docstrings, pass) that are not worth listing
             result.dropped.append(ParsedStatement(line, code, defines, reason))
+
+
+def _deeper_than(node: ast.AST, limit: int) -> bool:
+    """Whether a syntax tree has more than `limit` levels (walked a level at a time, not recursively)."""
+    level = [node]
+    for _ in range(limit):
+        level = [child for parent in level for child in ast.iter_child_nodes(parent)]
+        if not level:
+            return False
+    return True
 
 
 def _compile_error(node: ast.stmt) -> SyntaxError | None:

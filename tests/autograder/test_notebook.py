@@ -57,7 +57,7 @@ def test_python_cell_magics_keep_their_body_and_other_cell_magics_are_skipped() 
     assert "json" in defined(submission)  # %%capture cell
     assert "timed" in defined(submission)  # %%time cell
     assert "os" not in defined(submission)  # %%bash cell is not Python
-    assert 3 not in submission.cells_kept
+    assert 3 not in {s.cell for s in submission.statements}
 
 
 def test_magic_look_alikes_inside_strings_and_brackets_are_kept() -> None:
@@ -75,7 +75,7 @@ def test_syntax_error_is_reported_and_later_cells_still_load() -> None:
     assert "SyntaxError" in problem.message and "def broken(:" in problem.message
     assert problem.names == ("broken",)
     assert defined(submission) == {"math", "later"}
-    assert submission.cells_kept == [1, 3]  # cells count code cells only; the markdown cell is skipped
+    assert sorted({s.cell for s in submission.statements}) == [1, 3]  # code cells only: the markdown cell is skipped
     assert "cell 2, line 1" in (submission.why_missing("broken") or "")
     assert submission.why_missing("later") is None
     assert submission.why_missing("never_written") is None
@@ -144,8 +144,7 @@ def test_top_level_work_is_dropped() -> None:
     assert not any("bare string" in label for label in dropped)  # no-ops are not even listed
     assert {"device", "model", "nlp", "data", "epoch", "from_dropped"}.isdisjoint(defined(submission))
     assert submission.problems == []  # dropping is not a problem...
-    debug = submission.dropped_problems()  # ...but is available for debug output
-    assert debug and all(p.kind == "dropped" for p in debug)
+    assert all(s.reason for s in submission.dropped)  # ...each dropped statement says why
     assert "nlp" in (submission.why_missing("nlp") or "") and "does not run" in (submission.why_missing("nlp") or "")
 
 
@@ -230,7 +229,7 @@ def test_plain_script_is_one_cell() -> None:
     [
         ("corrupt.ipynb", "not valid JSON"),
         ("not_a_notebook.ipynb", "not a Jupyter notebook"),
-        ("binary.ipynb", "cannot read the file"),
+        ("binary.ipynb", "is not UTF-8 text"),
         ("does_not_exist.ipynb", "cannot read the file"),
         ("r_kernel.ipynb", "kernel language is `R`, not Python"),
     ],

@@ -7,9 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from namespace_student import NamespaceStudent  # the helper module beside these tests
 from torch import nn
-
-from autograder.checks.inprocess import NamespaceStudent
 
 SOURCE = (Path(__file__).resolve().parents[2] / "fixtures" / "checks" / "inprocess_source.py.txt").read_text()
 

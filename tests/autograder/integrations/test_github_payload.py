@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from payload_decoding import decode_payload  # the helper module beside these tests
 from workflow_tools import EXAMPLE_NAMES, ROOT, read_outputs
 
 from autograder.integrations.github import (
@@ -17,7 +18,6 @@ from autograder.integrations.github import (
     write_outputs,
 )
 from autograder.reports.reporter_payload import (
-    decode_payload,
     encode_payload,
     part_payloads,
     reporter_env_name,

@@ -11,9 +11,11 @@ from typing import Any, Literal
 
 import nbformat
 
-from autograder.notebook_parse import CellResult, parse_cell
+from autograder.i18n import t  # every message here is student-facing
+from autograder.notebook_parse import CellResult, ParseBudget, parse_cell
 
-ProblemKind = Literal["syntax", "dropped", "notebook"]
+ProblemKind = Literal["syntax", "notebook"]
+Kind = Literal["ipynb", "py"]  # what a submission is read as
 
 # Cell markers of .py exports: jupytext/VS Code percent cells and nbconvert's `# In[ ]:` lines.
 _PERCENT_MARKER = re.compile(r"^#\s*%%(?:\s+(?P<rest>.*))?$")
@@ -21,6 +23,11 @@ _NBCONVERT_MARKER = re.compile(r"^#\s*In\[\s*\d*\s*\]:?\s*$")
 _NON_CODE_PERCENT = re.compile(r"\[(markdown|md|raw)\]")
 # The notebook metadata key the built templates carry (assignments/build.py): {"assignment": name}.
 ASSIGNMENT_METADATA = "autograder"
+# Caps on a submission's code (the message names them): a course notebook has tens of code cells
+# and tens of kilobytes of code; each cap is far above that and keeps parsing within seconds.
+MAX_CODE_CELLS = 1_000
+MAX_CODE_CHARS = 1_000_000
+MAX_PROBLEMS = 100  # listed per submission (a line per broken statement could list thousands)
 
 
 @dataclass(frozen=True)
@@ -51,8 +58,7 @@ class LoadProblem:
     """Something a student should know about how their file was read.
 
     kind "syntax": a cell (or part of one) did not parse; "notebook": the file itself could not be
-    read; "dropped": top-level work that grading skips (debug information only, see
-    `LoadedSubmission.dropped_problems`). `cell`/`line` use the numbering of `Statement`.
+    read. `cell`/`line` use the numbering of `Statement`.
     """
 
     cell: int | None
@@ -63,8 +69,6 @@ class LoadProblem:
 
     def describe(self) -> str:
         """The problem as the student reads it, prefixed with its cell and line when it has them."""
-        from autograder.i18n import t  # student-facing
-
         if self.cell is None:
             return self.message
         return t("notebook.where", cell=self.cell, line=self.line, message=self.message)
@@ -80,11 +84,10 @@ class LoadedSubmission:
     """
 
     path: str
-    kind: Literal["ipynb", "py"]
+    kind: Kind
     statements: list[Statement] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     dropped: list[Statement] = field(default_factory=list)
-    cells_kept: list[int] = field(default_factory=list)  # code cells that contributed a statement
     code_cells: int = 0
 
     @property
@@ -97,17 +100,6 @@ class LoadedSubmission:
         """False when the file itself could not be read as a Python notebook or script."""
         return not any(p.kind == "notebook" for p in self.problems)
 
-    def dropped_problems(self) -> list[LoadProblem]:
-        """The dropped statements as "dropped" problems, for debug output.
-
-        Returns:
-            One LoadProblem per dropped statement, in file order.
-        """
-        return [
-            LoadProblem(s.cell, s.line, f"not run by grading ({s.reason}): {s.label}", "dropped", s.defines)
-            for s in self.dropped
-        ]
-
     def why_missing(self, name: str) -> str | None:
         """Explain why a name the grader looked for was not defined by the loaded statements.
 
@@ -118,8 +110,6 @@ class LoadedSubmission:
             A sentence pointing at the cell that would have defined it, or None when nothing in the
             file appears to define it (or it is defined after all).
         """
-        from autograder.i18n import t  # student-facing
-
         if any(name in s.defines for s in self.statements):
             return None
         for problem in reversed(self.problems):  # the last attempt is what the student sees last
@@ -173,28 +163,9 @@ def load_submission(
     Returns:
         The LoadedSubmission (statements to run, problems to show, dropped top-level work).
     """
-    from autograder.i18n import t  # the size message is student-facing
-
     path = Path(path)
-    kind: Literal["ipynb", "py"] = "py" if path.suffix == ".py" else "ipynb"
-    try:
-        size = path.stat().st_size
-        if max_mb is not None and size > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb))
-        with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
-            raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
-        if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
-            return _unreadable(path, kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb))
-        text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        return _unreadable(path, kind, t("notebook.cannot_read", error=f"`{error}`"))
-    is_notebook = path.suffix == ".ipynb" or (path.suffix != ".py" and text.lstrip().startswith("{"))
-    if not is_notebook:
-        return _assemble(path, "py", _cells_from_script(text), provided_names)
-    cells_or_error = _cells_from_notebook(text, assignment)
-    if isinstance(cells_or_error, str):
-        return _unreadable(path, "ipynb", without_surrogates(cells_or_error))
-    return _assemble(path, "ipynb", [without_surrogates(cell) for cell in cells_or_error], provided_names)
+    kind, cells = _code_cells(path, max_mb, assignment)
+    return _unreadable(path, kind, cells) if isinstance(cells, str) else _assemble(path, kind, cells, provided_names)
 
 
 def cell_sources(path: str | Path) -> list[str]:
@@ -206,15 +177,31 @@ def cell_sources(path: str | Path) -> list[str]:
     Returns:
         The code cells' sources in notebook order; [] for a file that cannot be read as either.
     """
-    path = Path(path)
+    cells = _code_cells(Path(path), None, None)[1]  # any assignment's notebook: similarity compares texts
+    return [] if isinstance(cells, str) else cells
+
+
+def _code_cells(path: Path, max_mb: float | None, assignment: str | None) -> tuple[Kind, list[str] | str]:
+    """The kind of a submission and its code cells' sources, or the message saying why it cannot
+    be read (arguments as `load_submission`'s)."""
+    kind: Kind = "py" if path.suffix == ".py" else "ipynb"
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return []
+        size = path.stat().st_size
+        if max_mb is not None and size > max_mb * 1024 * 1024:
+            return kind, t("notebook.too_large", size_mb=size / 1024 / 1024, limit_mb=max_mb)
+        with path.open("rb") as handle:  # a file growing after the check is still cut at the limit
+            raw = handle.read(int(max_mb * 1024 * 1024) + 1 if max_mb is not None else -1)
+        if max_mb is not None and len(raw) > max_mb * 1024 * 1024:
+            return kind, t("notebook.too_large", size_mb=len(raw) / 1024 / 1024, limit_mb=max_mb)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:  # e.g. an image renamed .ipynb, or a script saved in CP949
+        return kind, t("notebook.not_text")
+    except OSError as error:
+        return kind, t("notebook.cannot_read", error=f"`{error}`")
     if path.suffix == ".py" or not (path.suffix == ".ipynb" or text.lstrip().startswith("{")):
-        return _cells_from_script(text)
-    cells = _cells_from_notebook(text, None)  # any assignment's notebook: similarity compares texts
-    return [] if isinstance(cells, str) else [without_surrogates(cell) for cell in cells]
+        return "py", _cells_from_script(text)
+    cells = _cells_from_notebook(text, assignment)
+    return "ipynb", without_surrogates(cells) if isinstance(cells, str) else [without_surrogates(c) for c in cells]
 
 
 def without_surrogates(text: str) -> str:
@@ -229,15 +216,13 @@ def without_surrogates(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _unreadable(path: Path, kind: Literal["ipynb", "py"], message: str) -> LoadedSubmission:
+def _unreadable(path: Path, kind: Kind, message: str) -> LoadedSubmission:
     return LoadedSubmission(str(path), kind, problems=[LoadProblem(None, None, message, "notebook")])
 
 
 def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
     """The code cells' sources, or an error message saying why this is not a usable notebook
     (one of another assignment than `assignment` included)."""
-    from autograder.i18n import t  # the reasons are student-facing
-
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -320,17 +305,25 @@ def _has_code(lines: list[str]) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
 
 
-def _assemble(
-    path: Path, kind: Literal["ipynb", "py"], cell_sources: list[str], provided_names: frozenset[str]
-) -> LoadedSubmission:
-    """Parse every code cell in order; names bound so far decide which assignments are static."""
+def _assemble(path: Path, kind: Kind, cell_sources: list[str], provided_names: frozenset[str]) -> LoadedSubmission:
+    """Parse every code cell in order (within the caps); names bound so far decide which
+    assignments are static."""
+    chars = sum(map(len, cell_sources))
+    if len(cell_sources) > MAX_CODE_CELLS or chars > MAX_CODE_CHARS:
+        limits = {"max_cells": f"{MAX_CODE_CELLS:,}", "max_chars": f"{MAX_CODE_CHARS:,}"}
+        return _unreadable(path, kind, t("notebook.limit.code", cells=len(cell_sources), chars=f"{chars:,}", **limits))
     submission = LoadedSubmission(str(path), kind, code_cells=len(cell_sources))
     known_names: set[str] = set(provided_names)
+    budget = ParseBudget()
     for number, source in enumerate(cell_sources, start=1):
-        result: CellResult = parse_cell(source, known_names, provided_names)
+        result: CellResult = parse_cell(source, known_names, provided_names, budget)
         submission.statements += [Statement(number, s.line, s.code, s.defines) for s in result.kept]
         submission.dropped += [Statement(number, s.line, s.code, s.defines, s.reason) for s in result.dropped]
         submission.problems += [LoadProblem(number, f.line, f.message, "syntax", f.names) for f in result.failures]
-        if result.kept:
-            submission.cells_kept.append(number)
+        if budget.chars < 0:  # spent: its problem (the cell's last) goes first; the cells after are not read
+            submission.problems.insert(0, submission.problems.pop())
+            break
+    if len(submission.problems) > MAX_PROBLEMS:
+        more = t("notebook.limit.problems", more=len(submission.problems) - MAX_PROBLEMS)
+        submission.problems[MAX_PROBLEMS:] = [LoadProblem(None, None, more, "syntax")]
     return submission
