@@ -256,10 +256,8 @@ def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
 
 def _lenient_cells(data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
     """Cells and metadata of a v4-shaped JSON notebook that nbformat rejected, or None."""
-    if not isinstance(data.get("cells"), list):
-        return None
-    cells = [cell for cell in data["cells"] if isinstance(cell, dict)]
-    if len(cells) != len(data["cells"]):
+    cells = data.get("cells")
+    if not isinstance(cells, list) or not all(isinstance(cell, dict) for cell in cells):
         return None
     metadata = data.get("metadata")
     return cells, metadata if isinstance(metadata, dict) else {}
