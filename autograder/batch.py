@@ -172,7 +172,7 @@ def grade_all(
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
-    with BatchProgress(len(submissions), progress, config.feedback.language) as bar:
+    with BatchProgress(len(submissions), progress, config.feedback.language, jobs=jobs) as bar:
 
         def finished(index: int, result: SubmissionResult) -> None:
             results[index] = result

@@ -13,7 +13,7 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, FeedbackConfig, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
 from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
@@ -21,6 +21,7 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
+from autograder.grading import GradeFunction, Submission
 from autograder.i18n import t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
@@ -288,13 +289,31 @@ def _command_grade(args: argparse.Namespace) -> int:
     except ImportError as error:
         return command_error(f"cannot load the grading engine (autograder.engine): {error}", EXIT_CRASH)
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
-    grade_function = partial(grade_submission, assignment=assignment)
+    with use_language(config.feedback.language, assignment.messages_dir):  # the console's language too
+        return _grade_with(
+            args, config, parts, submissions, assignment, partial(grade_submission, assignment=assignment)
+        )
+
+
+def _grade_with(
+    args: argparse.Namespace,
+    config: GraderConfig,
+    parts: list[str] | None,
+    submissions: list[Submission],
+    assignment: Assignment,
+    grade_function: GradeFunction,
+) -> int:
+    """The rest of `grade` once the configuration and the engine are loaded. Returns: the exit code."""
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
     try:  # before any submission: a host without a jail is refused once, in one line
         choose_isolation(Limits(isolation=config.worker.isolation))
     except IsolationUnavailable as error:
         return command_error(error)
+    preflight = assignment.training_preflight
+    trains = config.training.enabled and (parts is None or assignment.training_part in parts)
+    if trains and preflight is not None and (warning := preflight(config)):
+        print(warning, file=sys.stderr)  # said once, before grading: each training part would fail alike
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
@@ -331,8 +350,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     except (ClusterTooSmall, TimesError) as error:
         return command_error(error)
     except batch.BatchInterrupted as interrupted:
-        with use_language(config.feedback.language):
-            print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
+        print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:  # e.g. the Ray started for this batch, and its folder
         close = getattr(executor, "close", None)
@@ -344,8 +362,8 @@ def _command_grade(args: argparse.Namespace) -> int:
     elif not args.quiet:
         sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
-        reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
-        print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr)
+        key = "console.graded_reused" if run.reused else "console.graded"
+        print(t(key, count=len(run.graded), reused=len(run.reused), out_dir=out_dir), file=sys.stderr)
         if run.regraded:
             print_changes(run.changes, out_dir / REGRADE_NAME)
     return EXIT_OK
@@ -356,26 +374,30 @@ def _command_class_view(out_dir: Path, assignment: Assignment) -> int:
 
     config, results, _, missing = batch.load_stored_batch(out_dir)
     write_class_view(results, config, assignment, out_dir, missing)
-    print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
+    print(t("console.class_view", path=out_dir / CLASS_HTML, count=len(results), missing=len(missing)), file=sys.stderr)
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
     try:  # the assignment the stored batch graded, loaded once for whichever report is asked
-        assignment = assignment_of(batch.stored_config(args.out_dir))
+        config = batch.stored_config(args.out_dir)
+        assignment = assignment_of(config)
     except FileNotFoundError as error:
         return command_error(error)
+    with use_language(config.feedback.language, assignment.messages_dir):
+        return _report_with(args, assignment)
+
+
+def _report_with(args: argparse.Namespace, assignment: Assignment) -> int:
+    """`report` once the stored batch's assignment is loaded. Returns: the exit code."""
     if args.compare is not None:
         return command_compare(args.out_dir, args.compare, assignment)
     if args.class_view:
         return _command_class_view(args.out_dir, assignment)
     reported, missing = batch.rebuild_reports(args.out_dir, assignment, html=args.html, reporter=args.reporter_payload)
-    print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
+    print(t("console.rebuilt", out_dir=args.out_dir, count=reported), file=sys.stderr)
     if missing:
-        print(
-            f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command again to grade them",
-            file=sys.stderr,
-        )
+        print(t("console.not_graded_yet", count=len(missing), names=", ".join(missing)), file=sys.stderr)
     return EXIT_OK
 
 
@@ -407,7 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")
     args = build_parser().parse_args(argv)
-    with sigterm_as_interrupt() as terminated:
+    # Before a configuration is read (its errors, `config`): --language, else feedback's default.
+    with (
+        sigterm_as_interrupt() as terminated,
+        use_language(getattr(args, "language", None) or FeedbackConfig().language),
+    ):
         try:
             code = _run_command(args)
         except KeyboardInterrupt:  # SIGTERM in the instant the command returned

@@ -10,6 +10,9 @@ EXIT_TERMINATED = 143  # SIGTERM, stopped as Ctrl-C is (results kept), reported 
 
 
 def command_error(message: object, code: int = EXIT_USAGE) -> int:
-    """Print `error: <message>` on stderr (an exception prints its text); returns `code`, for the command to return."""
-    print(f"error: {message}", file=sys.stderr)
+    """Print `error: <message>` on stderr in the console's language (an exception prints its text);
+    returns `code`, for the command to return."""
+    from autograder.i18n import t  # not at the top: i18n imports yaml, and this module is imported everywhere
+
+    print(t("console.error", message=message), file=sys.stderr)
     return code

@@ -66,8 +66,8 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
         "summary.md",
     ]
     stdout = capsys.readouterr().out
-    assert "bob.ipynb: 66/80 (graded)" in stdout
-    assert "  FAIL  mask_blocks_future" in stdout
+    assert "bob.ipynb: 66/80 (채점 완료)" in stdout  # feedback.language ko: the console too
+    assert "  실패    mask_blocks_future" in stdout
     assert json.loads((out / "bob.results.json").read_text())["score"] == 66
     assert read_submission_json(out / "bob.json").submission == "bob.ipynb"
     assert (out / "gradebook.csv").read_text().splitlines()[2].startswith("bob.ipynb,7,11,")
@@ -176,7 +176,7 @@ def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, 
     bad = tmp_path / "grader.yml"
     bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
     assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
-    assert "error: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
+    assert "오류: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
@@ -214,7 +214,7 @@ def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, c
     args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("error: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
+    assert err.startswith("오류: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
     assert "its own grader.yml (assignments/attention_encoder/grader.yml" in err
     assert engine == []
 
@@ -224,7 +224,7 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith(
-        "error: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)"
+        "오류: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)"
     )
     assert engine == []
 

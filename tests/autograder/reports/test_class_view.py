@@ -222,7 +222,7 @@ def test_report_class_flag_writes_only_the_class_view_from_the_store(
     assert {path.name for path in tmp_path.iterdir() if not path.name.startswith(".")} == set(CLASS_FILES)
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
     assert data["statuses"]["missing"] == 1 and data["missing"] == ["late_one.ipynb"]
-    assert "1 not graded yet" in capsys.readouterr().err
+    assert "아직 채점하지 않은 제출물 1개" in capsys.readouterr().err  # the stored batch's language, ko
     assert cli.main(["report", str(tmp_path / "nothing"), "--class"]) == cli.EXIT_USAGE
 
 
