@@ -123,7 +123,7 @@ def command_export(args: argparse.Namespace) -> int:
         if roster is not None:
             matching = match(roster, results)
             canvas = dest / CANVAS_NAME
-            canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8")
+            canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8-sig")
             students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
             print(
                 t("console.canvas", path=canvas, matched=len(matching.by_row), rows=len(roster.rows)), file=sys.stderr
@@ -136,7 +136,7 @@ def command_export(args: argparse.Namespace) -> int:
             if matching.ambiguous:
                 print(t("console.ambiguous", names=", ".join(matching.ambiguous)), file=sys.stderr)
         long_path = dest / LONG_NAME
-        long_path.write_text(render_long_csv(results, title, students), encoding="utf-8")
+        long_path.write_text(render_long_csv(results, title, students), encoding="utf-8-sig")  # BOM: for Excel
         print(t("console.long_csv", path=long_path, count=len(results)), file=sys.stderr)
         if missing:
             print(t("console.not_graded_yet", count=len(missing), names=", ".join(missing)), file=sys.stderr)

@@ -134,6 +134,6 @@ def write_similarity_report(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, html_path = out_dir / PAIRS_CSV, out_dir / PAIRS_HTML
-    csv_path.write_text(pairs_csv(pairs), encoding="utf-8")
+    csv_path.write_text(pairs_csv(pairs), encoding="utf-8-sig")  # a BOM: Excel reads Hangul names
     html_path.write_text(pairs_html(pairs, submissions, limit), encoding="utf-8")
     return [csv_path, html_path]

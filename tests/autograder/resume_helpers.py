@@ -101,5 +101,5 @@ def scores(out_dir: Path) -> dict[str, dict]:
 
 def gradebook_rows(out_dir: Path) -> list[list[str]]:
     """gradebook.csv without its timing column (the only one that differs between gradings)."""
-    lines = (out_dir / "gradebook.csv").read_text(encoding="utf-8").splitlines()
+    lines = (out_dir / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     return [line.split(",")[:-1] for line in lines]

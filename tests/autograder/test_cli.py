@@ -70,7 +70,7 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
     assert "  실패    mask_blocks_future" in stdout
     assert json.loads((out / "bob.results.json").read_text())["score"] == 66
     assert read_submission_json(out / "bob.json").submission == "bob.ipynb"
-    assert (out / "gradebook.csv").read_text().splitlines()[2].startswith("bob.ipynb,7,11,")
+    assert (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()[2].startswith("bob.ipynb,7,11,")
 
 
 def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
@@ -122,7 +122,7 @@ def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, n
     captured = capsys.readouterr()
     # stderr is not a terminal here: one line per finished submission
     assert "[1/2] alice.py" in captured.err and "[2/2] bob.ipynb" in captured.err
-    rows = (out / "gradebook.csv").read_text().splitlines()
+    rows = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["points-per-question", "alice.py", "bob.ipynb"]
     assert ",grader-error," in rows[2]
     assert "FAIL" not in captured.out  # a batch shows only the summary table
@@ -223,9 +223,7 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--set", "training.mode=recipe"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith(
-        "오류: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)"
-    )
+    assert err.startswith("오류: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)")
     assert engine == []
 
 

@@ -172,13 +172,13 @@ def test_files_are_written_in_korean_by_default_and_english_on_request(tmp_path:
     write_class_view(a_class(), english, PART2, tmp_path / "en")
     assert "the class at a glance" in (tmp_path / "en" / CLASS_HTML).read_text(encoding="utf-8")
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
-    checks = list(csv.DictReader(io.StringIO((tmp_path / CLASS_CHECKS_CSV).read_text(encoding="utf-8"))))
+    checks = list(csv.DictReader(io.StringIO((tmp_path / CLASS_CHECKS_CSV).read_text(encoding="utf-8-sig"))))
     assert [(row["check_id"], int(row["failed"])) for row in checks] == [
         (row["check_id"], row["failed"]) for row in data["checks"]
     ]
-    statuses = dict(csv.reader(io.StringIO((tmp_path / CLASS_STATUSES_CSV).read_text(encoding="utf-8"))))
+    statuses = dict(csv.reader(io.StringIO((tmp_path / CLASS_STATUSES_CSV).read_text(encoding="utf-8-sig"))))
     assert statuses["missing"] == "1" and statuses["late"] == "1"
-    bins = list(csv.DictReader(io.StringIO((tmp_path / CLASS_DISTRIBUTIONS_CSV).read_text(encoding="utf-8"))))
+    bins = list(csv.DictReader(io.StringIO((tmp_path / CLASS_DISTRIBUTIONS_CSV).read_text(encoding="utf-8-sig"))))
     assert sum(int(row["count"]) for row in bins if row["series"] == "total") == 7
 
 
