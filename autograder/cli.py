@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from autograder import batch
 from autograder import config as grader_config
@@ -21,8 +22,7 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
-from autograder.grading import GradeFunction, Submission
-from autograder.i18n import t, use_language
+from autograder.i18n import say, set_language, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
@@ -289,21 +289,8 @@ def _command_grade(args: argparse.Namespace) -> int:
     except ImportError as error:
         return command_error(f"cannot load the grading engine (autograder.engine): {error}", EXIT_CRASH)
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
-    with use_language(config.feedback.language, assignment.messages_dir):  # the console's language too
-        return _grade_with(
-            args, config, parts, submissions, assignment, partial(grade_submission, assignment=assignment)
-        )
-
-
-def _grade_with(
-    args: argparse.Namespace,
-    config: GraderConfig,
-    parts: list[str] | None,
-    submissions: list[Submission],
-    assignment: Assignment,
-    grade_function: GradeFunction,
-) -> int:
-    """The rest of `grade` once the configuration and the engine are loaded. Returns: the exit code."""
+    set_language(config.feedback.language, assignment.messages_dir)  # the console speaks it too
+    grade_function = partial(grade_submission, assignment=assignment)
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
     try:  # before any submission: a host without a jail is refused once, in one line
@@ -350,7 +337,7 @@ def _grade_with(
     except (ClusterTooSmall, TimesError) as error:
         return command_error(error)
     except batch.BatchInterrupted as interrupted:
-        print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
+        say("progress.interrupted", stored=interrupted.stored, out_dir=out_dir)
         return EXIT_INTERRUPTED
     finally:  # e.g. the Ray started for this batch, and its folder
         close = getattr(executor, "close", None)
@@ -363,7 +350,7 @@ def _grade_with(
         sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
         key = "console.graded_reused" if run.reused else "console.graded"
-        print(t(key, count=len(run.graded), reused=len(run.reused), out_dir=out_dir), file=sys.stderr)
+        say(key, count=len(run.graded), reused=len(run.reused), out_dir=out_dir)
         if run.regraded:
             print_changes(run.changes, out_dir / REGRADE_NAME)
     return EXIT_OK
@@ -374,7 +361,7 @@ def _command_class_view(out_dir: Path, assignment: Assignment) -> int:
 
     config, results, _, missing = batch.load_stored_batch(out_dir)
     write_class_view(results, config, assignment, out_dir, missing)
-    print(t("console.class_view", path=out_dir / CLASS_HTML, count=len(results), missing=len(missing)), file=sys.stderr)
+    say("console.class_view", path=out_dir / CLASS_HTML, count=len(results), missing=len(missing))
     return EXIT_OK
 
 
@@ -384,20 +371,15 @@ def _command_report(args: argparse.Namespace) -> int:
         assignment = assignment_of(config)
     except FileNotFoundError as error:
         return command_error(error)
-    with use_language(config.feedback.language, assignment.messages_dir):
-        return _report_with(args, assignment)
-
-
-def _report_with(args: argparse.Namespace, assignment: Assignment) -> int:
-    """`report` once the stored batch's assignment is loaded. Returns: the exit code."""
+    set_language(config.feedback.language, assignment.messages_dir)
     if args.compare is not None:
         return command_compare(args.out_dir, args.compare, assignment)
     if args.class_view:
         return _command_class_view(args.out_dir, assignment)
     reported, missing = batch.rebuild_reports(args.out_dir, assignment, html=args.html, reporter=args.reporter_payload)
-    print(t("console.rebuilt", out_dir=args.out_dir, count=reported), file=sys.stderr)
+    say("console.rebuilt", out_dir=args.out_dir, count=reported)
     if missing:
-        print(t("console.not_graded_yet", count=len(missing), names=", ".join(missing)), file=sys.stderr)
+        say("console.not_graded_yet", count=len(missing), names=", ".join(missing))
     return EXIT_OK
 
 
@@ -441,6 +423,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
 
 
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """`python -m autograder`: `main`, then exit with its code. Stopped by Ctrl-C or SIGTERM, the
+    process exits as soon as the line is printed: the interpreter's teardown (seconds once torch is
+    loaded) and the joins of pool processes still unwinding (they end themselves, see
+    executors.local) are skipped; every sandbox process dies with its parent.
+
+    Args:
+        argv: the arguments after the program name (None: sys.argv[1:]).
+    """
+    code = main(argv)
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
 def _run_command(args: argparse.Namespace) -> int:
     """Args: the parsed command line. Returns: its exit code (Ctrl-C and crashes included)."""
     try:
@@ -462,7 +461,7 @@ def _run_command(args: argparse.Namespace) -> int:
             return run_similarity(args)
         return _command_grade(args)
     except KeyboardInterrupt:  # before or after the batch (during it: _command_grade says what was stored)
-        print(t("progress.interrupted_plain"), file=sys.stderr)
+        say("progress.interrupted_plain")
         return EXIT_INTERRUPTED
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()

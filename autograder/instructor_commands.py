@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.exit_codes import EXIT_OK, command_error
-from autograder.i18n import t, use_language
+from autograder.i18n import say, set_language, use_language
 from autograder.reports.regrade import PointsChange, changed_submissions
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def print_changes(changes: Sequence[PointsChange], path: Path) -> None:
         path: the CSV written.
     """
     students = changed_submissions(changes)
-    print(t("console.regrade", count=len(students), path=path), file=sys.stderr)
+    say("console.regrade", count=len(students), path=path)
     for change in changes:
         if change.level == "total":
             old = "-" if change.old is None else f"{change.old:g}"
@@ -115,29 +115,24 @@ def command_export(args: argparse.Namespace) -> int:
         roster = read_roster(args.roster, args.match_column) if args.roster else None
     except (FileNotFoundError, RosterError) as error:
         return command_error(error)
-    with use_language(config.feedback.language):  # the summary lines in the staff's language
-        dest = args.dest or args.out_dir
-        dest.mkdir(parents=True, exist_ok=True)
-        title = config.assignment.title or config.assignment.name or "assignment"
-        students: dict[str, str] = {}
-        if roster is not None:
-            matching = match(roster, results)
-            canvas = dest / CANVAS_NAME
-            canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8-sig")
-            students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
-            print(
-                t("console.canvas", path=canvas, matched=len(matching.by_row), rows=len(roster.rows)), file=sys.stderr
-            )
-            if matching.unmatched:
-                print(
-                    t("console.not_on_roster", count=len(matching.unmatched), names=", ".join(matching.unmatched)),
-                    file=sys.stderr,
-                )
-            if matching.ambiguous:
-                print(t("console.ambiguous", names=", ".join(matching.ambiguous)), file=sys.stderr)
-        long_path = dest / LONG_NAME
-        long_path.write_text(render_long_csv(results, title, students), encoding="utf-8-sig")  # BOM: for Excel
-        print(t("console.long_csv", path=long_path, count=len(results)), file=sys.stderr)
-        if missing:
-            print(t("console.not_graded_yet", count=len(missing), names=", ".join(missing)), file=sys.stderr)
+    set_language(config.feedback.language)  # the summary lines in the staff's language
+    dest = args.dest or args.out_dir
+    dest.mkdir(parents=True, exist_ok=True)
+    title = config.assignment.title or config.assignment.name or "assignment"
+    students: dict[str, str] = {}
+    if roster is not None:
+        matching = match(roster, results)
+        canvas = dest / CANVAS_NAME
+        canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8-sig")
+        students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
+        say("console.canvas", path=canvas, matched=len(matching.by_row), rows=len(roster.rows))
+        if matching.unmatched:
+            say("console.not_on_roster", count=len(matching.unmatched), names=", ".join(matching.unmatched))
+        if matching.ambiguous:
+            say("console.ambiguous", names=", ".join(matching.ambiguous))
+    long_path = dest / LONG_NAME
+    long_path.write_text(render_long_csv(results, title, students), encoding="utf-8-sig")  # BOM: for Excel
+    say("console.long_csv", path=long_path, count=len(results))
+    if missing:
+        say("console.not_graded_yet", count=len(missing), names=", ".join(missing))
     return EXIT_OK
