@@ -1,6 +1,5 @@
 """Exit statuses of the command line and of its subcommands written in other modules."""
 
-
 EXIT_OK = 0  # grading completed, whatever the scores
 EXIT_CRASH = 1  # the grader itself failed before producing results
 EXIT_USAGE = 2  # bad arguments or configuration

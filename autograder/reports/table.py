@@ -12,7 +12,6 @@ from autograder.reports.common import (
     SKIPPED,
     ConfigParts,
     PartColumn,
-    format_points,
     format_score,
     graded_possible,
     ordered_parts,
@@ -21,6 +20,8 @@ from autograder.reports.common import (
     part_score,
     skip_reason,
 )
+from autograder.reports.late_text import late_lines
+from autograder.reports.markdown import score_cell, status_label
 from autograder.results import CheckResult, SubmissionResult
 
 GAP = "  "
@@ -93,14 +94,14 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
     rows = [
         [
             result.submission,
-            *(_cell(part_cell(result, column.name)) for column in columns),
+            *(score_cell(part_cell(result, column.name)) for column in columns),
             format_score(result.points, graded_possible(result)),
-            t(f"report.status.{result.status}"),
+            status_label(result.status),
         ]
         for result in results
     ]
     titles = [part_title(column.name, column.title) for column in columns]
-    ends = [t("console.submission")], [t("console.total"), t("console.status")]
+    ends = [t("report.submission")], [t("report.total"), t("report.status")]
     header = [*ends[0], *titles, *ends[1]]
     widths = _layout(rows, header)
     legend: list[str] = []
@@ -117,11 +118,6 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
         for row in rows:
             row[0] = _truncate(row[0], widths[0])
     return "\n".join(_render_rows(header, rows, widths) + legend)
-
-
-def _cell(text: str) -> str:
-    """A part cell in the console's language ("skipped" is the reports' shared marker)."""
-    return t("report.skipped") if text == SKIPPED else text
 
 
 def _wrap(text: str, width: int, indent: str = MESSAGE_INDENT) -> list[str]:
@@ -166,16 +162,18 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     width = terminal_width(width)
     parts = ordered_parts(result, columns)
     total = format_score(result.points, graded_possible(result))
-    lines = [f"{result.submission}: {total} ({t(f'report.status.{result.status}')})"]
+    lines = [f"{result.submission}: {total} ({status_label(result.status)})"]
     check_prefix = 4 + max(columns_of(t(f"console.{m}")) for m in ("pass", "fail", "skip"))
     titles = [part_title(part.part, part.title) for part in parts]
     name_width = max(
-        [len(c.check_id) for p in parts for c in p.checks] + [columns_of(t) - check_prefix for t in titles] + [20]
+        [len(c.check_id) for p in parts for c in p.checks]
+        + [columns_of(title) - check_prefix for title in titles]
+        + [20]
     )
     title_width = name_width + check_prefix
     shown_messages: set[str] = set()
     for part, title in zip(parts, titles, strict=True):
-        lines.extend(["", f"{_pad(title, title_width)}  {_pad(_cell(part_score(part)), SCORE_WIDTH, right=True)}"])
+        lines.extend(["", f"{_pad(title, title_width)}  {_pad(score_cell(part_score(part)), SCORE_WIDTH, right=True)}"])
         if not part.skipped:
             for check in part.checks:
                 lines.extend(_check_lines(check, name_width, width, shown_messages))
@@ -191,20 +189,8 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
 
 def _late_summary(results: Sequence[SubmissionResult]) -> str:
     """Lines under the table for the submissions a late penalty applied to (the table shows raw points)."""
-    return "".join(
-        "\n"
-        + t(
-            "console.late",
-            submission=result.submission,
-            units=late["units_late"],
-            unit=t(f"late.unit.{late['unit']}"),
-            raw=format_points(late["raw_points"]),
-            penalty=format_points(late["penalty_points"]),
-            final=format_points(late["final_points"]),
-        )
-        for result in results
-        if (late := result.late) is not None and late["penalty_points"]
-    )
+    penalised = [result for result in results if result.late is not None and result.late["penalty_points"]]
+    return "".join(f"\n{result.submission}: {late_lines(result)[-1]}" for result in penalised)
 
 
 def render_report(

@@ -31,7 +31,7 @@ def test_summary_has_a_row_per_submission_in_given_order_and_parts_in_config_ord
     titles = [part.title for part in PARTS.values()]
     positions = [header.index(title) for title in titles]
     assert positions == sorted(positions)
-    assert header.split()[-2:] == ["total", "status"]
+    assert header.split()[-2:] == ["Total", "Status"]
     assert set(rule) <= {"-", " "}
 
 
