@@ -297,10 +297,9 @@ def _command_grade(args: argparse.Namespace) -> int:
         choose_isolation(Limits(isolation=config.worker.isolation))
     except IsolationUnavailable as error:
         return command_error(error)
-    preflight = assignment.training_preflight
-    trains = config.training.enabled and (parts is None or assignment.training_part in parts)
-    if trains and preflight is not None and (warning := preflight(config)):
-        print(warning, file=sys.stderr)  # said once, before grading: each training part would fail alike
+    preflight = assignment.training_preflight  # said once, before grading: each training part would fail alike
+    if config.training.enabled and preflight is not None and (warning := preflight(config)):
+        print(warning, file=sys.stderr)
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
@@ -424,14 +423,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> NoReturn:
-    """`python -m autograder`: `main`, then exit with its code. Stopped by Ctrl-C or SIGTERM, the
-    process exits as soon as the line is printed: the interpreter's teardown (seconds once torch is
-    loaded) and the joins of pool processes still unwinding (they end themselves, see
-    executors.local) are skipped; every sandbox process dies with its parent.
-
-    Args:
-        argv: the arguments after the program name (None: sys.argv[1:]).
-    """
+    """`python -m autograder`: `main(argv)`, then exit. Once stopped it exits with the line printed,
+    skipping the interpreter's teardown (seconds with torch) and the joins of pool processes that
+    still unwind (they end themselves, see executors.local; sandboxes die with their parent)."""
     code = main(argv)
     if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         sys.stdout.flush()

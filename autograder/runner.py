@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,21 @@ class Verdict:
     blocking: bool = False  # the student's code could not run at all (see CheckFailed)
 
 
+# Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
+_STUDENT_LINE = re.compile(r"cell (\d+), line (\d+)(?:, in (.+))?")
+
+
+def student_line(where: str) -> str:
+    """The worker's "cell 15, line 13, in forward" in the catalogue's words, as the load problems say
+    cells and lines (another form is shown as it is). Args: where. Returns: the text."""
+    from autograder.i18n import t
+
+    if (found := _STUDENT_LINE.fullmatch(where)) is None:
+        return where
+    cell, line, function = found.groups()
+    return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)
+
+
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     """Turn an exception raised during a check into a failed verdict.
 
@@ -42,7 +58,7 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     if isinstance(error, CheckFailed):
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
-        where = f" ({error.where})" if getattr(error, "where", "") else ""
+        where = f" ({student_line(error.where)})" if getattr(error, "where", "") else ""
         return Verdict(
             False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where), blocking=True
         )

@@ -76,28 +76,14 @@ def run_training(
 
 
 def data_preflight(config: GraderConfig) -> str | None:
-    """Before a `--train` grading: why its Multi30k data will not be found here (None: a complete
-    local folder). Without a folder the data comes from the Hugging Face hub, which an offline
-    machine cannot reach: the staff hear it at start, not from every submission's report.
-
-    Args:
-        config: the validated configuration (its data section).
-
-    Returns:
-        The warning in the current language, or None.
-    """
+    """Before a `--train` grading, the staff's warning when its Multi30k data will not be found here
+    (None: a complete local folder). Args: config, the validated configuration. Returns: the text."""
     from assignments.transformer_mt.settings import data_settings
-    from mtkit.corpus import CorpusError, find_local_files, resolve_local_dir
+    from mtkit.corpus import local_data_problem
 
-    folder = resolve_local_dir(data_settings(config).local_dir)
+    problem = local_data_problem(data_settings(config).local_dir)
     with use_language(current_language(), MESSAGES_DIR):
-        try:
-            if folder is not None:
-                find_local_files(folder)
-                return None
-        except CorpusError as error:
-            return t("training.data_preflight", reason=error)
-        return t("training.data_preflight", reason=t("training.data_no_folder"))
+        return None if problem is None else t("training.data_preflight", reason=problem or t("training.data_no_folder"))
 
 
 def sidecar_names(config: GraderConfig, stem: str) -> list[str]:

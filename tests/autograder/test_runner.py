@@ -41,3 +41,23 @@ def test_checks_run_with_the_check_threads_and_the_count_is_restored(checks_dir:
         torch.set_num_threads(before)
     assert verdicts["threads"].passed
     assert not verdicts["failing"].passed
+
+
+def test_a_student_exception_says_where_in_the_words_of_the_load_problems():
+    """One form for cells and lines: "15번 셀 13번째 줄", not "(cell 15, line 13, in forward)" beside it."""
+    from autograder.i18n import use_language
+    from autograder.runner import explain_exception
+    from autograder.sandbox import StudentError
+
+    error = StudentError("NameError", "name 'output' is not defined", "cell 15, line 13, in forward")
+    with use_language("ko"):
+        message = explain_exception(error).message
+        assert explain_exception(StudentError("ValueError", "x", "cell 2, line 1")).message.endswith(
+            "(2번 셀 1번째 줄)."
+        )
+        assert "(elsewhere)" in explain_exception(StudentError("ValueError", "x", "elsewhere")).message
+    assert (
+        message
+        == "코드에서 NameError 예외가 발생했습니다: name 'output' is not defined (15번 셀 13번째 줄, `forward` 안)."
+    )
+    assert "cell 15" not in message
