@@ -73,6 +73,10 @@ def _part_of(item: pytest.Item) -> str:
     return module.__name__ if module is not None else ""
 
 
+# What a check's failure may raise: an error, or pytest's own outcomes (BaseExceptions too).
+_VERDICTS = (Exception, pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)
+
+
 class _ContextPlugin:
     """Hands the grading context to the suite and records each check's verdict."""
 
@@ -85,6 +89,12 @@ class _ContextPlugin:
         # memory in it: the part's remaining checks fail at once with that reason instead of
         # paying a timeout and a worker restart each.
         self.stopped_parts: dict[str, str] = {}
+        # A stop of the grading (a pool process's SIGTERM, Ctrl-C) that reached a check: pytest would
+        # count it as that check's failure and run the rest; the session ends and it is raised again.
+        self.stop: BaseException | None = None
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.stop = self.stop or excinfo.value  # Ctrl-C in the grader's own process: pytest ends the session
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         message = self.stopped_parts.get(_part_of(item))
@@ -107,6 +117,9 @@ class _ContextPlugin:
         check_id = item.name.removeprefix("test_")
         if call.when == "call" and report.passed:
             self.verdicts.setdefault(check_id, Verdict(True))
+        elif report.failed and call.excinfo is not None and not isinstance(call.excinfo.value, _VERDICTS):
+            self.stop = call.excinfo.value
+            item.session.shouldstop = "the grading was stopped"
         elif report.failed and call.excinfo is not None:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if isinstance(call.excinfo.value, WorkerFailure):
@@ -140,6 +153,8 @@ def run_checks(
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
         pytest.main(args, plugins=[_PluginName(plugin)])
+    if plugin.stop is not None:
+        raise plugin.stop
     return plugin.verdicts
 
 
