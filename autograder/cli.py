@@ -428,6 +428,9 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
     still unwind (they end themselves, see executors.local; sandboxes die with their parent)."""
     code = main(argv)
     if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        import multiprocessing.util  # the pool's semaphores unlinked: else its resource tracker warns of leaks
+
+        multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]  # what its own exit handler runs first
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
