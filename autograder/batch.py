@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
 from autograder.grading import GradeFunction, Submission
+from autograder.i18n import t
 from autograder.progress import BatchProgress
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import SubmissionResult
@@ -110,15 +111,13 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
             files = _folder_files(given, recursive)
             if not files:
                 kinds = " or ".join(f"*{suffix}" for suffix in SUBMISSION_SUFFIXES)
-                raise SubmissionPathError(
-                    f"{given}: folder holds no {kinds} files"
-                    + ("" if recursive else " (use --recursive for subfolders)")
-                )
+                hint = "" if recursive else t("console.use_recursive")
+                raise SubmissionPathError(t("console.empty_folder", path=given, kinds=kinds, hint=hint))
             found.extend((path, label, path.as_posix()) for path, label in files)
         elif given.is_file():
             found.append((given, given.name, given.as_posix()))
         else:
-            raise SubmissionPathError(f"{given}: no such file or folder")
+            raise SubmissionPathError(t("console.no_such_path", path=given))
     firsts: dict[Path, tuple[Path, str, str]] = {}
     for entry in found:
         firsts.setdefault(entry[0].resolve(), entry)
@@ -420,7 +419,7 @@ def stored_config(out_dir: Path) -> GraderConfig:
 
     store = ResultsStore(out_dir)
     if not (store.folder / "batch.json").is_file():
-        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+        raise FileNotFoundError(t("console.no_stored_grading", path=out_dir))
     return store.config()
 
 

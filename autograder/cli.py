@@ -22,7 +22,7 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
-from autograder.i18n import say, set_language, use_language
+from autograder.i18n import say, set_language, t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
@@ -246,10 +246,10 @@ def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
     names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     known = list(config.parts)
     if not names:
-        raise ConfigError(f"--parts: give at least one of {', '.join(known)}")
+        raise ConfigError(t("console.parts_empty", known=", ".join(known)))
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise ConfigError(f"--parts: unknown part {unknown[0]!r} (known: {', '.join(known)})")
+        raise ConfigError(t("console.parts_unknown", name=unknown[0], known=", ".join(known)))
     return names
 
 

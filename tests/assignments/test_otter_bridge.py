@@ -379,7 +379,13 @@ def test_the_plugins_report_names_the_parts_in_the_students_language() -> None:
 
     merged = {
         "parts": [
-            {"part": "look_ahead_mask", "title": "Look-ahead mask", "points": 1, "max_points": 10, "checks": [{"skipped": False}]},
+            {
+                "part": "look_ahead_mask",
+                "title": "Look-ahead mask",
+                "points": 1,
+                "max_points": 10,
+                "checks": [{"skipped": False}],
+            },
             {"part": "training", "title": "Training run", "points": 0, "max_points": 20, "checks": [{"skipped": True}]},
         ]
     }

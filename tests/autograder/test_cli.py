@@ -155,7 +155,7 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
+        (["--parts", "decoder,nope"], "--parts: 알 수 없는 파트 'nope'"),
         (["--jobs", "0"], "grading.jobs: must be at least 1"),
         (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
         (["--set", "training.mode=gpu"], "--set: training.mode: must be one of"),
@@ -181,7 +181,7 @@ def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
     assert grade(str(tmp_path / "nothing.ipynb")) == cli.EXIT_USAGE
-    assert "no such file or folder" in capsys.readouterr().err
+    assert "그런 파일이나 폴더가 없습니다" in capsys.readouterr().err
 
 
 def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):

@@ -170,7 +170,7 @@ def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp
 
 def test_report_of_a_folder_without_a_stored_batch_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path)]) == cli.EXIT_USAGE
-    assert "no stored grading" in capsys.readouterr().err
+    assert "저장된 채점 결과가 없습니다" in capsys.readouterr().err
 
 
 def test_a_store_with_results_of_other_inputs_reports_them_as_not_graded(tmp_path):
