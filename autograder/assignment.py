@@ -113,6 +113,9 @@ class Assignment:
     worker_preload: tuple[str, ...] = ()
     # Grades the part assignment.yml's `training_part` names (None: the assignment has no training part).
     training: TrainingHook | None = None
+    # config -> why the training part cannot succeed on this machine (its data missing, say), in the
+    # staff's language; asked by the CLI before a `--train` grading starts (None: nothing to say).
+    training_preflight: Callable[[GraderConfig], str | None] | None = None
     sidecar_names: SidecarHook | None = None
     # Reads a graded run's figures for the class view (None: the class view shows no training figures).
     training_figures: FiguresHook | None = None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
 from autograder.grading import GradeFunction, Submission
+from autograder.i18n import t
 from autograder.progress import BatchProgress
 from autograder.reports.files import RESERVED_STEMS
 from autograder.results import SubmissionResult
@@ -141,15 +142,13 @@ def expand_paths(paths: Sequence[str | Path], recursive: bool = False) -> list[S
             files = _folder_files(given, recursive)
             if not files:
                 kinds = " or ".join(f"*{suffix}" for suffix in SUBMISSION_SUFFIXES)
-                raise SubmissionPathError(
-                    f"{given}: folder holds no {kinds} files"
-                    + ("" if recursive else " (use --recursive for subfolders)")
-                )
+                hint = "" if recursive else t("console.use_recursive")
+                raise SubmissionPathError(t("console.empty_folder", path=given, kinds=kinds, hint=hint))
             found.extend((path, readable_name(label), readable_name(path.as_posix())) for path, label in files)
         elif given.is_file():
             found.append((given, readable_name(given.name), readable_name(given.as_posix())))
         else:
-            raise SubmissionPathError(f"{given}: no such file or folder")
+            raise SubmissionPathError(t("console.no_such_path", path=given))
     firsts: dict[Path, tuple[Path, str, str]] = {}
     for entry in found:
         firsts.setdefault(entry[0].resolve(), entry)
@@ -203,7 +202,7 @@ def grade_all(
 
         executor = LocalExecutor(jobs)
     results: dict[int, SubmissionResult] = {}
-    with BatchProgress(len(submissions), progress, config.feedback.language) as bar:
+    with BatchProgress(len(submissions), progress, config.feedback.language, jobs=jobs) as bar:
 
         def finished(index: int, result: SubmissionResult) -> None:
             results[index] = result
@@ -451,7 +450,7 @@ def stored_config(out_dir: Path) -> GraderConfig:
 
     store = ResultsStore(out_dir)
     if not (store.folder / "batch.json").is_file():
-        raise FileNotFoundError(f"{out_dir}: no stored grading here (grade into it first)")
+        raise FileNotFoundError(t("console.no_stored_grading", path=out_dir))
     return store.config()
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, FeedbackConfig, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
 from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
@@ -21,7 +22,7 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
-from autograder.i18n import t, use_language
+from autograder.i18n import say, set_language, t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
@@ -250,10 +251,10 @@ def parse_parts(text: str | None, config: GraderConfig) -> list[str] | None:
     names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     known = list(config.parts)
     if not names:
-        raise ConfigError(f"--parts: give at least one of {', '.join(known)}")
+        raise ConfigError(t("console.parts_empty", known=", ".join(known)))
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise ConfigError(f"--parts: unknown part {unknown[0]!r} (known: {', '.join(known)})")
+        raise ConfigError(t("console.parts_unknown", name=unknown[0], known=", ".join(known)))
     return names
 
 
@@ -293,6 +294,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     except ImportError as error:
         return command_error(f"cannot load the grading engine (autograder.engine): {error}", EXIT_CRASH)
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
+    set_language(config.feedback.language, assignment.messages_dir)  # the console speaks it too
     grade_function = partial(grade_submission, assignment=assignment)
     from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
     from autograder.sandbox.uidjail import close_to_workers
@@ -304,6 +306,9 @@ def _command_grade(args: argparse.Namespace) -> int:
     if isolation == "uid":  # workers run as bare uids: no upload or report of another is theirs to read
         Path(config.grading.out_dir).mkdir(parents=True, exist_ok=True)
         close_to_workers([*args.paths, config.grading.out_dir])
+    preflight = assignment.training_preflight  # said once, before grading: each training part would fail alike
+    if config.training.enabled and preflight is not None and (warning := preflight(config)):
+        print(warning, file=sys.stderr)
     # The batch bar: for more than one submission (a single one shows its training part's lines).
     show_progress = config.grading.progress and (
         len(submissions) > 1 or any(Path(path).is_dir() for path in args.paths)
@@ -340,8 +345,7 @@ def _command_grade(args: argparse.Namespace) -> int:
     except (ClusterTooSmall, TimesError) as error:
         return command_error(error)
     except batch.BatchInterrupted as interrupted:
-        with use_language(config.feedback.language):
-            print(t("progress.interrupted", stored=interrupted.stored, out_dir=out_dir), file=sys.stderr)
+        say("progress.interrupted", stored=interrupted.stored, out_dir=out_dir)
         return EXIT_INTERRUPTED
     finally:  # e.g. the Ray started for this batch, and its folder
         close = getattr(executor, "close", None)
@@ -353,8 +357,8 @@ def _command_grade(args: argparse.Namespace) -> int:
     elif not args.quiet:
         sys.stdout.write(render_report(results, config.parts))
     if not args.quiet:
-        reused = f"; {len(run.reused)} stored result(s) still current, not graded again" if run.reused else ""
-        print(f"Graded {len(run.graded)} submission(s){reused}. Reports written to {out_dir}", file=sys.stderr)
+        key = "console.graded_reused" if run.reused else "console.graded"
+        say(key, count=len(run.graded), reused=len(run.reused), out_dir=out_dir)
         if run.regraded:
             print_changes(run.changes, out_dir / REGRADE_NAME)
     return EXIT_OK
@@ -366,26 +370,25 @@ def _command_class_view(out_dir: Path, assignment: Assignment) -> int:
     config, results, stems, missing = batch.load_stored_batch(out_dir)
     links = [f"{stem}.html" if (out_dir / f"{stem}.html").is_file() else f"{stem}.md" for stem in stems]
     write_class_view(results, config, assignment, out_dir, missing, links)
-    print(f"{out_dir / CLASS_HTML}: {len(results)} result(s), {len(missing)} not graded yet", file=sys.stderr)
+    say("console.class_view", path=out_dir / CLASS_HTML, count=len(results), missing=len(missing))
     return EXIT_OK
 
 
 def _command_report(args: argparse.Namespace) -> int:
     try:  # the assignment the stored batch graded, loaded once for whichever report is asked
-        assignment = assignment_of(batch.stored_config(args.out_dir))
+        config = batch.stored_config(args.out_dir)
+        assignment = assignment_of(config)
     except FileNotFoundError as error:
         return command_error(error)
+    set_language(config.feedback.language, assignment.messages_dir)
     if args.compare is not None:
         return command_compare(args.out_dir, args.compare, assignment)
     if args.class_view:
         return _command_class_view(args.out_dir, assignment)
     reported, missing = batch.rebuild_reports(args.out_dir, assignment, html=args.html, reporter=args.reporter_payload)
-    print(f"{args.out_dir}: reports rebuilt for {reported} submission(s)", file=sys.stderr)
+    say("console.rebuilt", out_dir=args.out_dir, count=reported)
     if missing:
-        print(
-            f"not graded yet ({len(missing)}): {', '.join(missing)} - run the same grade command again to grade them",
-            file=sys.stderr,
-        )
+        say("console.not_graded_yet", count=len(missing), names=", ".join(missing))
     return EXIT_OK
 
 
@@ -417,12 +420,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")
     args = build_parser().parse_args(argv)
-    with sigterm_as_interrupt() as terminated:
+    # Before a configuration is read (its errors, `config`): --language, else feedback's default.
+    with (
+        sigterm_as_interrupt() as terminated,
+        use_language(getattr(args, "language", None) or FeedbackConfig().language),
+    ):
         try:
             code = _run_command(args)
         except KeyboardInterrupt:  # SIGTERM in the instant the command returned
             code = EXIT_INTERRUPTED
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
+
+
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """`python -m autograder`: `main(argv)`, then exit. Once stopped it exits with the line printed,
+    skipping the interpreter's teardown (seconds with torch) and the joins of pool processes that
+    still unwind (they end themselves, see executors.local; sandboxes die with their parent)."""
+    code = main(argv)
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        import multiprocessing.util  # the pool's semaphores unlinked: else its resource tracker warns of leaks
+
+        multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]  # what its own exit handler runs first
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -446,7 +468,7 @@ def _run_command(args: argparse.Namespace) -> int:
             return run_similarity(args)
         return _command_grade(args)
     except KeyboardInterrupt:  # before or after the batch (during it: _command_grade says what was stored)
-        print(t("progress.interrupted_plain"), file=sys.stderr)
+        say("progress.interrupted_plain")
         return EXIT_INTERRUPTED
     except Exception:  # a bug in the grader: show it, and say so with the exit code
         traceback.print_exc()

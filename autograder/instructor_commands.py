@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.exit_codes import EXIT_OK, command_error
+from autograder.i18n import say, set_language, use_language
 from autograder.reports.regrade import PointsChange, changed_submissions
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def print_changes(changes: Sequence[PointsChange], path: Path) -> None:
         path: the CSV written.
     """
     students = changed_submissions(changes)
-    print(f"Regrade: points changed for {len(students)} submission(s); table in {path}", file=sys.stderr)
+    say("console.regrade", count=len(students), path=path)
     for change in changes:
         if change.level == "total":
             old = "-" if change.old is None else f"{change.old:g}"
@@ -74,7 +75,6 @@ def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int
         The exit code.
     """
     from autograder.batch import load_stored_batch
-    from autograder.i18n import use_language
     from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
 
     try:
@@ -86,7 +86,7 @@ def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int
     path = out_dir / REGRADE_NAME
     with use_language(config.feedback.language, assignment.messages_dir):
         write_regrade_csv(changes, path)
-    print_changes(changes, path)
+        print_changes(changes, path)
     return EXIT_OK
 
 
@@ -115,6 +115,7 @@ def command_export(args: argparse.Namespace) -> int:
         roster = read_roster(args.roster, args.match_column) if args.roster else None
     except (FileNotFoundError, RosterError) as error:
         return command_error(error)
+    set_language(config.feedback.language)  # the summary lines in the staff's language
     dest = args.dest or args.out_dir
     dest.mkdir(parents=True, exist_ok=True)
     title = config.assignment.title or config.assignment.name or "assignment"
@@ -122,16 +123,16 @@ def command_export(args: argparse.Namespace) -> int:
     if roster is not None:
         matching = match(roster, results)
         canvas = dest / CANVAS_NAME
-        canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8")
+        canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8-sig")
         students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
-        print(f"{canvas}: {len(matching.by_row)} of {len(roster.rows)} student(s) graded", file=sys.stderr)
+        say("console.canvas", path=canvas, matched=len(matching.by_row), rows=len(roster.rows))
         if matching.unmatched:
-            print(f"not on the roster ({len(matching.unmatched)}): {', '.join(matching.unmatched)}", file=sys.stderr)
+            say("console.not_on_roster", count=len(matching.unmatched), names=", ".join(matching.unmatched))
         if matching.ambiguous:
-            print(f"several submissions, left blank: {', '.join(matching.ambiguous)}", file=sys.stderr)
+            say("console.ambiguous", names=", ".join(matching.ambiguous))
     long_path = dest / LONG_NAME
-    long_path.write_text(render_long_csv(results, title, students), encoding="utf-8")
-    print(f"{long_path}: {len(results)} submission(s)", file=sys.stderr)
+    long_path.write_text(render_long_csv(results, title, students), encoding="utf-8-sig")  # BOM: for Excel
+    say("console.long_csv", path=long_path, count=len(results))
     if missing:
-        print(f"not graded yet ({len(missing)}): {', '.join(missing)}", file=sys.stderr)
+        say("console.not_graded_yet", count=len(missing), names=", ".join(missing))
     return EXIT_OK

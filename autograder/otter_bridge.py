@@ -544,7 +544,8 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
                 "runs": [{"parts": r.parts, "seconds": round(r.seconds, 2), "failure": r.failure} for r in runs],
             },
         )
-        self.report = self._report(merged, runs, time.monotonic() - started)
+        with use_language(*self.language):  # the parts' lines in the student's language
+            self.report = self._report(merged, runs, time.monotonic() - started)
 
     def generate_report(self) -> str:
         """Per-part scores and engine run times, printed by Otter after grading."""
@@ -553,7 +554,8 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
     @staticmethod
     def _report(merged: Mapping[str, Any], runs: Sequence[EngineRun], seconds: float) -> str:
         lines = [
-            f"{p['part']}: " + ("skipped" if _is_skipped(p) else f"{p['points']:g}/{p['max_points']:g}")
+            f"{part_title(p['part'], p['title'])}: "
+            + (t("report.skipped") if _is_skipped(p) else f"{p['points']:g}/{p['max_points']:g}")
             for p in merged["parts"]
         ]
         lines += [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,6 +26,21 @@ class Verdict:
     library_calls: tuple[str, ...] = ()  # watched library calls the worker recorded during the check
 
 
+# Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
+_STUDENT_LINE = re.compile(r"cell (\d+), line (\d+)(?:, in (.+))?")
+
+
+def student_line(where: str) -> str:
+    """The worker's "cell 15, line 13, in forward" in the catalogue's words, as the load problems say
+    cells and lines (another form is shown as it is). Args: where. Returns: the text."""
+    from autograder.i18n import t
+
+    if (found := _STUDENT_LINE.fullmatch(where)) is None:
+        return where
+    cell, line, function = found.groups()
+    return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)
+
+
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     """Turn an exception raised during a check into a failed verdict.
 
@@ -43,7 +59,7 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
     if isinstance(error, CheckFailed):
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
-        where = f" ({error.where})" if getattr(error, "where", "") else ""
+        where = f" ({student_line(error.where)})" if getattr(error, "where", "") else ""
         return Verdict(
             False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where), blocking=True
         )
@@ -56,6 +72,10 @@ def _part_of(item: pytest.Item) -> str:
     """The check module (one part's checks) a collected check comes from."""
     module = getattr(item, "module", None)  # set on pytest.Function, which every check is
     return module.__name__ if module is not None else ""
+
+
+# What a check's failure may raise: an error, or pytest's own outcomes (BaseExceptions too).
+_VERDICTS = (Exception, pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)
 
 
 class _ContextPlugin:
@@ -72,6 +92,12 @@ class _ContextPlugin:
         # memory in it: the part's remaining checks fail at once with that reason instead of
         # paying a timeout and a worker restart each.
         self.stopped_parts: dict[str, str] = {}
+        # A stop of the grading (a pool process's SIGTERM, Ctrl-C) that reached a check: pytest would
+        # count it as that check's failure and run the rest; the session ends and it is raised again.
+        self.stop: BaseException | None = None
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.stop = self.stop or excinfo.value  # Ctrl-C in the grader's own process: pytest ends the session
 
     @pytest.hookimpl(tryfirst=True)  # before the fixtures, which may call the student's code
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -96,6 +122,9 @@ class _ContextPlugin:
         check_id = item.name.removeprefix("test_")
         if call.when == "call" and report.passed:
             self.verdicts.setdefault(check_id, Verdict(True))
+        elif report.failed and call.excinfo is not None and not isinstance(call.excinfo.value, _VERDICTS):
+            self.stop = call.excinfo.value
+            item.session.shouldstop = "the grading was stopped"
         elif report.failed and call.excinfo is not None:
             self.verdicts[check_id] = explain_exception(call.excinfo.value, self.budget_s)
             if isinstance(call.excinfo.value, WorkerFailure):
@@ -132,6 +161,8 @@ def run_checks(
     # pytest's own report is noise here; the verdicts carry everything that matters.
     with contextlib.redirect_stdout(io.StringIO()), _torch_threads(CHECK_THREADS):
         pytest.main(args, plugins=[plugin])
+    if plugin.stop is not None:
+        raise plugin.stop
     return plugin.verdicts
 
 

@@ -13,7 +13,7 @@ import mtkit
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from assignments.transformer_mt.report_view import report_sections, training_figures
 from autograder.assignment import Assignment, TrainingOutcome
-from autograder.i18n import current_language, use_language
+from autograder.i18n import current_language, t, use_language
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
@@ -73,6 +73,17 @@ def run_training(
     # this assignment; naming it here keeps the hook whole when a tool calls it on its own.
     with use_language(current_language(), MESSAGES_DIR):
         return run_training_part(statements, config, grader_globals, submission=submission)
+
+
+def data_preflight(config: GraderConfig) -> str | None:
+    """Before a `--train` grading, the staff's warning when its Multi30k data will not be found here
+    (None: a complete local folder). Args: config, the validated configuration. Returns: the text."""
+    from assignments.transformer_mt.settings import data_settings
+    from mtkit.corpus import local_data_problem
+
+    problem = local_data_problem(data_settings(config).local_dir)
+    with use_language(current_language(), MESSAGES_DIR):
+        return None if problem is None else t("training.data_preflight", reason=problem or t("training.data_no_folder"))
 
 
 def sidecar_names(config: GraderConfig, stem: str) -> list[str]:
@@ -137,6 +148,7 @@ ASSIGNMENT = Assignment(
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
     worker_preload=WORKER_PRELOAD,
     training=run_training,
+    training_preflight=data_preflight,
     sidecar_names=sidecar_names,
     training_figures=training_figures,
     report_extras=report_extras,

@@ -19,6 +19,7 @@ is far above their test BLEU (training.memorisation_gap) are held for a TA's rev
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from autograder.i18n import t
 from autograder.part_kinds import worker_limits
 from autograder.progress import training_progress_shown
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
+from mtkit.corpus import CorpusError
 from reference.transformer_mt.train import model_arguments
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
@@ -135,7 +137,13 @@ def run_training_part(
         return TrainingOutcome(False, t("training.not_graded", reason=refused), details)
     if checkpoint is not None:
         details["checkpoint"] = {"file": checkpoint.name, "bytes": len(checkpoint.data), "sha256": checkpoint.sha256}
-    data = load_data(config)
+    label = Path(submission).name if submission is not None else mode.name
+    if config.grading.progress:  # from the first second: preparing the data takes a while the first time
+        print(t("training.progress.preparing", label=label), file=sys.stderr, flush=True)
+    try:
+        data = load_data(config)
+    except CorpusError as error:  # the grader's data, not the submission: the other parts keep their points
+        return TrainingOutcome(False, t("training.data_missing", reason=error), details)
     vocab_sizes = {lang: len(v) for lang, v in data.vocabs.items()}
     budget = float(profile["time_budget_s"])
     globals_ = {**grader_globals, "vocab_size": dict(vocab_sizes)}
@@ -174,7 +182,6 @@ def run_training_part(
                 details["evaluated_by"] = NOT_FITTED
                 details["not_fitted_detail"] = fit.detail or {}
                 return TrainingOutcome(False, t("training.not_fitted", reason=fit.problem), details)
-            label = Path(submission).name if submission is not None else mode.name
             with training_progress_shown(label, budget, config.grading.progress):
                 evaluation = mode.evaluate(worker, session, hparams, data, budget, details)
         except (StudentError, WorkerFailure) as error:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from types import FrameType
@@ -17,9 +18,12 @@ from autograder.executors.base import ResultCallback
 from autograder.grading import GradeFunction, Submission, grade_one, grader_error_result
 from autograder.results import SubmissionResult
 
-# On Ctrl-C the grader asks its pool processes to stop (SIGTERM); one that is grading unwinds (so
-# that its sandbox workers are closed), and is killed if it has not exited after this many seconds.
-STOP_GRACE_S = 30.0
+# On Ctrl-C the grader asks its pool processes to stop (SIGTERM) and waits ANSWER_S for them
+# before it answers; one that is grading unwinds (its sandbox workers are closed and their folders
+# removed) on its own, and ends itself (SIGALRM) if that takes more than STOP_GRACE_S. Its sandbox
+# processes die with it in any case (their parent-death signal).
+STOP_GRACE_S = 30
+ANSWER_S = 1.0
 
 
 class GradingStopped(BaseException):
@@ -32,12 +36,16 @@ _grading_now = False  # in a pool process: a submission is being graded (else SI
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     if not _grading_now:
         os._exit(0)  # idle: nothing to close
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one must not cut the unwinding short
+    signal.alarm(STOP_GRACE_S)  # bounded though nobody waits, and though a finalizer swallows the exception
     raise GradingStopped
 
 
 def _pool_process_setup() -> None:
-    """Runs first in each pool process: Ctrl-C is the grader's to handle, SIGTERM stops the grading."""
+    """Runs first in each pool process: Ctrl-C is the grader's to handle, SIGTERM stops the grading.
+    SIGINT was blocked from its birth (`_submit`): one sent during its start-up is dropped here."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
 
 
@@ -55,12 +63,15 @@ def _grade_in_pool(
         _grading_now = False
 
 
-def stop_pool(pool: ProcessPoolExecutor, grace_s: float = STOP_GRACE_S) -> None:
+def stop_pool(pool: ProcessPoolExecutor, wait_s: float = ANSWER_S) -> None:
     """Stop a pool's processes now (gradings in flight are abandoned, their sandboxes closed).
+
+    The pool is not waited for beyond `wait_s` (nor by `shutdown`, which would join every process):
+    a process still unwinding then finishes on its own, within its STOP_GRACE_S alarm.
 
     Args:
         pool: the pool (its queued work is cancelled).
-        grace_s: how long each process may take to unwind before it is killed.
+        wait_s: how long to wait for the processes to exit.
     """
     try:  # a second Ctrl-C must not cut this short (signals can only be set from the main thread)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -71,16 +82,29 @@ def stop_pool(pool: ProcessPoolExecutor, grace_s: float = STOP_GRACE_S) -> None:
         for process in processes:
             if process.is_alive():
                 process.terminate()
-        deadline = time.monotonic() + grace_s
+        deadline = time.monotonic() + wait_s
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join(5)
         pool.shutdown(wait=False, cancel_futures=True)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _stopped_on_interrupt(pool: ProcessPoolExecutor) -> Iterator[ProcessPoolExecutor]:
+    """The pool, shut down when the block ends; Ctrl-C stops it (`stop_pool`) without the wait
+    for every process that `with pool:` would add."""
+    stopped = False
+    try:
+        yield pool
+    except KeyboardInterrupt:
+        stopped = True
+        stop_pool(pool)
+        raise
+    finally:
+        if not stopped:
+            pool.shutdown(wait=True)
 
 
 class LocalExecutor:
@@ -151,7 +175,13 @@ class _ParallelGrader:
 
     def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future[SubmissionResult]:
         grade_function, config, parts = self.task
-        return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
+        # A process spawned here inherits SIGINT blocked: a Ctrl-C during its start-up is not a
+        # traceback of its own; here it is held until the submit returns.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def _drain(self, futures: dict[Future[SubmissionResult], int], suspects: list[int]) -> bool:
         """Hand on the finished futures' results; those whose worker process died become suspects
@@ -164,12 +194,8 @@ class _ParallelGrader:
         return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=_pool_process_setup)
 
     def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
-        with self._pool(self.jobs) as pool:
-            try:
-                self._fill_and_wait(pool, pending, suspects)
-            except KeyboardInterrupt:
-                stop_pool(pool)
-                raise
+        with _stopped_on_interrupt(self._pool(self.jobs)) as pool:
+            self._fill_and_wait(pool, pending, suspects)
 
     def _fill_and_wait(self, pool: ProcessPoolExecutor, pending: deque[int], suspects: list[int]) -> None:
         """Keep `jobs` gradings in flight until none is pending, or until the pool breaks."""
@@ -188,13 +214,10 @@ class _ParallelGrader:
                 return
 
     def _grade_alone(self, index: int) -> SubmissionResult:
-        with self._pool(1) as pool:
+        with _stopped_on_interrupt(self._pool(1)) as pool:
             future = self._submit(pool, index)
             try:
                 return future.result()
-            except KeyboardInterrupt:
-                stop_pool(pool)
-                raise
             except BrokenProcessPool:
                 reason = "the grading process died (crash or out of memory)"
             except Exception as error:

@@ -19,14 +19,13 @@ import io
 import json
 import os
 import signal
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.i18n import LANGUAGES, t, use_language
+from autograder.i18n import LANGUAGES, say, t, use_language
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
@@ -398,13 +397,13 @@ def _run(args: argparse.Namespace) -> int:
     """`main` once the arguments are parsed, in the chosen language."""
     tests_dir = Path(args.tests)
     if not otter_test_files(tests_dir):
-        print(f"error: no Otter test files in {tests_dir}/", file=sys.stderr)
+        say("console.error", message=t("public.no_tests", folder=tests_dir))
         return 2
     try:
         notebook = find_notebook(Path.cwd(), args.notebook)
     except FileNotFoundError as error:
         append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), f"{t('public.heading')}\n\n⚠️ {error}\n")
-        print(f"error: {error}", file=sys.stderr)
+        say("console.error", message=error)
         return 1 if args.strict else 0
     outcomes, problems = run_public_checks(notebook, tests_dir, args.timeout)
     payloads = outcome_payloads(outcomes)
@@ -419,7 +418,7 @@ def _run(args: argparse.Namespace) -> int:
         os.environ.get("GITHUB_OUTPUT"),
         {**reporter_outputs(payloads), "score": _points(total), "max-score": _points(possible)},
     )
-    print(f"public checks: {_points(total)}/{_points(possible)}")
+    print(t("public.console_total", points=_points(total), possible=_points(possible)))
     return 1 if args.strict and not all(o.passed for o in outcomes) else 0
 
 

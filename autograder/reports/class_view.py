@@ -315,6 +315,6 @@ def write_class_view(
         figures = assignment.training_figures
         data = class_data(results, config.parts, config.training_part(), figures, title, missing, links)
         texts = {CLASS_HTML: render_class_html(data), CLASS_JSON: dumps_stable(data), **class_csvs(data)}
-    for name, text in texts.items():
-        (out_dir / name).write_text(text, encoding="utf-8")
+    for name, text in texts.items():  # the CSVs with a BOM: Excel, what Korean staff open them with, reads Hangul then
+        (out_dir / name).write_text(text, encoding="utf-8-sig" if name.endswith(".csv") else "utf-8")
     return [out_dir / name for name in texts]

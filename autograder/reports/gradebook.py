@@ -150,4 +150,6 @@ def write_gradebook(results: Sequence[SubmissionResult], path: Path, config_part
         path: the destination, e.g. `<out>/gradebook.csv`.
         config_parts: `config.parts`.
     """
-    path.write_text(render_gradebook(results, config_parts), encoding="utf-8", newline="")
+    path.write_text(
+        render_gradebook(results, config_parts), encoding="utf-8-sig", newline=""
+    )  # a BOM: Excel reads Hangul

@@ -14,6 +14,7 @@ from autograder.reports.common import (
     SKIPPED,
     ConfigParts,
     PartColumn,
+    format_points,
     format_score,
     graded_possible,
     ordered_parts,
@@ -86,6 +87,8 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
         Markdown text ending with a newline.
     """
     total = format_score(result.points, graded_possible(result))
+    if (record := result.late) is not None and record["penalty_points"]:  # the graded points, then what counts
+        total = t("late.total", raw=total, final=format_points(record["final_points"]))
     shown: set[str] = set()
     rows = [
         [escape_cell(part_title(part.part, part.title)), score_cell(part_score(part)), _failed_checks(part, shown)]

@@ -136,4 +136,4 @@ def write_regrade_csv(changes: Sequence[PointsChange], path: Path) -> None:
         changes: from `diff_results`.
         path: e.g. `<out>/regrade.csv`.
     """
-    path.write_text(render_regrade_csv(changes), encoding="utf-8", newline="")
+    path.write_text(render_regrade_csv(changes), encoding="utf-8-sig", newline="")  # a BOM: Excel reads Hangul

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+import unicodedata
 from collections.abc import Sequence
 
+from autograder.i18n import part_title, t
 from autograder.reports.common import (
     SKIPPED,
     ConfigParts,
     PartColumn,
-    format_points,
     format_score,
     graded_possible,
     ordered_parts,
@@ -19,6 +20,8 @@ from autograder.reports.common import (
     part_score,
     skip_reason,
 )
+from autograder.reports.late_text import late_lines
+from autograder.reports.markdown import score_cell, status_label
 from autograder.results import CheckResult, SubmissionResult
 
 GAP = "  "
@@ -42,19 +45,33 @@ def terminal_width(width: int | None = None) -> int:
     return max(40, width)
 
 
+def columns_of(text: str) -> int:
+    """The columns `text` takes on a terminal: East Asian wide characters (Hangul) take two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """`text` padded with spaces to `width` terminal columns (ljust/rjust by columns, not characters)."""
+    space = " " * max(0, width - columns_of(text))
+    return space + text if right else text + space
+
+
 def _truncate(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 3)] + "..."
+    if columns_of(text) <= width:
+        return text
+    while text and columns_of(text) > width - 3:
+        text = text[:-1]
+    return text + "..."
 
 
 def _layout(rows: list[list[str]], header: list[str]) -> list[int]:
-    return [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return [max(columns_of(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
 
 def _render_rows(header: list[str], rows: list[list[str]], widths: list[int]) -> list[str]:
     def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [cell.rjust(widths[i + 1]) for i, cell in enumerate(cells[1:-1])]
-        return GAP.join([first, *rest, cells[-1].ljust(widths[-1])]).rstrip()
+        rest = [_pad(cell, widths[i + 1], right=True) for i, cell in enumerate(cells[1:-1])]
+        return GAP.join([_pad(cells[0], widths[0]), *rest, _pad(cells[-1], widths[-1])]).rstrip()
 
     return [line(header), GAP.join("-" * w for w in widths), *(line(row) for row in rows)]
 
@@ -77,18 +94,23 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
     rows = [
         [
             result.submission,
-            *(part_cell(result, column.name) for column in columns),
+            *(score_cell(part_cell(result, column.name)) for column in columns),
             format_score(result.points, graded_possible(result)),
-            result.status,
+            status_label(result.status),
         ]
         for result in results
     ]
-    header = ["submission", *(column.title for column in columns), "total", "status"]
+    titles = [part_title(column.name, column.title) for column in columns]
+    ends = [t("report.submission")], [t("report.total"), t("report.status")]
+    header = [*ends[0], *titles, *ends[1]]
     widths = _layout(rows, header)
     legend: list[str] = []
     if sum(widths) + len(GAP) * (len(widths) - 1) > width:
-        header = ["submission", *(f"P{i}" for i in range(1, len(columns) + 1)), "total", "status"]
-        legend = [f"P{i} = {column.title} ({column.name})" for i, column in enumerate(columns, 1)]
+        header = [*ends[0], *(f"P{i}" for i in range(1, len(columns) + 1)), *ends[1]]
+        legend = [
+            t("console.legend", number=i, title=title, name=column.name)
+            for i, (column, title) in enumerate(zip(columns, titles, strict=True), 1)
+        ]
         widths = _layout(rows, header)
     overflow = sum(widths) + len(GAP) * (len(widths) - 1) - width
     if overflow > 0:
@@ -112,11 +134,12 @@ def _wrap(text: str, width: int, indent: str = MESSAGE_INDENT) -> list[str]:
 
 def _check_lines(check: CheckResult, name_width: int, width: int, shown: set[str]) -> list[str]:
     if check.skipped:
-        marker, score = "SKIP", SKIPPED
+        marker, score = t("console.skip"), t("report.skipped")
     else:
-        marker = "PASS" if check.passed else "FAIL"
+        marker = t("console.pass") if check.passed else t("console.fail")
         score = format_score(check.points, check.max_points)
-    lines = [f"  {marker}  {check.check_id.ljust(name_width)}  {score.rjust(SCORE_WIDTH)}"]
+    marker = _pad(marker, max(columns_of(t(f"console.{m}")) for m in ("pass", "fail", "skip")))
+    lines = [f"  {marker}  {_pad(check.check_id, name_width)}  {_pad(score, SCORE_WIDTH, right=True)}"]
     # A message shared by many checks (e.g. an unreadable file) is printed only once.
     if check.message and (not check.passed or check.skipped) and check.message not in shown:
         lines.extend(_wrap(check.message, width))
@@ -139,21 +162,24 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
     width = terminal_width(width)
     parts = ordered_parts(result, columns)
     total = format_score(result.points, graded_possible(result))
-    lines = [f"{result.submission}: {total} ({result.status})"]
-    check_prefix = len("  PASS  ")
+    lines = [f"{result.submission}: {total} ({status_label(result.status)})"]
+    check_prefix = 4 + max(columns_of(t(f"console.{m}")) for m in ("pass", "fail", "skip"))
+    titles = [part_title(part.part, part.title) for part in parts]
     name_width = max(
-        [len(c.check_id) for p in parts for c in p.checks] + [len(p.title) - check_prefix for p in parts] + [20]
+        [len(c.check_id) for p in parts for c in p.checks]
+        + [columns_of(title) - check_prefix for title in titles]
+        + [20]
     )
     title_width = name_width + check_prefix
     shown_messages: set[str] = set()
-    for part in parts:
-        lines.extend(["", f"{part.title.ljust(title_width)}  {part_score(part).rjust(SCORE_WIDTH)}"])
+    for part, title in zip(parts, titles, strict=True):
+        lines.extend(["", f"{_pad(title, title_width)}  {_pad(score_cell(part_score(part)), SCORE_WIDTH, right=True)}"])
         if not part.skipped:
             for check in part.checks:
                 lines.extend(_check_lines(check, name_width, width, shown_messages))
         elif reason := skip_reason(part):
             lines.extend(_wrap(reason, width, indent="  "))
-    for heading, entries in (("Load problems", result.load_problems), ("Notes", result.notes)):
+    for heading, entries in ((t("report.load_problems"), result.load_problems), (t("report.notes"), result.notes)):
         if entries:
             lines.extend(["", f"{heading}:"])
             for entry in entries:
@@ -163,13 +189,8 @@ def render_details(result: SubmissionResult, columns: Sequence[PartColumn] = (),
 
 def _late_summary(results: Sequence[SubmissionResult]) -> str:
     """Lines under the table for the submissions a late penalty applied to (the table shows raw points)."""
-    return "".join(
-        f"\nlate: {result.submission}: {late['units_late']} {late['unit']}(s) after the deadline, "
-        f"{format_points(late['raw_points'])} - {format_points(late['penalty_points'])} "
-        f"= {format_points(late['final_points'])}"
-        for result in results
-        if (late := result.late) is not None and late["penalty_points"]
-    )
+    penalised = [result for result in results if result.late is not None and result.late["penalty_points"]]
+    return "".join(f"\n{result.submission}: {late_lines(result)[-1]}" for result in penalised)
 
 
 def render_report(

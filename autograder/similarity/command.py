@@ -11,7 +11,7 @@ from autograder import config as grader_config
 from autograder.assignment import assignment_of
 from autograder.config import ConfigError
 from autograder.exit_codes import EXIT_OK, command_error
-from autograder.i18n import use_language
+from autograder.i18n import t, use_language
 from autograder.similarity.compare import Settings, fingerprint_all, rank_pairs
 from autograder.similarity.extract import solved_notebook, template_notebooks
 from autograder.similarity.report import write_similarity_report
@@ -44,10 +44,13 @@ def run_similarity(args: argparse.Namespace) -> int:
     pairs = [pair for pair in rank_pairs(compared, settings) if pair.similarity >= settings.threshold]
     with use_language(config.feedback.language, assignment.messages_dir):
         written = write_similarity_report(pairs, compared, args.out)
-    seconds = time.perf_counter() - started
-    print(
-        f"{len(compared)} submission(s), {len(pairs)} pair(s) at or above {settings.threshold:g} "
-        f"({seconds:.1f} s): {', '.join(map(str, written))}",
-        file=sys.stderr,
-    )
+        summary = t(
+            "console.similarity",
+            count=len(compared),
+            pairs=len(pairs),
+            threshold=f"{settings.threshold:g}",
+            seconds=f"{time.perf_counter() - started:.1f}",
+            written=", ".join(map(str, written)),
+        )
+    print(summary, file=sys.stderr)
     return EXIT_OK

@@ -146,8 +146,8 @@ def write_similarity_report(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, groups_path, html_path = out_dir / PAIRS_CSV, out_dir / GROUPS_CSV, out_dir / PAIRS_HTML
-    csv_path.write_text(pairs_csv(pairs), encoding="utf-8")
+    csv_path.write_text(pairs_csv(pairs), encoding="utf-8-sig")  # a BOM: Excel reads Hangul names
     groups = [[n, len(g), csv_cell(" ".join(g))] for n, g in enumerate(copy_groups(pairs), start=1)]
-    groups_path.write_text(csv_text([["group", "size", "members"], *groups]), encoding="utf-8")
+    groups_path.write_text(csv_text([["group", "size", "members"], *groups]), encoding="utf-8-sig")
     html_path.write_text(pairs_html(pairs, submissions, limit), encoding="utf-8")
     return [csv_path, groups_path, html_path]

@@ -370,3 +370,25 @@ def test_the_zip_states_refused_upload_entries_in_the_engines_language(tmp_path:
     with use_language(language):
         expected = t("upload.symlink")
     assert upload.refused == {"notes.txt": expected}
+
+
+def test_the_plugins_report_names_the_parts_in_the_students_language() -> None:
+    """Otter prints it under the results: "Look-ahead 마스크: 1/10", not "look_ahead_mask: 1/10"."""
+    from autograder.assignment import load_assignment
+    from autograder.i18n import use_language
+
+    merged = {
+        "parts": [
+            {
+                "part": "look_ahead_mask",
+                "title": "Look-ahead mask",
+                "points": 1,
+                "max_points": 10,
+                "checks": [{"skipped": False}],
+            },
+            {"part": "training", "title": "Training run", "points": 0, "max_points": 20, "checks": [{"skipped": True}]},
+        ]
+    }
+    with use_language("ko", load_assignment("transformer_mt").messages_dir):
+        report = bridge.EnginePlugin._report(merged, [], 1.0)
+    assert report.splitlines()[:2] == ["Look-ahead 마스크: 1/10", "학습 (BLEU): 채점 안 함"]

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 DRIVER = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); import counting_engine; "
     "sys.modules['autograder.engine'] = counting_engine; "
-    "from autograder.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from autograder.cli import run; run(sys.argv[1:])"
 )
 
 
@@ -32,12 +32,14 @@ def _as_from_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_grader(args: Sequence[str], count_file: Path, engine: str = "fake") -> subprocess.Popen:
+def start_grader(args: Sequence[str], count_file: Path, engine: str = "fake", entry: str = "-c") -> subprocess.Popen:
     """Start `python -m autograder grade ARGS` (counting engine) in its own process group, with
-    SIGINT's default disposition whatever this test run inherited."""
+    SIGINT's default disposition whatever this test run inherited; entry "-m": the real
+    `python -m autograder` (the real engine), from its first line."""
     env = {**os.environ, "GRADING_COUNT_FILE": str(count_file), "GRADING_ENGINE": engine, "PYTHONPATH": str(ROOT)}
+    command = ["-m", "autograder"] if entry == "-m" else ["-c", DRIVER, str(HERE)]
     return subprocess.Popen(
-        [sys.executable, "-c", DRIVER, str(HERE), "grade", "--quiet", *args],
+        [sys.executable, *command, "grade", "--quiet", *args],
         cwd=ROOT,
         env=env,
         start_new_session=True,
@@ -101,5 +103,5 @@ def scores(out_dir: Path) -> dict[str, dict]:
 
 def gradebook_rows(out_dir: Path) -> list[list[str]]:
     """gradebook.csv without its timing column (the only one that differs between gradings)."""
-    lines = (out_dir / "gradebook.csv").read_text(encoding="utf-8").splitlines()
+    lines = (out_dir / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     return [line.split(",")[:-1] for line in lines]

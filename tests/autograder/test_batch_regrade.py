@@ -89,7 +89,7 @@ def test_regrade_lists_exactly_the_students_whose_points_change(tmp_path):
 
     assert sorted(run.regraded) == [f"s{i}.ipynb" for i in range(8)]
     assert (out / STORE_DIR / PREVIOUS_DIR / "s0.json").is_file()  # the old results are kept
-    rows = list(csv.DictReader(io.StringIO((out / "regrade.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.DictReader(io.StringIO((out / "regrade.csv").read_text(encoding="utf-8-sig"))))
     assert {row["submission"] for row in rows} == {f"{stem}.ipynb" for stem in winners}
     checks = [row for row in rows if row["level"] == "check"]
     assert {(row["part"], row["check"], row["old points"], row["new points"], row["change"]) for row in checks} == {
@@ -112,11 +112,11 @@ def test_a_changed_grader_yml_without_the_flag_also_keeps_and_compares(tmp_path,
     assert driver(["grade", str(subs), "--out", str(out), "--config", str(changed_copy(tmp_path))]) == 0
     assert len((tmp_path / "count.log").read_text().splitlines()) == 16  # every submission graded twice
     stderr = capsys.readouterr().err
-    assert f"Regrade: points changed for {len(winners)} submission(s)" in stderr
-    regrade_csv = (out / "regrade.csv").read_text(encoding="utf-8")
+    assert f"재채점: 제출물 {len(winners)}개의 점수가 바뀌었습니다" in stderr  # ko, the console too
+    regrade_csv = (out / "regrade.csv").read_text(encoding="utf-8-sig")
     (out / "regrade.csv").unlink()
     assert cli.main(["report", str(out), "--compare", str(old_copy)]) == 0
-    assert (out / "regrade.csv").read_text(encoding="utf-8") == regrade_csv
+    assert (out / "regrade.csv").read_text(encoding="utf-8-sig") == regrade_csv
     lines = regrade_csv.splitlines()
     assert lines[0] == "제출물,구분,파트,검사,이전 점수,새 점수,변화"
     assert {line.split(",")[0] for line in lines[1:]} == {f"{stem}.ipynb" for stem in winners}
@@ -153,7 +153,9 @@ def test_late_work_from_the_manifest_then_the_lms_export(tmp_path, monkeypatch, 
     manifest = FIXTURES / "late" / "manifest.csv"
     args = ["grade", str(subs), "--out", str(out), "--config", str(config), "--quiet"]
     assert _cli_with_fake_engine([*args, "--submission-times", str(manifest)]) == 0
-    rows = {row["file"]: row for row in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
+    rows = {
+        row["file"]: row for row in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text(encoding="utf-8-sig")))
+    }
     assert rows["bob.ipynb"]["time_source"] == "git-commit" and rows["alice.ipynb"]["late_penalty"] == "0"
     assert rows["dana.ipynb"]["time_source"] == "unknown"  # not in the manifest: on time, and said so
     bob = json.loads((out / ".grading" / "results" / "bob.json").read_text())["result"]["late"]
@@ -173,10 +175,10 @@ def test_late_work_from_the_manifest_then_the_lms_export(tmp_path, monkeypatch, 
         cli.main(["export", str(out), "--roster", str(FIXTURES / "late" / "roster.csv"), "--canvas-column", "HW (9)"])
         == 0
     )
-    canvas = list(csv.reader(io.StringIO((out / "canvas_import.csv").read_text(encoding="utf-8"))))
+    canvas = list(csv.reader(io.StringIO((out / "canvas_import.csv").read_text(encoding="utf-8-sig"))))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW (9)"]
     assert [row[0] for row in canvas[1:]] == ["Kim, Alice", "Lee, Bob", "Park, Dana"]
-    long_rows = list(csv.DictReader(io.StringIO((out / "grades_long.csv").read_text(encoding="utf-8"))))
+    long_rows = list(csv.DictReader(io.StringIO((out / "grades_long.csv").read_text(encoding="utf-8-sig"))))
     assert all(row[5] for row in canvas[1:])  # all three graded
     assert {row["student"] for row in long_rows} == {"Kim, Alice", "Lee, Bob", "Park, Dana"}
 

@@ -66,11 +66,11 @@ def test_grading_one_file_writes_every_report_and_prints_the_details(engine, not
         "summary.md",
     ]
     stdout = capsys.readouterr().out
-    assert "bob.ipynb: 66/80 (graded)" in stdout
-    assert "  FAIL  mask_blocks_future" in stdout
+    assert "bob.ipynb: 66/80 (채점 완료)" in stdout  # feedback.language ko: the console too
+    assert "  실패    mask_blocks_future" in stdout
     assert json.loads((out / "bob.results.json").read_text())["score"] == 66
     assert read_submission_json(out / "bob.json").submission == "bob.ipynb"
-    assert (out / "gradebook.csv").read_text().splitlines()[2].startswith("bob.ipynb,7,11,")
+    assert (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()[2].startswith("bob.ipynb,7,11,")
 
 
 def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
@@ -122,7 +122,7 @@ def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, n
     captured = capsys.readouterr()
     # stderr is not a terminal here: one line per finished submission
     assert "[1/2] alice.py" in captured.err and "[2/2] bob.ipynb" in captured.err
-    rows = (out / "gradebook.csv").read_text().splitlines()
+    rows = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["points-per-question", "alice.py", "bob.ipynb"]
     assert ",grader-error," in rows[2]
     assert "FAIL" not in captured.out  # a batch shows only the summary table
@@ -155,7 +155,7 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--parts", "decoder,nope"], "--parts: unknown part 'nope'"),
+        (["--parts", "decoder,nope"], "--parts: 알 수 없는 파트 'nope'"),
         (["--jobs", "0"], "grading.jobs: must be at least 1"),
         (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
         (["--set", "training.mode=gpu"], "--set: training.mode: must be one of"),
@@ -176,12 +176,12 @@ def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, 
     bad = tmp_path / "grader.yml"
     bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
     assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
-    assert "error: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
+    assert "오류: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
     assert grade(str(tmp_path / "nothing.ipynb")) == cli.EXIT_USAGE
-    assert "no such file or folder" in capsys.readouterr().err
+    assert "그런 파일이나 폴더가 없습니다" in capsys.readouterr().err
 
 
 def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
@@ -214,7 +214,7 @@ def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, c
     args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("error: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
+    assert err.startswith("오류: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
     assert "its own grader.yml (assignments/attention_encoder/grader.yml" in err
     assert engine == []
 
@@ -223,9 +223,7 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--set", "training.mode=recipe"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith(
-        "error: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)"
-    )
+    assert err.startswith("오류: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)")
     assert engine == []
 
 

@@ -139,13 +139,13 @@ def test_report_rebuilds_gradebook_and_summary_from_the_store(tmp_path, capsys):
     make_submissions(tmp_path / "subs", 3)
     out = tmp_path / "out"
     grade(tmp_path / "subs", out)
-    expected = (out / "gradebook.csv").read_text()
+    expected = (out / "gradebook.csv").read_text(encoding="utf-8-sig")
     for name in ("gradebook.csv", "summary.md", "s1.md"):
         (out / name).unlink()
     (out / ".grading" / "results" / "s2.json").unlink()
     assert cli.main(["report", str(out)]) == cli.EXIT_OK
-    assert "not graded yet (1): s2.ipynb" in capsys.readouterr().err
-    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert "아직 채점하지 않은 제출물(1개): s2.ipynb" in capsys.readouterr().err  # ko, the console too
+    rows = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     assert rows == [line for line in expected.splitlines() if not line.startswith("s2.ipynb")]
     assert (out / "summary.md").is_file() and (out / "s1.md").is_file()
     assert rebuild_reports(out, PART2) == (2, ["s2.ipynb"])
@@ -155,22 +155,22 @@ def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp
     make_submissions(tmp_path / "subs", 3)
     out = tmp_path / "out"
     grade(tmp_path / "subs", out)
-    before = (out / "gradebook.csv").read_text().splitlines()
+    before = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     late = tmp_path / "late" / "late.ipynb"
     late.parent.mkdir()
     late.write_text("# a late submission\n", encoding="utf-8")
     assert grade(tmp_path / "late", out).graded == ["late.ipynb"]  # only the late one is graded
-    rows = (out / "gradebook.csv").read_text().splitlines()
+    rows = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     late_rows = [row for row in rows if row.startswith("late.ipynb,")]
     assert len(late_rows) == 1 and sorted(rows) == sorted([*before, *late_rows])  # earlier rows unchanged
     assert "s1.ipynb" in (out / "summary.md").read_text()
     assert rebuild_reports(out, PART2) == (1, [])  # the last batch is the late one; the gradebook keeps all four
-    assert sorted((out / "gradebook.csv").read_text().splitlines()) == sorted(rows)
+    assert sorted((out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()) == sorted(rows)
 
 
 def test_report_of_a_folder_without_a_stored_batch_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["report", str(tmp_path)]) == cli.EXIT_USAGE
-    assert "no stored grading" in capsys.readouterr().err
+    assert "저장된 채점 결과가 없습니다" in capsys.readouterr().err
 
 
 def test_a_store_with_results_of_other_inputs_reports_them_as_not_graded(tmp_path):

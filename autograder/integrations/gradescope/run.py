@@ -191,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
     config = grader_config.load_config(args.config, environment_overrides())
-    sys.stdout.write(render_report([result], config.parts, width=100))  # for staff (stdout hidden)
+    with use_language(config.feedback.language, assignment_of(config).messages_dir):  # staff read it as the console
+        sys.stdout.write(render_report([result], config.parts, width=100))  # for staff (stdout hidden)
     return 0
 
 

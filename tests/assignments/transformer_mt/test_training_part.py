@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from assignments.transformer_mt.settings import training_settings
 from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.engine import grade_submission as engine_grade_submission
+from autograder.i18n import use_language
 from autograder.results import SubmissionResult
 
 # The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
@@ -92,3 +94,38 @@ def test_a_correct_notebook_earns_the_training_points_with_the_cpu_profile() -> 
     assert points == config.parts["training"].points
     assert details["evaluation"]["bleu"] >= training_settings(config).threshold_bleu
     assert details["training"]["stop_reason"] == "target"
+
+
+def test_missing_training_data_fails_only_the_training_part_and_says_so_in_korean(
+    tiny_training_config, tmp_path, monkeypatch
+) -> None:
+    """The grader's own data missing is no reason to take the unit parts' points away."""
+    monkeypatch.delenv("MULTI30K_DIR", raising=False)
+    config = tiny_training_config(**{"data.local_dir": str(tmp_path / "nowhere")})  # grader.yml: ko
+    result = grade_submission(CORRECT, config)
+    assert result.status == "graded"
+    units = [p for p in result.parts if p.part != "training"]
+    assert units and all(p.points == p.max_points for p in units)
+    training = next(p for p in result.parts if p.part == "training")
+    assert training.points == 0 and not training.skipped
+    message = training.checks[0].message
+    assert message.startswith("학습 파트를 채점하지 못했습니다: 채점 컴퓨터에 학습에 쓸 Multi30k 데이터가 없습니다")
+    assert "다른 파트의 점수는 그대로입니다" in message
+
+
+def test_the_cli_is_told_before_grading_when_the_training_data_is_missing(tmp_path, monkeypatch) -> None:
+    from assignments.transformer_mt.assignment import data_preflight
+
+    assignment = load_assignment("transformer_mt")
+    assert assignment.training_preflight is data_preflight
+    complete = os.environ.get("MULTI30K_DIR")  # the Makefile's (and CI's) data folder
+    monkeypatch.delenv("MULTI30K_DIR", raising=False)
+    with use_language("ko"):  # the CLI's, from feedback.language
+        warning = data_preflight(load_config(overrides={"data.local_dir": str(tmp_path)}))
+        hub = data_preflight(load_config())  # no folder at all: the hub, unreachable offline
+    assert warning is not None and warning.startswith("경고: 학습 파트에는 Multi30k 데이터가 필요한데")
+    assert "MULTI30K_DIR" in warning and str(tmp_path) in warning
+    assert hub is not None and "Hugging Face" in hub
+    if complete:
+        monkeypatch.setenv("MULTI30K_DIR", complete)
+        assert data_preflight(load_config()) is None

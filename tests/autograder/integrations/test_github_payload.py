@@ -34,7 +34,7 @@ def test_payloads_add_up_to_the_cli_total(graded_examples: Path, name: str) -> N
     out = graded_examples / "grading-output"
     document = json.loads((out / f"{name}.reporter.json").read_text(encoding="utf-8"))
     cli = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
-    with (out / "gradebook.csv").open(encoding="utf-8") as handle:
+    with (out / "gradebook.csv").open(encoding="utf-8-sig") as handle:
         row = next(r for r in csv.DictReader(handle) if r["file"] == f"{name}.ipynb")
     per_part = {}
     for runner in document["runners"].split(","):

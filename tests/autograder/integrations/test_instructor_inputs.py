@@ -163,7 +163,7 @@ def test_merge_validates_against_grader_yml_and_lists_every_roster_student(tmp_p
     )
     out = tmp_path / "final"
     assert merge_results.main([str(unit), str(training), "--out", str(out), "--manifest", str(manifest)]) == 0
-    with (out / "gradebook.csv").open(encoding="utf-8") as handle:
+    with (out / "gradebook.csv").open(encoding="utf-8-sig") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle) if row["file"] != "points-per-question"}
     assert sorted(rows) == ["alice.ipynb", "bob.ipynb", "course__dave.ipynb", "course__erin.ipynb"]
     assert rows["alice.ipynb"]["decoder"] == "10" and rows["alice.ipynb"]["training"] == "20"
@@ -207,7 +207,7 @@ def test_a_missing_students_row_is_korean_explains_why_and_has_the_graded_rows_p
     )
     out = tmp_path / "final"
     assert merge_results.main([str(unit), "--out", str(out), "--manifest", str(manifest)]) == 0
-    with (out / "gradebook.csv").open(encoding="utf-8") as handle:
+    with (out / "gradebook.csv").open(encoding="utf-8-sig") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle)}
     carol, alice = rows["class__carol.ipynb"], rows["alice.ipynb"]
     assert carol["status"] == "missing" and carol["possible"] == alice["possible"] == "80"

@@ -144,7 +144,7 @@ def test_grade_step_writes_gradebook_and_every_report(graded_examples: Path) -> 
     for name in EXAMPLE_NAMES:
         for suffix in (".json", ".results.json", ".md", ".html", ".feedback.md", ".reporter.json"):
             assert (out / f"{name}{suffix}").is_file(), f"{name}{suffix}"
-    with (out / "gradebook.csv").open(encoding="utf-8") as handle:
+    with (out / "gradebook.csv").open(encoding="utf-8-sig") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle)}
     assert rows["correct_original_format.ipynb"]["total_points_earned"] == "80"
     assert rows["template_untouched.ipynb"]["total_points_earned"] == "0"
@@ -181,7 +181,7 @@ def test_report_step_merges_training_into_the_gradebook(graded_examples: Path, t
         load_workflow(INSTRUCTOR_WORKFLOW), "report", "merge", checkout, extra_env={"PYTHONPATH": str(ROOT)}
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    with (checkout / "final" / "gradebook.csv").open(encoding="utf-8") as handle:
+    with (checkout / "final" / "gradebook.csv").open(encoding="utf-8-sig") as handle:
         rows = {row["file"]: row for row in csv.DictReader(handle)}
     correct = rows["correct_original_format.ipynb"]
     assert (correct["training"], correct["look_ahead_mask"], correct["total_points_earned"]) == ("20", "10", "100")

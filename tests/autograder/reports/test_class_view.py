@@ -177,13 +177,13 @@ def test_files_are_written_in_korean_by_default_and_english_on_request(tmp_path:
     write_class_view(a_class(), english, PART2, tmp_path / "en")
     assert "the class at a glance" in (tmp_path / "en" / CLASS_HTML).read_text(encoding="utf-8")
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
-    checks = list(csv.DictReader(io.StringIO((tmp_path / CLASS_CHECKS_CSV).read_text(encoding="utf-8"))))
+    checks = list(csv.DictReader(io.StringIO((tmp_path / CLASS_CHECKS_CSV).read_text(encoding="utf-8-sig"))))
     assert [(row["check_id"], int(row["failed"])) for row in checks] == [
         (row["check_id"], row["failed"]) for row in data["checks"]
     ]
-    statuses = dict(csv.reader(io.StringIO((tmp_path / CLASS_STATUSES_CSV).read_text(encoding="utf-8"))))
+    statuses = dict(csv.reader(io.StringIO((tmp_path / CLASS_STATUSES_CSV).read_text(encoding="utf-8-sig"))))
     assert statuses["missing"] == "1" and statuses["late"] == "1"
-    bins = list(csv.DictReader(io.StringIO((tmp_path / CLASS_DISTRIBUTIONS_CSV).read_text(encoding="utf-8"))))
+    bins = list(csv.DictReader(io.StringIO((tmp_path / CLASS_DISTRIBUTIONS_CSV).read_text(encoding="utf-8-sig"))))
     assert sum(int(row["count"]) for row in bins if row["series"] == "total") == 7
 
 
@@ -292,7 +292,7 @@ def test_report_class_flag_writes_only_the_class_view_from_the_store(
     assert {path.name for path in tmp_path.iterdir() if not path.name.startswith(".")} == set(CLASS_FILES)
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
     assert data["statuses"]["missing"] == 1 and data["missing"] == ["late_one.ipynb"]
-    assert "1 not graded yet" in capsys.readouterr().err
+    assert "아직 채점하지 않은 제출물 1개" in capsys.readouterr().err  # the stored batch's language, ko
     assert cli.main(["report", str(tmp_path / "nothing"), "--class"]) == cli.EXIT_USAGE
 
 

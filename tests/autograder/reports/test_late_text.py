@@ -9,6 +9,7 @@ from pathlib import Path
 from autograder.config import LateConfig, load_config
 from autograder.i18n import use_language
 from autograder.late import SOURCE_GIT_COMMIT, SubmissionTime, apply_late_policy
+from autograder.reports.common import format_score
 from autograder.reports.gradebook import LATE_COLUMNS, render_gradebook
 from autograder.reports.gradescope import gradescope_results
 from autograder.reports.late_text import late_lines
@@ -87,5 +88,17 @@ def test_the_terminal_table_adds_a_line_per_penalised_submission():
     on_time.submission = "on_time.ipynb"
     text = render_report([late, on_time], PARTS, width=120)
     raw, final = late.late["raw_points"], late.late["final_points"]
-    assert f"late: {late.submission}: 2 day(s) after the deadline, {raw:g} - " in text
-    assert text.count("late: ") == 1 and f"= {final:g}" in text
+    penalised = [line for line in text.splitlines() if "penalty" in line]
+    assert penalised == [f"{late.submission}: {late_lines(late)[-1]}"]
+    assert f"{raw:g}" in penalised[0] and f"{final:g}" in penalised[0]
+
+
+def test_the_report_heading_shows_the_graded_points_and_the_final_ones():
+    """Not 62/80 alone while the final score is 49.6: both, said as such."""
+    late = late_result()
+    raw, final = late.late["raw_points"], late.late["final_points"]
+    with use_language("ko"):
+        heading = render_submission(late).splitlines()[0]
+    assert f"채점 {format_score(raw, 80)}, 지각 감점 뒤 최종 {final:g}점" in heading, heading
+    on_time = late_result("2026-12-01T20:00:00+09:00")
+    assert "최종" not in render_submission(on_time).splitlines()[0]

@@ -50,3 +50,28 @@ def test_the_csv_header_is_korean_by_default_and_cells_cannot_be_formulas():
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == ["제출물", "구분", "파트", "검사", "이전 점수", "새 점수", "변화"]
     assert rows[1][0] == "'=cmd.ipynb" and rows[1][1] == "최종 합계" and rows[1][6] == "-1"
+
+
+def test_the_csv_files_start_with_a_utf8_bom_so_that_excel_reads_their_hangul(tmp_path):
+    """Excel on Windows takes a CSV without a BOM for the local code page and garbles Hangul; a
+    reader that honours the BOM (Python's utf-8-sig, as Excel and LibreOffice do) gets the text."""
+    from autograder.reports.class_view import CLASS_CHECKS_CSV
+    from autograder.reports.gradebook import write_gradebook
+    from autograder.reports.regrade import write_regrade_csv
+
+    old = read_submission_json(FIXTURES / "partial.json")
+    new = copy.deepcopy(old)
+    new.parts[0].points -= 1
+    old.submission = new.submission = "김민준.ipynb"
+    with use_language("ko"):
+        write_regrade_csv(diff_results({old.submission: old}, {new.submission: new}), tmp_path / "regrade.csv")
+        write_gradebook([new], tmp_path / "gradebook.csv")
+    for name in ("regrade.csv", "gradebook.csv"):
+        raw = (tmp_path / name).read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf") and raw.count(b"\xef\xbb\xbf") == 1, name
+    with open(tmp_path / "regrade.csv", encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][0] == "제출물" and rows[1][0] == "김민준.ipynb"
+    with open(tmp_path / "gradebook.csv", encoding="utf-8-sig", newline="") as handle:
+        assert any(row and row[0] == "김민준.ipynb" for row in csv.reader(handle))
+    assert CLASS_CHECKS_CSV.endswith(".csv")  # class_view writes every .csv of its own the same way

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from autograder.config import load_config
@@ -30,7 +31,7 @@ def test_summary_has_a_row_per_submission_in_given_order_and_parts_in_config_ord
     titles = [part.title for part in PARTS.values()]
     positions = [header.index(title) for title in titles]
     assert positions == sorted(positions)
-    assert header.split()[-2:] == ["total", "status"]
+    assert header.split()[-2:] == ["Total", "Status"]
     assert set(rule) <= {"-", " "}
 
 
@@ -43,7 +44,17 @@ def test_skipped_part_reads_skipped_and_is_left_out_of_the_total():
 
 def test_grader_error_row_shows_zero_for_graded_parts_and_its_status():
     rows = rows_by_submission(render_summary([fixture("grader_error")], part_columns(PARTS), 250))
-    assert rows["carol.ipynb"][1:] == ["0/10", "0/20", "0/20", "0/20", "0/10", "skipped", "0/80", "grader-error"]
+    assert rows["carol.ipynb"][1:] == [
+        "0/10",
+        "0/20",
+        "0/20",
+        "0/20",
+        "0/10",
+        "skipped",
+        "0/80",
+        "grader",
+        "error",
+    ]  # "grader error", the catalogue's word
 
 
 def test_single_submission_report_adds_checks_messages_load_problems_and_notes():
@@ -100,3 +111,23 @@ def test_a_message_shared_by_many_checks_is_printed_once():
     text = render_details(fixture("unreadable"), part_columns(PARTS), width=100)
     assert text.count("the submission could not be read") == 1
     assert text.count("  FAIL  ") == 25
+
+
+def test_korean_console_has_korean_headers_part_titles_and_aligns_hangul_names():
+    """feedback.language ko: the catalogue's words and the assignment's Korean part titles; a Hangul
+    name takes two columns per syllable, so every row's cells start at the header's columns."""
+    from autograder.assignment import load_assignment
+    from autograder.i18n import use_language
+    from autograder.reports.table import columns_of
+
+    results = [dataclasses.replace(fixture("partial"), submission="김민준_과제.ipynb"), fixture("full_marks")]
+    with use_language("ko", load_assignment("transformer_mt").messages_dir):
+        text = render_summary(results, part_columns(PARTS, results), width=250)
+        details = render_details(results[0], part_columns(PARTS, results), width=250)
+    header, _, *rows = text.splitlines()
+    assert header.startswith("제출물") and header.split()[-2:] == ["합계", "상태"] and "마스크" in header
+    assert all(row.split()[-1] == "채점" or row.endswith("채점 완료") for row in rows)
+    ends = {columns_of(line[: line.index("/")]) for line in rows}  # where the first score's slash sits
+    assert len(ends) == 1, text
+    assert "  실패  " in details and "  통과  " in details and "FAIL" not in details
+    assert not [line for line in text.splitlines() if line.strip() and not re.search(r"[가-힣]|^[-\s]+$", line)]

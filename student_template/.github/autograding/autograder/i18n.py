@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -60,15 +61,22 @@ def use_language(language: str, assignment_messages: Path | None = None) -> Iter
         assignment_messages: the graded assignment's catalogue folder (Assignment.messages_dir);
             None keeps the current one.
     """
-    if language not in LANGUAGES:
-        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
-    token = _language.set(language)
-    folder_token = _assignment_messages.set(assignment_messages or _assignment_messages.get())
+    token, folder_token = _language.set(_language.get()), _assignment_messages.set(_assignment_messages.get())
+    set_language(language, assignment_messages)
     try:
         yield
     finally:
         _assignment_messages.reset(folder_token)
         _language.reset(token)
+
+
+def set_language(language: str, assignment_messages: Path | None = None) -> None:
+    """`use_language` for the rest of the enclosing `use_language` block (which undoes it), e.g. a
+    command once its configuration is read. Args: as `use_language`'s."""
+    if language not in LANGUAGES:
+        raise ValueError(f"feedback language {language!r} is not supported (choose from {', '.join(LANGUAGES)})")
+    _language.set(language)
+    _assignment_messages.set(assignment_messages or _assignment_messages.get())
 
 
 def t(key: str, /, language: str | None = None, **fields: Any) -> str:
@@ -117,6 +125,11 @@ def _message(key: str, language: str, folder: Path | None, fields: dict[str, Any
             if text is not None:
                 return text.format(**fields) if fields else text
     raise KeyError(key)
+
+
+def say(key: str, /, **fields: Any) -> None:
+    """Print the message `key` (fields as `t`'s) on stderr: the staff's console."""
+    print(t(key, **fields), file=sys.stderr)
 
 
 def part_title(name: str, title: str) -> str:

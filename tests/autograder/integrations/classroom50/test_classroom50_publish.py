@@ -110,9 +110,9 @@ def test_collect_grade_publish_on_local_repositories(tmp_path: Path) -> None:
 
     c50 = "autograder.integrations.classroom50"
     run(c50, "collect", "--repos", str(roster), "--deadline", DEADLINE, "--classroom", CLASSROOM, "--slug", SLUG)
-    assert "Graded 2 submission(s)" in run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")
+    assert "제출물 2개를 채점했습니다" in run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")
     again = run("autograder", "grade", "submissions/notebooks", "--out", "grading-output")  # resumes: all reused
-    assert "Graded 0 submission(s); 2 stored result(s) still current" in again
+    assert "제출물 0개를 채점했습니다(저장된 결과 2개는 그대로 유효해" in again  # ko, the console too
     run(
         c50,
         "publish",
