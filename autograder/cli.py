@@ -22,6 +22,7 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
+from autograder.assignment_folder import grader_yml_of
 from autograder.i18n import say, set_language, t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
@@ -207,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="include this assignment's own sections (default: the one grader.yml names)",
     )
     validate = commands.add_parser("validate-config", help="check a grader.yml")
-    validate.add_argument("file", nargs="?", type=Path, help="the file (default: the project's grader.yml)")
+    validate.add_argument("file", nargs="?", type=Path, help="the file (default: the assignment's grader.yml)")
+    validate.add_argument("--assignment", metavar="NAME", help="check it as grading this assignment (default: grader.yml's)")
     return parser
 
 
@@ -392,14 +394,15 @@ def _command_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _command_validate(path: Path | None) -> int:
-    shown = path if path is not None else grader_config.DEFAULT_CONFIG_PATH
+def _command_validate(path: Path | None, assignment: str | None) -> int:
+    overrides = {} if assignment is None else {"assignment.name": assignment}
+    shown = path or (grader_yml_of(assignment) if assignment else grader_config.DEFAULT_CONFIG_PATH)
     try:
-        config = grader_config.load_config(path)
+        config = grader_config.load_config(path, overrides)
     except ConfigError as error:
         return command_error(error)
     points = sum(part.points for part in config.parts.values())
-    print(f"{shown}: valid ({len(config.parts)} parts, {points:g} points, training {config.training.summary()})")
+    print(t("console.valid", path=shown, parts=len(config.parts), points=f"{points:g}", training=config.training.summary()))
     return EXIT_OK
 
 
@@ -457,7 +460,7 @@ def _run_command(args: argparse.Namespace) -> int:
                 return command_error(error)
             return EXIT_OK
         if args.command == "validate-config":
-            return _command_validate(args.file)
+            return _command_validate(args.file, args.assignment)
         if args.command == "report":
             return _command_report(args)
         if args.command == "export":

@@ -229,7 +229,11 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
 
 def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, capsys):
     assert cli.main(["validate-config", FIXTURE_CONFIG]) == cli.EXIT_OK
-    assert "valid (6 parts, 100 points, training disabled)" in capsys.readouterr().out
+    assert "올바른 설정입니다 (파트 6개, 100점, 학습 disabled)" in capsys.readouterr().out
+    # an assignment's own grader.yml, found by its name (Part 1's: 6 parts, its training disabled)
+    assert cli.main(["validate-config", "--assignment", "attention_encoder"]) == cli.EXIT_OK
+    assert "assignments/attention_encoder/grader.yml: 올바른 설정입니다" in capsys.readouterr().out
+    assert cli.main(["validate-config", "--assignment", "nope"]) == cli.EXIT_USAGE
     bad = tmp_path / "bad.yml"
     bad.write_text("grading: {jobs: many}\nparts: {p: {points: 1, checks: {a: 1}}}\n")
     assert cli.main(["validate-config", str(bad)]) == cli.EXIT_USAGE
