@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
+from autograder.assignment_folder import grader_yml_of
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, FeedbackConfig, GraderConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
@@ -22,7 +23,6 @@ from autograder.exit_codes import EXIT_OK as EXIT_OK
 from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
-from autograder.assignment_folder import grader_yml_of
 from autograder.i18n import say, set_language, t, use_language
 from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
@@ -209,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate = commands.add_parser("validate-config", help="check a grader.yml")
     validate.add_argument("file", nargs="?", type=Path, help="the file (default: the assignment's grader.yml)")
-    validate.add_argument("--assignment", metavar="NAME", help="check it as grading this assignment (default: grader.yml's)")
+    validate.add_argument(
+        "--assignment", metavar="NAME", help="check it as grading this assignment (default: grader.yml's)"
+    )
     return parser
 
 
@@ -402,7 +404,8 @@ def _command_validate(path: Path | None, assignment: str | None) -> int:
     except ConfigError as error:
         return command_error(error)
     points = sum(part.points for part in config.parts.values())
-    print(t("console.valid", path=shown, parts=len(config.parts), points=f"{points:g}", training=config.training.summary()))
+    training = config.training.summary()
+    print(t("console.valid", path=shown, parts=len(config.parts), points=f"{points:g}", training=training))
     return EXIT_OK
 
 
