@@ -62,8 +62,9 @@ def test_loss_value(ctx: CheckContext) -> None:
         want = _reference_loss(logits, tgt, pad_idx, smoothing)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
-            if got.numel() == 1 and smoothing and all_close(got.reshape(()), _reference_loss(logits, tgt, pad_idx, 0)):
-                fail(t("checks.loss.criterion_ignored", smoothing=smoothing))
+            used = 0.1 - smoothing  # the other criterion of the cases
+            if got.numel() == 1 and all_close(got.reshape(()), _reference_loss(logits, tgt, pad_idx, used)):
+                fail(t("checks.loss.criterion_ignored", smoothing=smoothing, used=used))
             fail(t("checks.loss.value", shape=tuple(logits.shape), pad_idx=pad_idx, value=value, want=float(want)))
 
 

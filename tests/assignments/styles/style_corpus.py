@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from torch import nn
 
 from autograder import credit
@@ -38,6 +39,7 @@ class StyleCase:
     style: str
     deviation: str | None
     check: str | None  # the check whose message must name the deviation
+    text: str | None = None  # a whole submission of another corpus (`style` then names its case)
 
     @property
     def id(self) -> str:
@@ -45,6 +47,8 @@ class StyleCase:
 
     def source(self) -> str:
         """The whole submission: the given code, the style's answer, then the deviation's cell."""
+        if self.text is not None:
+            return self.text
         folder = FIXTURES / self.assignment
         base = PART1_BASE if self.assignment == "attention_encoder" else folder / "given.py.txt"
         files = [base, folder / f"{self.style}.py.txt"]
@@ -72,6 +76,7 @@ DEVIATIONS = {
         ("textbook", "swapped_masks", "decoder_layer_eval_output"),
         ("compact", "swapped_masks", "transformer_eval_output"),
         ("compact", "criterion_ignored", "loss_value"),
+        ("annotated", "criterion_ignored", "loss_value"),
     ],
 }
 
@@ -80,6 +85,19 @@ def cases() -> list[StyleCase]:
     """Every corpus entry: the spec-following answers, then the deviations."""
     following = [StyleCase(a, s, None, None) for a in DEVIATIONS for s in STYLES]
     return following + [StyleCase(a, s, d, c) for a, entries in DEVIATIONS.items() for s, d, c in entries]
+
+
+def part1_soundness_cases() -> list[StyleCase]:
+    """Part 1's soundness corpus (its mutants and alternatives: generated one-change variants of the
+    correct answer, tests/assignments/attention_encoder/fixtures/cases.yaml) as cases of this corpus."""
+    folder = PART1_BASE.parent
+    listed = yaml.safe_load((folder / "cases.yaml").read_text(encoding="utf-8"))["cases"]
+    base = PART1_BASE.read_text(encoding="utf-8")
+    return [
+        StyleCase("attention_encoder", entry["id"], None, None, base + "\n\n" + (folder / entry["fixture"]).read_text())
+        for entry in listed
+        if entry["kind"] in ("mutant", "alternative")
+    ]
 
 
 def _criterion(spec: Any) -> Any:

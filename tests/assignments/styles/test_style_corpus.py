@@ -4,6 +4,7 @@ every kept deviation loses its part's points with a message that names it (in Ko
 from __future__ import annotations
 
 import pytest
+from public_agreement import every_disagreement
 from style_corpus import FIXTURES, STYLES, StyleCase, cases, full_marks, grade
 
 from autograder.assignment import load_assignment
@@ -48,9 +49,17 @@ def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None
     verdict = paid[case.check]
     assert not verdict.passed
     if case.deviation == "criterion_ignored":
-        want = _message(case, "checks.loss.criterion_ignored", smoothing=0.1)
+        given = {"compact": 0.1, "annotated": 0.0}[case.style]  # the first case whose criterion differs
+        want = _message(case, "checks.loss.criterion_ignored", smoothing=given, used=0.1 - given)
     else:
         prefix = "ae.module" if case.assignment == "attention_encoder" else "checks.module"
         want = _message(case, f"{prefix}.deviation.{case.deviation}", cls=CLASSES[case.check])
     assert verdict.message == want
     assert sum(points.values()) < sum(full_marks(case.assignment).values())
+
+
+def test_the_public_and_hidden_checks_agree_on_every_case() -> None:
+    # No public check fails a submission the hidden checks give full marks, and where both fail code
+    # that keeps a known deviation the public message names it too (tests/assignments/styles/public_agreement.py).
+    found, _cascades = every_disagreement()
+    assert found == []
