@@ -156,7 +156,7 @@ class ModuleChecks:
         texts: ModuleTexts,
         reference: ModuleType,
         probes: Callable[[], dict[str, Any]],
-        used_probes: Callable[[dict[str, str], list[str]], dict[str, str]] | None = None,
+        optional_probes: bool = False,
     ) -> None:
         """Configure the checks for one assignment.
 
@@ -164,13 +164,14 @@ class ModuleChecks:
             texts: the assignment's messages.
             reference: the module of the reference classes, whose globals they look each other up in.
             probes: a fresh namespace of the probe classes (the assignment's probe source, run again).
-            used_probes: (offered substitutes, the student's module class names) -> the probes the
-                student's module was built with; None: the reference always uses every substitute.
+            optional_probes: whether a student's class may do a substituted class's work itself, so
+                that the reference is also tried without that probe (`probe_choices`); False: the
+                reference always uses every substitute.
         """
         self.texts = texts
         self.reference = reference
         self.probes = probes
-        self.used_probes = used_probes
+        self.optional_probes = optional_probes
 
     # -- building and running ----------------------------------------------------------------------
     def student_module(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> int:
@@ -186,10 +187,6 @@ class ModuleChecks:
                 substitute=part.substitute or None,
             )
             ctx.cache[key] = handle
-            used = dict(part.substitute)
-            if part.substitute and self.used_probes is not None:
-                used = self.used_probes(part.substitute, [cls for _, cls in ctx.student.modules(handle)])
-            ctx.cache[f"used:{key}"] = used
             # One forward before anything is inspected: lazy modules (nn.LazyLinear) get their
             # parameters' shapes only then. A failure here is left to the checks to report.
             with contextlib.suppress(Exception):
@@ -197,27 +194,21 @@ class ModuleChecks:
         handle_out: int = ctx.cache[key]
         return handle_out
 
-    def probe_choices(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> list[dict[str, str]]:
-        """The probe sets the reference may be built with: the ones the student's module built, then fewer.
+    def probe_choices(self, part: ModulePart) -> list[dict[str, str]]:
+        """The probe sets the reference may be built with: every substitute, then fewer (`optional_probes`).
 
         What is called decides, not what is built: a module that keeps the template's
         `self.attention` but computes attention inline never calls that probe, and its outputs are
-        the reference's without it. Each set is a reference of its own that the outputs must
-        reproduce, so trying them admits nothing incorrect. Only an assignment whose reference
-        follows the student's choice (`used_probes`) tries smaller sets.
+        the reference's without it; a module that never builds the class is the same case. Each set
+        is a reference of its own that the outputs must reproduce, so trying them admits nothing
+        incorrect.
         """
-        built = self.used(ctx, part, drop_prob)
-        if self.used_probes is None:
-            return [built]
-        names = list(built)
-        sizes = range(len(names), -1, -1)
-        return [{n: built[n] for n in subset} for size in sizes for subset in itertools.combinations(names, size)]
-
-    def used(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> dict[str, str]:
-        """The probes the student's module (for this drop_prob) was built with."""
-        self.student_module(ctx, part, drop_prob)
-        result: dict[str, str] = ctx.cache[f"used:{part.cls}:{drop_prob}"]
-        return result
+        if not self.optional_probes:
+            return [part.substitute]
+        names, sizes = list(part.substitute), range(len(part.substitute), -1, -1)
+        return [
+            {n: part.substitute[n] for n in chosen} for size in sizes for chosen in itertools.combinations(names, size)
+        ]
 
     @contextlib.contextmanager
     def reference_with_probes(self, substitute: Mapping[str, str]) -> Iterator[None]:
@@ -289,7 +280,7 @@ class ModuleChecks:
         handle = self.student_module(ctx, part, part.drop_prob)
         layouts = [
             sorted(tuple(p.shape) for p in self.reference_module(part, part.drop_prob, 0, used).parameters())
-            for used in self.probe_choices(ctx, part, part.drop_prob)
+            for used in self.probe_choices(part)
         ]
         expected = layouts[0]
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
@@ -315,9 +306,7 @@ class ModuleChecks:
             return cached
         handle = self.student_module(ctx, part, drop_prob)
         diffs: list[float] = []  # the largest difference of each failed try, the first choice's first
-        refs = [
-            self.reference_module(part, drop_prob, ctx.seed, used) for used in self.probe_choices(ctx, part, drop_prob)
-        ]
+        refs = [self.reference_module(part, drop_prob, ctx.seed, used) for used in self.probe_choices(part)]
         found = self._transplant_any(ctx, part, handle, refs, diffs)
         if isinstance(found, Transplant):
             ctx.cache[key] = found
@@ -328,7 +317,7 @@ class ModuleChecks:
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
             reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
         for name, change in part.deviations.items():
-            ref = self.reference_module(part, drop_prob, ctx.seed, self.probe_choices(ctx, part, drop_prob)[0])
+            ref = self.reference_module(part, drop_prob, ctx.seed, self.probe_choices(part)[0])
             change(ref)
             _vary_constants(ref, ctx.seed + 1013)
             if isinstance(self._transplant_any(ctx, part, handle, [ref], []), Transplant):

@@ -20,7 +20,10 @@ FUNCTION = "calculate_loss"
 CASES = [(2, 6, 11, 3, 0.0), (4, 9, 17, 3, 0.1), (3, 2, 11, 3, 0.0), (5, 8, 13, 0, 0.1)]
 
 
-def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int, float]]:
+Case = tuple[Tensor, Tensor, int, int, float]  # logits (B, T, V), tgt (B, T), vocab, pad_idx, smoothing
+
+
+def _cases(ctx: CheckContext) -> list[Case]:
     gen = torch.Generator().manual_seed(ctx.seed + 23)
     cases = []
     for batch, length, vocab, pad_idx, smoothing in CASES:
@@ -30,14 +33,19 @@ def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int, float]]:
     return cases
 
 
-def _student_loss(
-    ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int, smoothing: float, grad: bool = False
-) -> Any:
+def _student_loss(ctx: CheckContext, case: Case, logits: Tensor | None = None, grad: bool = False) -> Any:
+    """The student's loss on a case (with other logits if given): a tensor, or with grad its gradients."""
     require(ctx, FUNCTION)
+    given, tgt, vocab, pad_idx, smoothing = case
     criterion = TorchObject("CrossEntropyLoss", {"reduction": "none", "label_smoothing": smoothing})
     # The template's calculate_loss reads these globals; they must describe this batch.
     set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
-    return ctx.student.call(FUNCTION, [logits, tgt, criterion], set_globals=set_globals, grad_wrt=[0] if grad else None)
+    args = [given if logits is None else logits, tgt, criterion]
+    if grad:
+        return ctx.student.call(FUNCTION, args, set_globals=set_globals, grad_wrt=[0])
+    return expect_tensor(
+        ctx.student.call(FUNCTION, args, set_globals=set_globals), "calculate_loss's result", floating=True
+    )
 
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int, smoothing: float) -> Tensor:
@@ -46,19 +54,15 @@ def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int, smoothing: float)
 
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:
-    logits, tgt, vocab, pad_idx, smoothing = _cases(ctx)[0]
-    loss = expect_tensor(
-        _student_loss(ctx, logits, tgt, vocab, pad_idx, smoothing), "calculate_loss's result", floating=True
-    )
+    loss = _student_loss(ctx, _cases(ctx)[0])
     if loss.numel() != 1:
         fail(t("checks.loss.shape", shape=tuple(loss.shape)))
 
 
 def test_loss_value(ctx: CheckContext) -> None:
-    for logits, tgt, vocab, pad_idx, smoothing in _cases(ctx):
-        got = expect_tensor(
-            _student_loss(ctx, logits, tgt, vocab, pad_idx, smoothing), "calculate_loss's result", floating=True
-        )
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, smoothing = case
+        got = _student_loss(ctx, case)
         want = _reference_loss(logits, tgt, pad_idx, smoothing)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
@@ -70,18 +74,15 @@ def test_loss_value(ctx: CheckContext) -> None:
 
 def test_loss_ignores_padding(ctx: CheckContext) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 29)
-    for logits, tgt, vocab, pad_idx, smoothing in _cases(ctx):
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, _ = case
         next_is_pad = tgt[:, 1:] == pad_idx  # (B, T-1): predictions scored against pad
         if not bool(next_is_pad.any()):
             continue
         changed = logits.clone()
         noise = torch.randn(changed[:, :-1][next_is_pad].shape, generator=gen) * 5
         changed[:, :-1][next_is_pad] = noise
-        a = _student_loss(ctx, logits, tgt, vocab, pad_idx, smoothing)
-        b = _student_loss(ctx, changed, tgt, vocab, pad_idx, smoothing)
-        a = expect_tensor(a, "calculate_loss's result", floating=True)
-        b = expect_tensor(b, "calculate_loss's result", floating=True)
-        if not all_close(a, b):
+        if not all_close(_student_loss(ctx, case), _student_loss(ctx, case, changed)):
             fail(t("checks.loss.padding_counts"))
     _require_scoring(ctx)
 
@@ -90,17 +91,15 @@ def _require_scoring(ctx: CheckContext) -> None:
     """Ignoring padding is only credited to a loss that scores the other predictions: changing
     them changes it, and raising every right next-token logit lowers it."""
     gen = torch.Generator().manual_seed(ctx.seed + 31)
-    logits, tgt, vocab, pad_idx, _ = _cases(ctx)[0]
+    case = _cases(ctx)[0]  # plain cross-entropy
+    logits, tgt, _, pad_idx, _ = case
     scored = tgt[:, 1:] != pad_idx  # (B, T-1): predictions with a real target
     changed = logits.clone()
     changed[:, :-1][scored] = torch.randn(changed[:, :-1][scored].shape, generator=gen) * 5
     better = logits.clone()
     rows, cols = scored.nonzero(as_tuple=True)
     better[rows, cols, tgt[rows, cols + 1]] += 6.0
-    base, moved, improved = (
-        expect_tensor(_student_loss(ctx, x, tgt, vocab, pad_idx, 0.0), "calculate_loss's result", floating=True)
-        for x in (logits, changed, better)
-    )
+    base, moved, improved = (_student_loss(ctx, case, x) for x in (logits, changed, better))
     if base.numel() != 1 or all_close(base, moved):
         fail(t("checks.loss.not_scored"))
     if not float(improved.reshape(())) < float(base.reshape(())):
@@ -108,9 +107,9 @@ def _require_scoring(ctx: CheckContext) -> None:
 
 
 def test_loss_gradient(ctx: CheckContext) -> None:
-    for logits, tgt, vocab, pad_idx, smoothing in _cases(ctx):
-        result = _student_loss(ctx, logits, tgt, vocab, pad_idx, smoothing, grad=True)
-        got = result["grads"][0]
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, smoothing = case
+        got = _student_loss(ctx, case, grad=True)["grads"][0]
         leaf = logits.clone().requires_grad_(True)
         _reference_loss(leaf, tgt, pad_idx, smoothing).backward()
         want = leaf.grad
