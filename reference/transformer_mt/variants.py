@@ -9,19 +9,22 @@ a module that does not reproduce the reference; nothing here is ever read from t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-Change = Callable[[nn.Module], None]
+
+def _width(module: nn.Module) -> int:
+    """embedding_dim of an Encoder or Decoder (its token embedding's width)."""
+    embedding: nn.Embedding = module.get_submodule("transformer_embedding.tok_emb")  # type: ignore[assignment]
+    return embedding.embedding_dim
 
 
 def sqrt_d_scaling(module: nn.Module) -> None:
     """Token embeddings multiplied by sqrt(d) (Encoder, Decoder: `transformer_embedding.tok_emb`)."""
+    scale = math.sqrt(_width(module))
     embedding = module.get_submodule("transformer_embedding.tok_emb")
-    scale = math.sqrt(embedding.weight.shape[1])
     embedding.register_forward_hook(lambda _m, _args, out: out * scale)
 
 
@@ -42,12 +45,12 @@ def swapped_masks(module: nn.Module) -> None:
 
 def final_norm(module: nn.Module) -> None:
     """One more LayerNorm after the last layer (Encoder: at the end; Decoder: before the projection)."""
-    width = module.get_submodule("transformer_embedding.tok_emb").weight.shape[1]
-    module.final_norm = nn.LayerNorm(width)
+    norm = nn.LayerNorm(_width(module))
+    module.final_norm = norm
     if hasattr(module, "dense_layer"):
-        module.dense_layer.register_forward_pre_hook(lambda _m, args: (module.final_norm(args[0]),))
+        module.get_submodule("dense_layer").register_forward_pre_hook(lambda _m, args: (norm(args[0]),))
     else:
-        module.register_forward_hook(lambda _m, _args, out: module.final_norm(out))
+        module.register_forward_hook(lambda _m, _args, out: norm(out))
 
 
 class _LearnedPositions(nn.Module):

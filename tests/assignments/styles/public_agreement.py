@@ -74,7 +74,8 @@ def disagreements(case: StyleCase) -> tuple[list[str], list[str]]:
     """
     _, points = grade(case)
     full = full_marks(case.assignment)
-    found, cascades = [], []
+    found: list[str] = []
+    cascades: list[str] = []
     for question, message in public_failures(case).items():
         part = PARTS[case.assignment][question]
         if points[part] == full[part]:

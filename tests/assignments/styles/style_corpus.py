@@ -9,6 +9,7 @@ credit rule; `python -m tests.assignments.styles.style_corpus` prints the table.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,8 +127,9 @@ def student(case: StyleCase) -> NamespaceStudent:
     return _Part2Student(case.source(), assignment.grader_globals, probe_namespace())
 
 
+@functools.cache
 def grade(case: StyleCase) -> tuple[dict[str, Verdict], dict[str, float]]:
-    """The hidden checks' verdicts (as paid, worded in Korean) and the points per unit part."""
+    """The hidden checks' verdicts (as paid, worded in Korean) and the points per unit part (once per case)."""
     assignment = load_assignment(case.assignment)
     with use_language("ko", assignment.messages_dir):
         verdicts = run_checks(assignment.checks_dir, CheckContext(student=student(case), seed=0))

@@ -58,6 +58,7 @@ def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None
     assert sum(points.values()) < sum(full_marks(case.assignment).values())
 
 
+@pytest.mark.e2e  # every case graded and run through the public checks, Part 1's soundness corpus too
 def test_the_public_and_hidden_checks_agree_on_every_case() -> None:
     # No public check fails a submission the hidden checks give full marks, and where both fail code
     # that keeps a known deviation the public message names it too (tests/assignments/styles/public_agreement.py).
