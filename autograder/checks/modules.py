@@ -25,6 +25,7 @@ from autograder.checks.support import (
     transplant_matching,
 )
 from autograder.i18n import t
+from autograder.sandbox.errors import WorkerFailure
 from autograder.transplant import describe_mismatch
 
 Case = list[Any]  # positional arguments of the checked method
@@ -188,9 +189,12 @@ class ModuleChecks:
             )
             ctx.cache[key] = handle
             # One forward before anything is inspected: lazy modules (nn.LazyLinear) get their
-            # parameters' shapes only then. A failure here is left to the checks to report.
-            with contextlib.suppress(Exception):
+            # parameters' shapes only then. An exception is left to the checks to report.
+            try:
                 self.run(ctx, part, handle, self.cases(ctx, part)[0], "eval")
+            except Exception as error:
+                if isinstance(error, WorkerFailure):  # hung or died: the same timeout would be paid again
+                    raise
         handle_out: int = ctx.cache[key]
         return handle_out
 
@@ -282,7 +286,6 @@ class ModuleChecks:
             sorted(tuple(p.shape) for p in self.reference_module(part, part.drop_prob, 0, used).parameters())
             for used in self.probe_choices(part)
         ]
-        expected = layouts[0]
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
         if actual not in layouts:
             fail(
@@ -290,8 +293,8 @@ class ModuleChecks:
                     part,
                     count=len(actual),
                     numbers=sum(torch.Size(s).numel() for s in actual),
-                    want_count=len(expected),
-                    want_numbers=sum(torch.Size(s).numel() for s in expected),
+                    want_count=len(layouts[0]),
+                    want_numbers=sum(torch.Size(s).numel() for s in layouts[0]),
                 )
             )
 
