@@ -14,6 +14,8 @@ import pytest
 
 from autograder.checks.support import CONTEXT_PLUGIN, CheckContext, CheckFailed
 
+PROBE_NAME = re.compile(r"\bProbe([A-Z]\w*)")  # the assignments' stand-in classes (checks/probes.py)
+
 
 @dataclass
 class Verdict:
@@ -60,9 +62,12 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
         return Verdict(False, str(error), blocking=error.blocking)
     if isinstance(error, StudentError):
         where = f" ({student_line(error.where)})" if getattr(error, "where", "") else ""
-        return Verdict(
-            False, t("engine.raised", exc_type=error.exc_type, message=error.message, where=where), blocking=True
-        )
+        # A grader's stand-in (ProbeX, built where the student's class uses X) is called X, with why it is there.
+        message = PROBE_NAME.sub(r"\1", error.message)
+        text = t("engine.raised", exc_type=error.exc_type, message=message, where=where)
+        if stand_ins := sorted(set(PROBE_NAME.findall(error.message))):
+            text += " " + t("engine.raised_on_stand_in", names=", ".join(f"`{name}`" for name in stand_ins))
+        return Verdict(False, text, blocking=True)
     if isinstance(error, WorkerFailure):
         return Verdict(False, t("engine.not_finished", reason=error.reason), blocking=True)
     return Verdict(False, t("engine.internal_error"), internal_error=f"{type(error).__name__}: {error}")

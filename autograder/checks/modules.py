@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -23,6 +24,9 @@ from autograder.checks.support import (
     require,
     transplant_matching,
 )
+from autograder.i18n import t
+from autograder.sandbox.errors import WorkerFailure
+from autograder.transplant import describe_mismatch
 
 Case = list[Any]  # positional arguments of the checked method
 # (before, after, marker): two cases that differ in one respect; `marker` says where (an assignment
@@ -45,6 +49,10 @@ class ModulePart:
     # Submodule classes that take drop_prob themselves; at drop_prob=1.0 in train mode their output
     # may not depend on their input. They are fed a tensor shaped like the part's first input.
     dropout_submodules: tuple[str, ...] = ()
+    # Common deviations of public Transformer code: message name -> a change that makes the
+    # reference module compute that deviation (hooks, a replaced forward, an extra layer). When no
+    # transplant reproduces the reference, the first deviation one reproduces names the cause.
+    deviations: dict[str, Callable[[nn.Module], None]] = field(default_factory=dict)
 
 
 class ModuleTexts:
@@ -108,6 +116,10 @@ class ModuleTexts:
         """With the expected weights, the eval-mode output differs."""
         raise NotImplementedError
 
+    def deviation(self, part: ModulePart, name: str) -> str:
+        """The outputs are the reference's under a known deviation of public code (`deviation.<name>`)."""
+        return self.say(f"deviation.{name}", cls=part.cls)
+
     def no_context(self, part: ModulePart, marker: Any) -> str:
         """Positions do not look at each other, so a property about them cannot be credited."""
         raise NotImplementedError
@@ -145,7 +157,7 @@ class ModuleChecks:
         texts: ModuleTexts,
         reference: ModuleType,
         probes: Callable[[], dict[str, Any]],
-        used_probes: Callable[[dict[str, str], list[str]], dict[str, str]] | None = None,
+        optional_probes: bool = False,
     ) -> None:
         """Configure the checks for one assignment.
 
@@ -153,13 +165,14 @@ class ModuleChecks:
             texts: the assignment's messages.
             reference: the module of the reference classes, whose globals they look each other up in.
             probes: a fresh namespace of the probe classes (the assignment's probe source, run again).
-            used_probes: (offered substitutes, the student's module class names) -> the probes the
-                student's module was built with; None: the reference always uses every substitute.
+            optional_probes: whether a student's class may do a substituted class's work itself, so
+                that the reference is also tried without that probe (`probe_choices`); False: the
+                reference always uses every substitute.
         """
         self.texts = texts
         self.reference = reference
         self.probes = probes
-        self.used_probes = used_probes
+        self.optional_probes = optional_probes
 
     # -- building and running ----------------------------------------------------------------------
     def student_module(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> int:
@@ -175,18 +188,31 @@ class ModuleChecks:
                 substitute=part.substitute or None,
             )
             ctx.cache[key] = handle
-            used = dict(part.substitute)
-            if part.substitute and self.used_probes is not None:
-                used = self.used_probes(part.substitute, [cls for _, cls in ctx.student.modules(handle)])
-            ctx.cache[f"used:{key}"] = used
+            # One forward before anything is inspected: lazy modules (nn.LazyLinear) get their
+            # parameters' shapes only then. An exception is left to the checks to report.
+            try:
+                self.run(ctx, part, handle, self.cases(ctx, part)[0], "eval")
+            except Exception as error:
+                if isinstance(error, WorkerFailure):  # hung or died: the same timeout would be paid again
+                    raise
         handle_out: int = ctx.cache[key]
         return handle_out
 
-    def used(self, ctx: CheckContext, part: ModulePart, drop_prob: float) -> dict[str, str]:
-        """The probes the student's module (for this drop_prob) was built with."""
-        self.student_module(ctx, part, drop_prob)
-        result: dict[str, str] = ctx.cache[f"used:{part.cls}:{drop_prob}"]
-        return result
+    def probe_choices(self, part: ModulePart) -> list[dict[str, str]]:
+        """The probe sets the reference may be built with: every substitute, then fewer (`optional_probes`).
+
+        What is called decides, not what is built: a module that keeps the template's
+        `self.attention` but computes attention inline never calls that probe, and its outputs are
+        the reference's without it; a module that never builds the class is the same case. Each set
+        is a reference of its own that the outputs must reproduce, so trying them admits nothing
+        incorrect.
+        """
+        if not self.optional_probes:
+            return [part.substitute]
+        names, sizes = list(part.substitute), range(len(part.substitute), -1, -1)
+        return [
+            {n: part.substitute[n] for n in chosen} for size in sizes for chosen in itertools.combinations(names, size)
+        ]
 
     @contextlib.contextmanager
     def reference_with_probes(self, substitute: Mapping[str, str]) -> Iterator[None]:
@@ -210,12 +236,7 @@ class ModuleChecks:
         with self.reference_with_probes(substitute):
             torch.manual_seed(seed)
             module: nn.Module = getattr(self.reference, part.cls)(*part.ctor_args(drop_prob))
-        gen = torch.Generator().manual_seed(seed + 1009)
-        with torch.no_grad():
-            for param in module.parameters():
-                flat = param.reshape(-1)
-                if flat.numel() > 1 and bool((flat == flat[0]).all()):
-                    param.add_(torch.randn(param.shape, generator=gen) * 0.2)
+        _vary_constants(module, seed + 1009)
         return module
 
     def run(
@@ -235,7 +256,7 @@ class ModuleChecks:
         module.train(mode == "train")
         torch.manual_seed(seed)
         with torch.no_grad():
-            output: Tensor = getattr(module, part.method)(*case)
+            output: Tensor = _method(module, part)(*case)
         return output
 
     def cases(self, ctx: CheckContext, part: ModulePart) -> list[Case]:
@@ -261,17 +282,19 @@ class ModuleChecks:
     def check_parameters(self, ctx: CheckContext, part: ModulePart) -> None:
         """Same number of parameter tensors, and the same shapes, as the documented layout."""
         handle = self.student_module(ctx, part, part.drop_prob)
-        ref = self.reference_module(part, part.drop_prob, 0, self.used(ctx, part, part.drop_prob))
-        expected = sorted(tuple(p.shape) for p in ref.parameters())
+        layouts = [
+            sorted(tuple(p.shape) for p in self.reference_module(part, part.drop_prob, 0, used).parameters())
+            for used in self.probe_choices(part)
+        ]
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
-        if actual != expected:
+        if actual not in layouts:
             fail(
                 self.texts.parameters(
                     part,
                     count=len(actual),
                     numbers=sum(torch.Size(s).numel() for s in actual),
-                    want_count=len(expected),
-                    want_numbers=sum(torch.Size(s).numel() for s in expected),
+                    want_count=len(layouts[0]),
+                    want_numbers=sum(torch.Size(s).numel() for s in layouts[0]),
                 )
             )
 
@@ -285,38 +308,58 @@ class ModuleChecks:
                 fail(cached)
             return cached
         handle = self.student_module(ctx, part, drop_prob)
-        ref = self.reference_module(part, drop_prob, ctx.seed, self.used(ctx, part, drop_prob))
-        layout = self.texts.layout(part)
-        if layout is not None and sorted(tuple(p.shape) for p in ref.parameters()) != sorted(
-            tuple(shape) for _, shape in ctx.student.params(handle)
-        ):
-            ctx.cache[key] = layout
-            fail(layout)
-        all_cases = self.cases(ctx, part)
-        expected = [self.reference_run(ref, part, case, "eval") for case in all_cases]
-        first_diff: list[float] = []
+        diffs: list[float] = []  # the largest difference of each failed try, the first choice's first
+        refs = [self.reference_module(part, drop_prob, ctx.seed, used) for used in self.probe_choices(part)]
+        found = self._transplant_any(ctx, part, handle, refs, diffs)
+        if isinstance(found, Transplant):
+            ctx.cache[key] = found
+            return found
+        reason = self.texts.eval_output(part, diffs[0]) if diffs else self.texts.layout(part)
+        if reason is None:  # no reference had the student's parameter shapes
+            ref_params = [(n, list(p.shape)) for n, p in refs[0].named_parameters()]
+            mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
+            reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
+        for name, change in part.deviations.items():
+            ref = self.reference_module(part, drop_prob, ctx.seed, self.probe_choices(part)[0])
+            change(ref)
+            _vary_constants(ref, ctx.seed + 1013)
+            if isinstance(self._transplant_any(ctx, part, handle, [ref], []), Transplant):
+                reason = self.texts.deviation(part, name)
+                break
+        ctx.cache[key] = reason
+        fail(reason)
 
-        def reproduces(_mapping: dict[str, str]) -> bool:
-            for case, want in zip(all_cases, expected, strict=True):
-                got = self.texts.expect_tensor(
-                    self.run(ctx, part, handle, case, "eval"),
-                    self.texts.output_name(part.cls),
-                    shape=tuple(want.shape),
-                    floating=True,
-                )
-                if not all_close(got, want):
-                    first_diff.append(max_difference(got, want))
-                    return False
-            return True
+    def _transplant_any(
+        self, ctx: CheckContext, part: ModulePart, handle: int, refs: list[nn.Module], diffs: list[float]
+    ) -> Transplant | None:
+        """The first transplant, from any of the reference modules, under which the student's module
+        reproduces that module's outputs (eval mode, every case); None if there is none.
 
-        try:
-            found = transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
-        except NoMatch:
-            reason = self.texts.eval_output(part, first_diff[0])
-            ctx.cache[key] = reason
-            fail(reason)
-        ctx.cache[key] = found
-        return found
+        A reference whose parameter shapes differ from the student's is skipped.
+        """
+        student_layout = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
+        cases = self.cases(ctx, part)
+        for ref in refs:
+            if sorted(tuple(p.shape) for p in ref.parameters()) != student_layout:
+                continue
+            expected = [self.reference_run(ref, part, case, "eval") for case in cases]
+
+            def reproduces(_mapping: dict[str, str], expected: list[Tensor] = expected) -> bool:
+                for case, want in zip(cases, expected, strict=True):
+                    got = self.texts.expect_tensor(
+                        self.run(ctx, part, handle, case, "eval"),
+                        self.texts.output_name(part.cls),
+                        shape=tuple(want.shape),
+                        floating=True,
+                    )
+                    if not all_close(got, want):
+                        diffs.append(max_difference(got, want))
+                        return False
+                return True
+
+            with contextlib.suppress(NoMatch):
+                return transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
+        return None
 
     def check_eval_output(self, ctx: CheckContext, part: ModulePart) -> None:
         """Eval-mode outputs equal the reference's on every case under transplanted weights."""
@@ -428,7 +471,7 @@ class ModuleChecks:
         ref = moved.reference
         ref.eval()
         ref.zero_grad(set_to_none=True)
-        want_out = getattr(ref, part.method)(*case)
+        want_out = _method(ref, part)(*case)
         upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
         want_out.backward(upstream)
         result = ctx.student.run(
@@ -445,3 +488,18 @@ class ModuleChecks:
                 raise RuntimeError(f"reference parameter {ref_name} got no gradient")
             if not all_close(got, want):
                 fail(self.texts.gradient(part, student_name, max_difference(got, want)))
+
+
+def _vary_constants(module: nn.Module, seed: int) -> None:
+    """Add seeded noise to every parameter initialised to one constant (LayerNorm's ones and zeros)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for param in module.parameters():
+            flat = param.reshape(-1)
+            if flat.numel() > 1 and bool((flat == flat[0]).all()):
+                param.add_(torch.randn(param.shape, generator=gen) * 0.2)
+
+
+def _method(module: nn.Module, part: ModulePart) -> Callable[..., Any]:
+    """The part's method of a reference module; `forward` through __call__, so that hooks run."""
+    return module if part.method == "forward" else getattr(module, part.method)

@@ -54,6 +54,8 @@ def test_q5_loss_properties(env):
             for t in range(5):
                 confident[row, t, int(tgt[row, t + 1])] = 30.0
         sure = loss_of(confident)
+        smoothing = torch.nn.CrossEntropyLoss(reduction='none', label_smoothing=0.1)
+        smoothed = float(calculate_loss(confident.to(where), tgt, smoothing))
         noisy = confident.clone()
         generator = torch.Generator().manual_seed(0)
         for row, t in ((0, 4), (0, 5), (1, 2), (1, 3), (1, 4), (1, 5)):
@@ -61,6 +63,7 @@ def test_q5_loss_properties(env):
         changed = loss_of(noisy)
     finally:
         env['vocab_size'] = saved
+    assert abs(smoothed - sure) > 0.001, 'label smoothing 이 있는 criterion 을 넘겨도 손실이 같습니다: calculate_loss 가 인자로 받은 criterion 대신 직접 만든 손실 함수를 쓰는 것 같습니다. 넘겨받은 criterion 으로 손실을 계산하세요.'
     assert abs(uniform - math.log(11)) < 0.0001, f'logits 가 모두 0이면 손실은 ln(11) = {math.log(11):.4f} 이어야 하는데 {uniform:.4f} 입니다: 패딩을 포함한 위치 수나 batch 크기로 나누지 않았는지 확인하세요.'
     assert sure < 0.001, f'위치 t 의 출력이 다음 토큰 tgt[:, t+1] 을 확신하는데 손실이 {sure:.4f} 입니다: decoder_output[:, :-1] 과 tgt_batch[:, 1:] 을 비교하세요(한 칸 shift).'
     assert abs(changed - sure) < 0.0001, f'타깃이 패딩인 위치의 예측만 바꿨는데 손실이 {sure:.4f} 에서 {changed:.4f} 로 바뀌었습니다: 패딩 타깃을 빼고 평균을 내세요(패딩까지 평균하면 안 됩니다).'

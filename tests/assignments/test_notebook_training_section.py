@@ -103,3 +103,22 @@ def test_the_table_shown_to_students_lists_the_cpu_setting() -> None:
         row = re.search(rf"^\| `{name}` \| ([^|]+) \|", table, re.MULTILINE)
         assert row, f"{name} is not in the table"
         assert ast.literal_eval(row.group(1).strip()) == value, (name, row.group(1), value)
+
+
+def test_the_training_sections_prose_states_the_graders_cpu_recipe() -> None:
+    # The section's sentence on the grader's CPU method, e.g. "(임베딩 128, feed-forward 512, 헤드 8,
+    # 인코더·디코더 층 2개, warm-up 150 스텝 ...)", must say what the profile says.
+    section = next(source(c) for c in CELLS if "training-section" in c["metadata"].get("tags", []))
+    profile = training_settings(CONFIG).profile_hparams("cpu")
+    stated = {
+        "embedding_dim": r"임베딩 (\d+)",
+        "feed_forward_dim": r"feed-forward (\d+)",
+        "num_heads": r"헤드 (\d+)",
+        "num_layers": r"층 (\d+)개",
+        "warmup_steps": r"warm-up (\d+)",
+    }
+    found = {name: re.search(pattern, section) for name, pattern in stated.items()}
+    assert all(found.values()), [name for name, match in found.items() if match is None]
+    assert {name: int(match.group(1)) for name, match in found.items() if match} == {
+        name: int(profile[name]) for name in stated
+    }

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import Tensor
 
 import reference.transformer_mt.model
 from assignments.attention_encoder.checks.messages import t
-from assignments.attention_encoder.checks.probes import probe_namespace, used_probes
+from assignments.attention_encoder.checks.probes import probe_namespace
 from autograder.checks import modules
 from autograder.checks.modules import Case
-from autograder.checks.support import CheckContext, fail
+from autograder.checks.support import CheckContext, expect_tensor
 
 __all__ = ["CHECKS", "Case", "ModulePart", "PaddingPair", "check_padding", "expect_tensor", "require_context_use"]
 
@@ -42,39 +41,10 @@ class ModulePart(modules.ModulePart):
     context_change: Callable[[torch.Generator], tuple[Case, Case, int]] | None = None
 
 
-def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None) -> Tensor:
-    """Fail (in the assignment's language) unless value is a tensor with the given shape.
-
-    Args:
-        value: what the student returned.
-        what: how to call it in the message, e.g. "Encoder's output".
-        shape: the required shape, if any.
-        floating: True for a float dtype, False for bool/integer, None for either.
-
-    Returns:
-        The value, now known to be a tensor.
-    """
-    if not isinstance(value, Tensor):
-        key = "ae.output.none" if value is None else "ae.output.not_tensor"
-        fail(t(key, what=what, kind=type(value).__name__), blocking=True)
-    if shape is not None and tuple(value.shape) != tuple(shape):
-        fail(t("ae.output.shape", what=what, got=tuple(value.shape), want=tuple(shape)))
-    if floating is True and not value.is_floating_point():
-        fail(t("ae.output.dtype", what=what, dtype=str(value.dtype)))
-    if floating is False and value.is_floating_point():
-        fail(t("ae.output.dtype_int", what=what, dtype=str(value.dtype)))
-    return value
-
-
 class _Texts(modules.ModuleTexts):
     """Part 1's wording of the module checks (messages/<lang>.yml, keys ae.module.*)."""
 
     outputs_floating = True
-
-    def expect_tensor(
-        self, value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
-    ) -> Tensor:
-        return expect_tensor(value, what, shape=shape, floating=floating)
 
     def hint(self, part: modules.ModulePart) -> str:
         assert isinstance(part, ModulePart), part  # Part 1's checks build only Part 1's parts
@@ -91,9 +61,9 @@ class _Texts(modules.ModuleTexts):
 
 
 # Part 1's reference classes are Part 2's given code (reference.transformer_mt.model); the reference is built
-# with the probes the student's module actually used.
+# with the probes the student's module actually calls (a class may do a substituted class's work inline).
 CHECKS = modules.ModuleChecks(
-    _Texts(t, "ae.module"), reference.transformer_mt.model, probe_namespace, used_probes=used_probes
+    _Texts(t, "ae.module"), reference.transformer_mt.model, probe_namespace, optional_probes=True
 )
 
 

@@ -3,9 +3,9 @@
 `MultiHeadAttention` is checked with `ProbeScaledDotProductAttention` in place of the student's
 attention, `EncoderLayer` with probes for `MultiHeadAttention` and `FeedForwardNeuralNetwork`,
 and `Encoder` with probes for `EncoderLayer` and `PositionalEncoding`, so that a bug in one part
-never costs points in another. A probe is used only where the student's class actually builds the
-substituted name; the reference side then uses the same probes (see `used_probes`), so a correct
-class that computes attention inline, say, is compared with the plain reference.
+never costs points in another. A probe counts as used only where the student's class calls it:
+the reference is also tried without it (`ModuleChecks.probe_choices`), so a correct class that
+computes attention inline, say, is compared with the plain reference.
 
 The probes are deliberately NOT the solution (bounded sigmoid weights instead of a softmax over
 scaled scores, tanh instead of ReLU, a made-up position table): they are safe to send into the
@@ -79,6 +79,7 @@ class ProbePositionalEncoding(nn.Module):
 class ProbeEncoderLayer(nn.Module):
     def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
         super().__init__()
+        self.size = embedding_dim  # what code after public implementations reads (layer.size)
         self.mix = nn.Linear(embedding_dim, feed_forward_dim)
         self.back = nn.Linear(feed_forward_dim, embedding_dim)
         self.head_gain = nn.Parameter(torch.linspace(0.5, 1.5, num_heads))
@@ -89,20 +90,6 @@ class ProbeEncoderLayer(nn.Module):
         hidden = torch.tanh(self.mix(torch.matmul(weights, x) + 0.5 * x))
         return x + self.dropout(self.back(hidden)) * self.head_gain.mean()
 """
-
-
-def used_probes(substitute: dict[str, str], module_classes: list[str]) -> dict[str, str]:
-    """The substitutions that took effect: those whose probe class appears in the built module.
-
-    Args:
-        substitute: class name -> probe name that was offered while constructing.
-        module_classes: the class names of the student's module tree (named_modules()).
-
-    Returns:
-        The part of `substitute` the student's class actually used.
-    """
-    present = set(module_classes)
-    return {name: probe for name, probe in substitute.items() if probe in present}
 
 
 def probe_namespace() -> dict[str, Any]:

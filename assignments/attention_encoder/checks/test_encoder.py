@@ -15,6 +15,7 @@ import torch
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, other_tokens, padded_ids
 from autograder.checks.support import CheckContext
+from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 17, 20, 16, 32, 4, 2
 
@@ -51,6 +52,11 @@ PART = mc.ModulePart(
     substitute={"EncoderLayer": "ProbeEncoderLayer", "PositionalEncoding": "ProbePositionalEncoding"},
     padding_pair=_padding_pair,
     context_change=_context_change,
+    deviations={
+        "sqrt_d_scaling": variants.sqrt_d_scaling,
+        "final_norm": variants.final_norm,
+        "learned_positions": variants.learned_positions,
+    },
 )
 
 

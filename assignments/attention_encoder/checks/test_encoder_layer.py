@@ -14,6 +14,7 @@ import torch
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from autograder.checks.support import CheckContext
+from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
 
@@ -50,6 +51,7 @@ PART = mc.ModulePart(
     dropout_submodules=("FeedForwardNeuralNetwork", "ProbeFeedForward"),
     padding_pair=_padding_pair,
     context_change=_context_change,
+    deviations={"pre_norm": variants.pre_norm},
 )
 
 

@@ -29,6 +29,7 @@ def _masked_mean(values, mask):
 class ProbeDecoderLayer(nn.Module):
     def __init__(self, embedding_dim, feed_forward_dim, num_heads, drop_prob):
         super().__init__()
+        self.size = embedding_dim  # what code after public implementations reads (layer.size)
         self.mix = nn.Linear(embedding_dim, feed_forward_dim)
         self.back = nn.Linear(feed_forward_dim, embedding_dim)
         self.head_gain = nn.Parameter(torch.linspace(0.5, 1.5, num_heads))

@@ -14,6 +14,7 @@ import torch
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from autograder.checks.support import CheckContext
+from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
 SRC_VOCAB = 29
@@ -38,6 +39,13 @@ PART = mc.ModulePart(
     earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 0, VOCAB, gen),
     substitute={"DecoderLayer": "ProbeDecoderLayer"},
     layout_hint_key="checks.layout.decoder",
+    deviations={
+        "sqrt_d_scaling": variants.sqrt_d_scaling,
+        "log_softmax_output": variants.log_softmax_output,
+        "final_norm": variants.final_norm,
+        "swapped_masks": variants.swapped_masks,
+        "learned_positions": variants.learned_positions,
+    },
 )
 
 

@@ -9,6 +9,7 @@ import torch
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import masked_batches
 from autograder.checks.support import CheckContext
+from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
 SRC_VOCAB, TGT_VOCAB = 29, 23
@@ -52,6 +53,7 @@ PART = mc.ModulePart(
     earlier_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
     layout_hint_key="checks.layout.decoder_layer",
+    deviations={"swapped_masks": variants.swapped_masks, "pre_norm": variants.pre_norm},
 )
 
 

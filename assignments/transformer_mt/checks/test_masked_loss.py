@@ -14,62 +14,75 @@ from autograder.checks.support import CheckContext, all_close, expect_tensor, fa
 from autograder.sandbox import TorchObject
 
 FUNCTION = "calculate_loss"
-# (batch, length, vocab, pad_idx): includes a length-2 batch and a pad_idx other than 3.
-CASES = [(2, 6, 11, 3), (4, 9, 17, 3), (3, 2, 11, 3), (5, 8, 13, 0)]
+# (batch, length, vocab, pad_idx, label smoothing): includes a length-2 batch and a pad_idx other
+# than 3. A loss that builds a criterion of its own instead of the given one (the training recipe's
+# is label-smoothed) gives another value where the given criterion smooths.
+CASES = [(2, 6, 11, 3, 0.0), (4, 9, 17, 3, 0.1), (3, 2, 11, 3, 0.0), (5, 8, 13, 0, 0.1)]
 
 
-def _cases(ctx: CheckContext) -> list[tuple[Tensor, Tensor, int, int]]:
+Case = tuple[Tensor, Tensor, int, int, float]  # logits (B, T, V), tgt (B, T), vocab, pad_idx, smoothing
+
+
+def _cases(ctx: CheckContext) -> list[Case]:
     gen = torch.Generator().manual_seed(ctx.seed + 23)
     cases = []
-    for batch, length, vocab, pad_idx in CASES:
+    for batch, length, vocab, pad_idx, smoothing in CASES:
         tgt = token_batch(gen, batch, length, vocab, pad_idx, ragged=True)
         logits = torch.randn(batch, length, vocab, generator=gen) * 2
-        cases.append((logits, tgt, vocab, pad_idx))
+        cases.append((logits, tgt, vocab, pad_idx, smoothing))
     return cases
 
 
-def _student_loss(ctx: CheckContext, logits: Tensor, tgt: Tensor, vocab: int, pad_idx: int, grad: bool = False) -> Any:
+def _student_loss(ctx: CheckContext, case: Case, logits: Tensor | None = None, grad: bool = False) -> Any:
+    """The student's loss on a case (with other logits if given): a tensor, or with grad its gradients."""
     require(ctx, FUNCTION)
-    criterion = TorchObject("CrossEntropyLoss", {"reduction": "none"})
+    given, tgt, vocab, pad_idx, smoothing = case
+    criterion = TorchObject("CrossEntropyLoss", {"reduction": "none", "label_smoothing": smoothing})
     # The template's calculate_loss reads these globals; they must describe this batch.
     set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
-    return ctx.student.call(FUNCTION, [logits, tgt, criterion], set_globals=set_globals, grad_wrt=[0] if grad else None)
+    args = [given if logits is None else logits, tgt, criterion]
+    if grad:
+        return ctx.student.call(FUNCTION, args, set_globals=set_globals, grad_wrt=[0])
+    return expect_tensor(
+        ctx.student.call(FUNCTION, args, set_globals=set_globals), "calculate_loss's result", floating=True
+    )
 
 
-def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int) -> Tensor:
-    return reference.transformer_mt.loss.calculate_loss(logits, tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx)
+def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int, smoothing: float) -> Tensor:
+    criterion = nn.CrossEntropyLoss(reduction="none", label_smoothing=smoothing)
+    return reference.transformer_mt.loss.calculate_loss(logits, tgt, criterion, pad_idx)
 
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:
-    logits, tgt, vocab, pad_idx = _cases(ctx)[0]
-    loss = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
+    loss = _student_loss(ctx, _cases(ctx)[0])
     if loss.numel() != 1:
         fail(t("checks.loss.shape", shape=tuple(loss.shape)))
 
 
 def test_loss_value(ctx: CheckContext) -> None:
-    for logits, tgt, vocab, pad_idx in _cases(ctx):
-        got = expect_tensor(_student_loss(ctx, logits, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
-        want = _reference_loss(logits, tgt, pad_idx)
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, smoothing = case
+        got = _student_loss(ctx, case)
+        want = _reference_loss(logits, tgt, pad_idx, smoothing)
         if got.numel() != 1 or not all_close(got.reshape(()), want):
             value = float(got.reshape(-1)[0]) if got.numel() else float("nan")
+            used = 0.1 - smoothing  # the other criterion of the cases
+            if got.numel() == 1 and all_close(got.reshape(()), _reference_loss(logits, tgt, pad_idx, used)):
+                fail(t("checks.loss.criterion_ignored", smoothing=smoothing, used=used))
             fail(t("checks.loss.value", shape=tuple(logits.shape), pad_idx=pad_idx, value=value, want=float(want)))
 
 
 def test_loss_ignores_padding(ctx: CheckContext) -> None:
     gen = torch.Generator().manual_seed(ctx.seed + 29)
-    for logits, tgt, vocab, pad_idx in _cases(ctx):
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, _ = case
         next_is_pad = tgt[:, 1:] == pad_idx  # (B, T-1): predictions scored against pad
         if not bool(next_is_pad.any()):
             continue
         changed = logits.clone()
         noise = torch.randn(changed[:, :-1][next_is_pad].shape, generator=gen) * 5
         changed[:, :-1][next_is_pad] = noise
-        a = _student_loss(ctx, logits, tgt, vocab, pad_idx)
-        b = _student_loss(ctx, changed, tgt, vocab, pad_idx)
-        a = expect_tensor(a, "calculate_loss's result", floating=True)
-        b = expect_tensor(b, "calculate_loss's result", floating=True)
-        if not all_close(a, b):
+        if not all_close(_student_loss(ctx, case), _student_loss(ctx, case, changed)):
             fail(t("checks.loss.padding_counts"))
     _require_scoring(ctx)
 
@@ -78,17 +91,15 @@ def _require_scoring(ctx: CheckContext) -> None:
     """Ignoring padding is only credited to a loss that scores the other predictions: changing
     them changes it, and raising every right next-token logit lowers it."""
     gen = torch.Generator().manual_seed(ctx.seed + 31)
-    logits, tgt, vocab, pad_idx = _cases(ctx)[1]
+    case = _cases(ctx)[0]  # plain cross-entropy
+    logits, tgt, _, pad_idx, _ = case
     scored = tgt[:, 1:] != pad_idx  # (B, T-1): predictions with a real target
     changed = logits.clone()
     changed[:, :-1][scored] = torch.randn(changed[:, :-1][scored].shape, generator=gen) * 5
     better = logits.clone()
     rows, cols = scored.nonzero(as_tuple=True)
     better[rows, cols, tgt[rows, cols + 1]] += 6.0
-    base, moved, improved = (
-        expect_tensor(_student_loss(ctx, x, tgt, vocab, pad_idx), "calculate_loss's result", floating=True)
-        for x in (logits, changed, better)
-    )
+    base, moved, improved = (_student_loss(ctx, case, x) for x in (logits, changed, better))
     if base.numel() != 1 or all_close(base, moved):
         fail(t("checks.loss.not_scored"))
     if not float(improved.reshape(())) < float(base.reshape(())):
@@ -96,11 +107,11 @@ def _require_scoring(ctx: CheckContext) -> None:
 
 
 def test_loss_gradient(ctx: CheckContext) -> None:
-    for logits, tgt, vocab, pad_idx in _cases(ctx):
-        result = _student_loss(ctx, logits, tgt, vocab, pad_idx, grad=True)
-        got = result["grads"][0]
+    for case in _cases(ctx):
+        logits, tgt, _, pad_idx, smoothing = case
+        got = _student_loss(ctx, case, grad=True)["grads"][0]
         leaf = logits.clone().requires_grad_(True)
-        _reference_loss(leaf, tgt, pad_idx).backward()
+        _reference_loss(leaf, tgt, pad_idx, smoothing).backward()
         want = leaf.grad
         if want is None:  # the reference loss always reaches its logits
             raise RuntimeError("the reference loss gave the logits no gradient")

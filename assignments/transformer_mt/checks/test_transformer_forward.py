@@ -15,6 +15,7 @@ from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
+from reference.transformer_mt import variants
 
 SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2
 VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}
@@ -39,6 +40,7 @@ PART = mc.ModulePart(
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
     layout_hint_key="checks.layout.transformer",
+    deviations={"log_softmax_output": variants.log_softmax_output, "swapped_masks": variants.swapped_masks},
 )
 
 

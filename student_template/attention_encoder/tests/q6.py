@@ -6,18 +6,17 @@ name = "q6"
 points = 15
 
 @test_case(points=None, hidden=False, 
-    failure_message="EncoderLayer 를 num_layers 개 새로 만들어 nn.ModuleList 에 담았는지 확인하세요.")
+    failure_message="EncoderLayer 를 num_layers 개 새로 만들어 nn.ModuleList(또는 nn.Sequential) 에 담았는지 확인하세요.")
 def test_q6_layers(env):
     import torch
     encoder_class = env.get('Encoder')
     assert encoder_class is not None, 'Encoder 가 정의되어 있지 않습니다. 과제 6 셀을 실행하세요.'
     encoder = encoder_class(11, 20, 16, 32, 4, 3, 0.1)
     layers = [m for m in encoder.modules() if type(m).__name__ == 'EncoderLayer']
-    assert len(layers) == 3, f'num_layers=3 이면 EncoderLayer 가 3개 등록되어야 하는데 {len(layers)}개입니다. nn.ModuleList 에 담았나요?'
-    assert any((isinstance(m, torch.nn.ModuleList) for m in encoder.modules())), '층을 nn.ModuleList 에 담으세요.'
+    assert len(layers) == 3, f'num_layers=3 이면 EncoderLayer 가 3개 등록되어야 하는데 {len(layers)}개입니다. nn.ModuleList(또는 nn.Sequential) 에 담았나요?'
     one_layer = sum((p.numel() for p in layers[0].parameters()))
     total = sum((p.numel() for p in encoder.parameters()))
-    assert total == 11 * 16 + 3 * one_layer, f'파라미터 수가 임베딩 11x16 + 층 3개 = {11 * 16 + 3 * one_layer} 이어야 하는데 {total} 입니다. 층마다 새로 만들었는지 확인하세요.'
+    assert total == 11 * 16 + 3 * one_layer, f'파라미터 수가 임베딩 11x16 + 층 3개 = {11 * 16 + 3 * one_layer} 이어야 하는데 {total} 입니다. 층마다 새로 만들었는지, 과제에 없는 파라미터(마지막에 더한 LayerNorm, 학습되는 위치 임베딩 등)가 있는지 확인하세요.'
 
 @test_case(points=None, hidden=False, 
     failure_message="임베딩 뒤에 모든 층을 차례로 통과시키고, 각 층에 padding_mask 를 넘겼는지 확인하세요.")
