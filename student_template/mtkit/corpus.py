@@ -42,6 +42,26 @@ def resolve_local_dir(local_dir: str | Path | None = None) -> Path | None:
     return Path(from_env).expanduser() if from_env else None
 
 
+def local_data_problem(local_dir: str | Path | None = None) -> str | None:
+    """Why the corpus would not come from a complete local folder, found without reading it.
+
+    Args:
+        local_dir: explicit directory, or None to consult the environment (as `resolve_local_dir`).
+
+    Returns:
+        None for a folder with every file; the folder's problem; or "" when no folder is set (the
+        Hugging Face hub would be asked, which an offline machine cannot reach).
+    """
+    folder = resolve_local_dir(local_dir)
+    if folder is None:
+        return ""
+    try:
+        find_local_files(folder)
+    except CorpusError as error:
+        return str(error)
+    return None
+
+
 def find_local_files(local_dir: str | Path) -> dict[str, dict[str, Path]]:
     """Locate the six raw files `<stem>.<lang>` (plain preferred over `.gz` when both exist).
 
