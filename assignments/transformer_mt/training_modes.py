@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assignments.transformer_mt.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from assignments.transformer_mt.settings import TrainingConfig, training_settings
 from assignments.transformer_mt.training_loop import train_and_evaluate
 from autograder.i18n import t
+from mtkit.recipe import recipe_from_profile
 
 if TYPE_CHECKING:
-    from assignments.transformer_mt.settings import TrainingConfig
     from assignments.transformer_mt.student_hparams import CellSettings
     from autograder.config import GraderConfig
     from autograder.sandbox import StudentError, Worker, WorkerFailure
@@ -114,7 +115,6 @@ class TrainingMode(ABC):
         Returns:
             The session's handle.
         """
-        from assignments.transformer_mt.settings import training_settings
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
 
@@ -189,8 +189,6 @@ class RecipeMode(TrainingMode):
     def session_args(
         self, hparams: dict[str, Any], data: PreparedData, config: GraderConfig, checkpoint: SubmittedCheckpoint | None
     ) -> list[Any]:
-        from assignments.transformer_mt.settings import training_settings
-        from mtkit.training import recipe_from_profile
         from mtkit.worker_training import flatten
 
         target = training_settings(config).threshold_bleu
@@ -314,7 +312,6 @@ def read_settings(
     Returns:
         The settings.
     """
-    from assignments.transformer_mt.settings import training_settings
     from assignments.transformer_mt.student_hparams import apply_cell, read_cell
 
     described = read_cell(worker, names, timeout_s=config.worker.timeout_s)
