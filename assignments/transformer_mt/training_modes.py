@@ -142,7 +142,6 @@ class TrainingMode(ABC):
             The arguments, in the session's order.
         """
 
-    @abstractmethod
     def evaluate(
         self,
         worker: Worker,
@@ -152,7 +151,8 @@ class TrainingMode(ABC):
         budget_s: float,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        """Produce the final weights and score them on the trusted side.
+        """Produce the final weights and score them on the trusted side: by default the weights the
+        session holds, as they are (with the test split); a mode that trains overrides this.
 
         Args:
             worker: the training worker.
@@ -165,6 +165,9 @@ class TrainingMode(ABC):
         Returns:
             The evaluation (assignments.transformer_mt.training_eval.evaluate_weights).
         """
+        from assignments.transformer_mt.training_eval import evaluate_weights
+
+        return evaluate_weights(worker, session, hparams, data, with_test=True)
 
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
         """Whether an error at session start means the submission is not gradable (not a skip).
@@ -272,19 +275,6 @@ class CheckpointMode(TrainingMode):
         assert checkpoint is not None  # find_checkpoint returned it
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)  # (N,) the file
         return [data_bytes, checkpoint.name]
-
-    def evaluate(
-        self,
-        worker: Worker,
-        session: int,
-        hparams: dict[str, Any],
-        data: PreparedData,
-        budget_s: float,
-        details: dict[str, Any],
-    ) -> dict[str, Any]:
-        from assignments.transformer_mt.training_eval import evaluate_weights
-
-        return evaluate_weights(worker, session, hparams, data, with_test=True)
 
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
         # The worker's loader refuses a file that is not weights only: the submission, not the code, is at fault.
