@@ -139,21 +139,10 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
     student_params = [(n, list(tensor.shape)) for n, tensor in state.items() if tensor.is_floating_point()]
     unfitted = describe_unfitted(reference_params, student_params)
     if unfitted["reference_only"] or unfitted["student_only"]:
-        parts = []
-        if unfitted["reference_only"]:
-            parts.append(t("training.unfit.reference_only", names=_named(unfitted["reference_only"])))
-        if unfitted["student_only"]:
-            parts.append(t("training.unfit.student_only", names=_named(unfitted["student_only"])))
-        return Fit(
-            None,
-            t(
-                "training.unfit.shapes",
-                details="; ".join(parts),
-                ref_count=len(reference_params),
-                stu_count=len(student_params),
-            ),
-            unfitted,
-        )
+        # One sentence per side with left-over parameters (its message key: training.unfit.<side>).
+        sides = "; ".join(t(f"training.unfit.{side}", names=_named(pairs)) for side, pairs in unfitted.items() if pairs)
+        counts: dict[str, Any] = {"ref_count": len(reference_params), "stu_count": len(student_params)}
+        return Fit(None, t("training.unfit.shapes", details=sides, **counts), unfitted)
     batch = probe_batch(data)
     student_logits = worker.run(session, "logits", batch, mode="eval")
     closest, expected_shape = None, None
