@@ -27,8 +27,6 @@ from autograder.reports.markdown import status_label
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import PartResult, SubmissionResult
 
-# The JSON Schema of Gradescope's results.json (written from Gradescope's documentation; the tests validate with it).
-SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
 # Gradescope's visibility values: hidden, after_due_date, after_published, visible. The result and its
 # tests (student-facing messages) are visible; the autograder's stdout (grader logs) is hidden.
 VISIBILITY, STDOUT_VISIBILITY, TEST_VISIBILITY = "visible", "hidden", "visible"
@@ -93,7 +91,7 @@ def gradescope_results(
         assignment: the assignment's name, first line of the top-level output.
 
     Returns:
-        A dict valid against the schema at `SCHEMA_PATH`.
+        A dict valid against schemas/gradescope_results.schema.json (Gradescope's documented format).
     """
     columns = part_columns(config_parts, [result])
     number = {column.name: index for index, column in enumerate(columns, 1)}

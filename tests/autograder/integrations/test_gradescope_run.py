@@ -22,10 +22,10 @@ from autograder.i18n import t
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import _private_copy, environment_overrides, pick_submission
 from autograder.integrations.upload_guard import scan_upload
-from autograder.reports.gradescope import SCHEMA_PATH
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
 NOTEBOOK_FIXTURES = ROOT / "tests" / "fixtures" / "notebooks"
+SCHEMA_PATH = ROOT / "autograder" / "reports" / "schemas" / "gradescope_results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # Gradescope's results.json
 
 

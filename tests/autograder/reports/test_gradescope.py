@@ -9,12 +9,14 @@ import jsonschema
 import pytest
 
 from autograder.config import load_config
-from autograder.reports.gradescope import SCHEMA_PATH, gradescope_results, write_gradescope_results
+from autograder.reports.gradescope import gradescope_results, write_gradescope_results
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 PARTS = load_config(FIXTURES / "grader.yml").parts
 ALL_FIXTURES = ["full_marks", "partial", "trained", "grader_error", "unreadable"]
+# Gradescope's results.json format, written from Gradescope's documentation.
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "autograder/reports/schemas/gradescope_results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
