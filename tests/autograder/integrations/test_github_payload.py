@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from workflow_tools import EXAMPLE_NAMES, ROOT, read_outputs
+from workflow_tools import EXAMPLE_NAMES, ROOT, decode_payload, read_outputs
 
 from autograder.integrations.github import (
     SUMMARY_LIMIT_BYTES,
@@ -17,7 +17,6 @@ from autograder.integrations.github import (
     write_outputs,
 )
 from autograder.reports.reporter_payload import (
-    decode_payload,
     encode_payload,
     part_payloads,
     reporter_env_name,

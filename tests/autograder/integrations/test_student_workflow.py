@@ -8,11 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
+from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, decode_payload, load_workflow, read_outputs, run_step
 
 from autograder.i18n import t
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks
-from autograder.reports.reporter_payload import decode_payload, reporter_env_name
+from autograder.reports.reporter_payload import reporter_env_name
 
 TEMPLATE = ROOT / "student_template"
 FIXTURE_TESTS = ROOT / "tests" / "fixtures" / "integrations" / "public_tests"

@@ -94,19 +94,6 @@ def encode_payload(payload: Mapping[str, Any]) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def decode_payload(encoded: str) -> dict[str, Any]:
-    """Inverse of `encode_payload` (what the reporter does with `<ID>_RESULTS`).
-
-    Args:
-        encoded: base64 text.
-
-    Returns:
-        The payload dict.
-    """
-    payload: dict[str, Any] = json.loads(base64.b64decode(encoded).decode("utf-8"))
-    return payload
-
-
 def runner_id(name: str) -> str:
     """A step/runner id from a part or test name: lower case letters, digits, "_" and "-".
 
