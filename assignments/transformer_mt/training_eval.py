@@ -82,10 +82,6 @@ def probe_batch(data: PreparedData, count: int = 8) -> list[Tensor]:
     ]
 
 
-def _shape(shape: Any) -> str:
-    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
-
-
 def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]) -> dict[str, Any]:
     """Which parameters keep two parameter lists from corresponding, by shape.
 
@@ -105,7 +101,7 @@ def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tupl
         for name, shape in params:
             if spare[tuple(shape)] > 0:
                 spare[tuple(shape)] -= 1
-                found.append((name, _shape(shape)))
+                found.append((name, "(" + ", ".join(str(int(s)) for s in shape) + ")"))  # e.g. "(512, 256)"
         return found
 
     return {"reference_only": left_over(reference, student), "student_only": left_over(student, reference)}
