@@ -50,29 +50,13 @@ class LateRecord:
     final_points: float
 
 
-def effective_deadline(time: SubmissionTime, late: LateConfig) -> tuple[str, str] | None:
-    """The deadline that applies to a submission: the route's due date when allowed, else grader.yml's.
-
-    Args:
-        time: what the route knows about the submission.
-        late: grader.yml's late section.
-
-    Returns:
-        (deadline, where it came from), or None when no deadline applies.
-    """
-    if late.route_due_dates and time.due:
-        return time.due, DEADLINE_FROM_ROUTE
-    if late.deadline is not None:
-        return late.deadline, DEADLINE_FROM_CONFIG
-    return None
-
-
 def assess(raw_points: float, time: SubmissionTime, late: LateConfig) -> LateRecord | None:
     """Apply the late policy to a submission's points.
 
     Every started unit (day or hour) after the deadline plus the grace period costs
     `penalty_per_unit` of the earned points, at most `max_penalty`; after `zero_after` the
-    submission earns nothing. An unknown time is on time.
+    submission earns nothing. An unknown time is on time. The deadline is the route's due date when
+    `route_due_dates` allows it, else grader.yml's `deadline`, else `zero_after`.
 
     Args:
         raw_points: the points the checks gave (all graded parts).
@@ -82,10 +66,14 @@ def assess(raw_points: float, time: SubmissionTime, late: LateConfig) -> LateRec
     Returns:
         The record, or None when no deadline applies (nothing to report).
     """
-    deadline = effective_deadline(time, late)
-    if deadline is None and late.zero_after is None:
+    if late.route_due_dates and time.due:  # the route's own due date (extensions included), when allowed
+        due_text, due_source = time.due, DEADLINE_FROM_ROUTE
+    elif late.deadline is not None:
+        due_text, due_source = late.deadline, DEADLINE_FROM_CONFIG
+    elif late.zero_after is not None:  # no deadline, only the moment after which work earns nothing
+        due_text, due_source = late.zero_after, DEADLINE_FROM_CONFIG
+    else:
         return None
-    due_text, due_source = deadline if deadline is not None else (late.zero_after or "", DEADLINE_FROM_CONFIG)
     late_seconds, units, zeroed = 0.0, 0, False
     if time.submitted_at:
         submitted = parse_moment(time.submitted_at)

@@ -185,19 +185,8 @@ def run_engine(
         if train and config.training_part() in parts:
             _copy_sidecar(submission, copy, config)
         out, log_path = Path(tmp) / "out", Path(tmp) / "engine.log"
-        command = [
-            sys.executable,
-            "-m",
-            "autograder",
-            "grade",
-            str(copy),
-            "--out",
-            str(out),
-            "--quiet",
-            "--parts",
-            ",".join(parts),
-            "--train" if train else "--no-train",
-        ]
+        command = [sys.executable, "-m", "autograder", "grade", str(copy), "--out", str(out), "--quiet"]
+        command += ["--parts", ",".join(parts), "--train" if train else "--no-train"]
         for key, value in (settings or {}).items():
             command += ["--set", f"{key}={json.dumps(value)}"]
         env = {
@@ -276,16 +265,9 @@ def grade_parts(
             )
 
     def run_alone(name: str) -> None:
-        take(
-            runner(
-                submission,
-                [name],
-                options.timeout_for(name, training=name == training_part),
-                engine_root,
-                train=name == training_part,
-                settings=options.settings,
-            )
-        )
+        training = name == training_part
+        timeout_s = options.timeout_for(name, training=training)
+        take(runner(submission, [name], timeout_s, engine_root, train=training, settings=options.settings))
 
     first = None
     if options.combined and len(unit) > 1:

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from assignments.transformer_mt.messages import t
+from reference.transformer_mt.masks import create_look_ahead_mask_for_attention
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 PAD_IDX = 3
@@ -44,9 +45,7 @@ def expected_mask(batch: torch.Tensor) -> torch.Tensor:
     Returns:
         A bool tensor (B, T, T).
     """
-    length = batch.shape[1]
-    causal = torch.ones(length, length, dtype=torch.bool).tril()
-    return causal[None, :, :] & (batch != PAD_IDX)[:, None, :]
+    return create_look_ahead_mask_for_attention(batch, PAD_IDX)[:, 0]  # the reference's (B, 1, T, T), head axis dropped
 
 
 def _as_grid(value: Any, batch: torch.Tensor) -> tuple[torch.Tensor | None, str | None]:

@@ -82,10 +82,6 @@ def probe_batch(data: PreparedData, count: int = 8) -> list[Tensor]:
     ]
 
 
-def _shape(shape: Any) -> str:
-    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
-
-
 def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]]) -> dict[str, Any]:
     """Which parameters keep two parameter lists from corresponding, by shape.
 
@@ -105,7 +101,7 @@ def describe_unfitted(reference: list[tuple[str, list[int]]], student: list[tupl
         for name, shape in params:
             if spare[tuple(shape)] > 0:
                 spare[tuple(shape)] -= 1
-                found.append((name, _shape(shape)))
+                found.append((name, "(" + ", ".join(str(int(s)) for s in shape) + ")"))  # e.g. "(512, 256)"
         return found
 
     return {"reference_only": left_over(reference, student), "student_only": left_over(student, reference)}
@@ -139,21 +135,10 @@ def map_onto_reference(worker: Worker, session: int, hparams: dict[str, Any], da
     student_params = [(n, list(tensor.shape)) for n, tensor in state.items() if tensor.is_floating_point()]
     unfitted = describe_unfitted(reference_params, student_params)
     if unfitted["reference_only"] or unfitted["student_only"]:
-        parts = []
-        if unfitted["reference_only"]:
-            parts.append(t("training.unfit.reference_only", names=_named(unfitted["reference_only"])))
-        if unfitted["student_only"]:
-            parts.append(t("training.unfit.student_only", names=_named(unfitted["student_only"])))
-        return Fit(
-            None,
-            t(
-                "training.unfit.shapes",
-                details="; ".join(parts),
-                ref_count=len(reference_params),
-                stu_count=len(student_params),
-            ),
-            unfitted,
-        )
+        # One sentence per side with left-over parameters (its message key: training.unfit.<side>).
+        sides = "; ".join(t(f"training.unfit.{side}", names=_named(pairs)) for side, pairs in unfitted.items() if pairs)
+        counts: dict[str, Any] = {"ref_count": len(reference_params), "stu_count": len(student_params)}
+        return Fit(None, t("training.unfit.shapes", details=sides, **counts), unfitted)
     batch = probe_batch(data)
     student_logits = worker.run(session, "logits", batch, mode="eval")
     closest, expected_shape = None, None

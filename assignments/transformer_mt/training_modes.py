@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assignments.transformer_mt.checkpoint_file import SubmittedCheckpoint, find_checkpoint
+from assignments.transformer_mt.settings import TrainingConfig, training_settings
 from assignments.transformer_mt.training_loop import train_and_evaluate
 from autograder.i18n import t
+from mtkit.recipe import recipe_from_profile
 
 if TYPE_CHECKING:
-    from assignments.transformer_mt.settings import TrainingConfig
     from assignments.transformer_mt.student_hparams import CellSettings
     from autograder.config import GraderConfig
     from autograder.sandbox import StudentError, Worker, WorkerFailure
@@ -114,7 +115,6 @@ class TrainingMode(ABC):
         Returns:
             The session's handle.
         """
-        from assignments.transformer_mt.settings import training_settings
         from autograder.sandbox import Global
         from mtkit.constants import PAD_IDX
 
@@ -142,7 +142,6 @@ class TrainingMode(ABC):
             The arguments, in the session's order.
         """
 
-    @abstractmethod
     def evaluate(
         self,
         worker: Worker,
@@ -152,7 +151,8 @@ class TrainingMode(ABC):
         budget_s: float,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        """Produce the final weights and score them on the trusted side.
+        """Produce the final weights and score them on the trusted side: by default the weights the
+        session holds, as they are (with the test split); a mode that trains overrides this.
 
         Args:
             worker: the training worker.
@@ -165,6 +165,9 @@ class TrainingMode(ABC):
         Returns:
             The evaluation (assignments.transformer_mt.training_eval.evaluate_weights).
         """
+        from assignments.transformer_mt.training_eval import evaluate_weights
+
+        return evaluate_weights(worker, session, hparams, data, with_test=True)
 
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
         """Whether an error at session start means the submission is not gradable (not a skip).
@@ -189,8 +192,6 @@ class RecipeMode(TrainingMode):
     def session_args(
         self, hparams: dict[str, Any], data: PreparedData, config: GraderConfig, checkpoint: SubmittedCheckpoint | None
     ) -> list[Any]:
-        from assignments.transformer_mt.settings import training_settings
-        from mtkit.training import recipe_from_profile
         from mtkit.worker_training import flatten
 
         target = training_settings(config).threshold_bleu
@@ -275,19 +276,6 @@ class CheckpointMode(TrainingMode):
         data_bytes = torch.frombuffer(bytearray(checkpoint.data), dtype=torch.uint8)  # (N,) the file
         return [data_bytes, checkpoint.name]
 
-    def evaluate(
-        self,
-        worker: Worker,
-        session: int,
-        hparams: dict[str, Any],
-        data: PreparedData,
-        budget_s: float,
-        details: dict[str, Any],
-    ) -> dict[str, Any]:
-        from assignments.transformer_mt.training_eval import evaluate_weights
-
-        return evaluate_weights(worker, session, hparams, data, with_test=True)
-
     def refusal(self, error: StudentError | WorkerFailure) -> str | None:
         # The worker's loader refuses a file that is not weights only: the submission, not the code, is at fault.
         if getattr(error, "exc_type", "") == "CheckpointError":
@@ -314,7 +302,6 @@ def read_settings(
     Returns:
         The settings.
     """
-    from assignments.transformer_mt.settings import training_settings
     from assignments.transformer_mt.student_hparams import apply_cell, read_cell
 
     described = read_cell(worker, names, timeout_s=config.worker.timeout_s)

@@ -17,15 +17,7 @@ from autograder.config.loading import (
     parse_settings,
     validate,
 )
-from autograder.config.sections import (
-    AssignmentConfig,
-    FeedbackConfig,
-    GradingConfig,
-    Isolation,
-    Language,
-    PartConfig,
-    WorkerConfig,
-)
+from autograder.config.sections import Isolation, Language, PartConfig
 from autograder.config.training import TrainingSection
 
 # The allowed values of the CLI flags that override these keys.
@@ -37,17 +29,11 @@ __all__ = [
     "FEEDBACK_LANGUAGES",
     "ISOLATION_LEVELS",
     "PROJECT_ROOT",
-    "AssignmentConfig",
     "ConfigError",
-    "FeedbackConfig",
     "GraderConfig",
-    "GradingConfig",
-    "Isolation",
-    "Language",
     "LateConfig",
     "PartConfig",
     "TrainingSection",
-    "WorkerConfig",
     "config_model",
     "describe",
     "iter_keys",

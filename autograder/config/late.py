@@ -84,14 +84,10 @@ class LateConfig(Section):
 
     @field_validator("deadline", "zero_after", mode="before")
     @classmethod
-    def _moment_as_text(cls, value: Any) -> Any:
+    def _moment_with_time_zone(cls, value: Any) -> Any:
         # YAML reads an unquoted timestamp as a datetime; keep the key a string either way.
-        return value.isoformat() if isinstance(value, datetime) else value
-
-    @field_validator("deadline", "zero_after")
-    @classmethod
-    def _has_time_zone(cls, value: str | None) -> str | None:
-        if value is not None:
+        value = value.isoformat() if isinstance(value, datetime) else value
+        if isinstance(value, str):
             parse_moment(value)  # ValueError names the problem
         return value
 

@@ -121,14 +121,12 @@ class GraderConfig(Section):
 
 def _assignment_settings(name: Any) -> dict[str, Any]:
     """The named assignment's assignment.yml (read as text: the assignment's code is not imported)."""
-    if name is not None and not isinstance(name, str):
-        return {}  # the model reports the wrong type
+    if name is None:
+        name = graded_name({})  # the only assignment there is (None: none, or several)
+    if not isinstance(name, str):
+        return {}  # `parts` is then required, or the name has the wrong type: the model says so
     try:
         names = available_assignments()
-        if name is None:
-            if len(names) != 1:
-                return {}  # `parts` is then required (the model says so)
-            name = names[0]
         if name not in names:
             listed = ", ".join(names) or "none"
             raise KeyProblem("assignment.name", f"unknown assignment {name!r} (assignments: {listed})")

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
+from autograder.config import parse_moment
 from autograder.exit_codes import command_error
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
 from autograder.sidecar_files import locate_sidecar
@@ -30,6 +31,9 @@ MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 MAX_SIDECAR_BYTES = 512 * 1024 * 1024
 GIT_ERROR_CHARS = 400  # git's error output kept in the manifest's detail column
 GIT_DATE = "%Y-%m-%d %H:%M:%S %z"  # how a deadline is given to git
+# --deadline as an aware datetime, checked before git sees it (git's own date parser accepts nearly
+# anything: "yesterday", typos become "now"): ISO 8601 WITH a time zone, as grader.yml's late.deadline.
+deadline_moment = parse_moment
 
 
 @dataclass
@@ -47,27 +51,6 @@ class Collected:
     # With --sidecar-names: the side file's path inside the repository (the column keeps the name it
     # has in the manifest's format: Part 2's side file is its checkpoint).
     checkpoint: str = ""
-
-
-def deadline_moment(text: str) -> datetime:
-    """A deadline as an aware datetime: ISO 8601 WITH a time zone.
-
-    git's own date parser accepts nearly anything ("yesterday", typos become "now"), so the
-    deadline is checked here first.
-
-    Args:
-        text: e.g. "2026-12-01T23:59:59+09:00".
-
-    Returns:
-        The instant.
-
-    Raises:
-        ValueError: not ISO 8601, or no time zone.
-    """
-    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        raise ValueError(f"deadline {text!r} has no time zone; write e.g. 2026-12-01T23:59:59+09:00")
-    return moment
 
 
 def read_repo_list(path: Path) -> list[str]:

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +27,9 @@ from autograder.reports.markdown import status_label
 from autograder.reports.submission_json import dumps_stable
 from autograder.results import PartResult, SubmissionResult
 
-SCHEMA_PATH = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
 # Gradescope's visibility values: hidden, after_due_date, after_published, visible. The result and its
 # tests (student-facing messages) are visible; the autograder's stdout (grader logs) is hidden.
 VISIBILITY, STDOUT_VISIBILITY, TEST_VISIBILITY = "visible", "hidden", "visible"
-
-
-@cache
-def load_schema() -> dict[str, Any]:
-    """The JSON Schema of Gradescope's results.json (written from Gradescope's documentation).
-
-    Returns:
-        The schema as a dict (for `jsonschema.validate`).
-    """
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return schema
 
 
 def _part_tests(part: PartResult, part_number: int) -> list[dict[str, Any]]:
@@ -105,7 +91,7 @@ def gradescope_results(
         assignment: the assignment's name, first line of the top-level output.
 
     Returns:
-        A dict valid against `load_schema()`.
+        A dict valid against schemas/gradescope_results.schema.json (Gradescope's documented format).
     """
     columns = part_columns(config_parts, [result])
     number = {column.name: index for index, column in enumerate(columns, 1)}

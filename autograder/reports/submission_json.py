@@ -58,18 +58,8 @@ def submission_json(result: SubmissionResult) -> str:
     return dumps_stable(data)
 
 
-def write_submission_json(result: SubmissionResult, path: Path) -> None:
-    """Write `submission_json(result)` to a file.
-
-    Args:
-        result: one graded submission.
-        path: the destination, e.g. `<out>/<stem>.json`.
-    """
-    path.write_text(submission_json(result), encoding="utf-8")
-
-
 def read_submission_json(path: Path) -> SubmissionResult:
-    """Read a file written by `write_submission_json` (or any `to_json` dump).
+    """Read a file holding `submission_json(result)` (or any `to_json` dump).
 
     Args:
         path: the JSON file.

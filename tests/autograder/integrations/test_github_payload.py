@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from payload_decoding import decode_payload  # the helper module beside these tests
-from workflow_tools import EXAMPLE_NAMES, ROOT, read_outputs
+from workflow_tools import EXAMPLE_NAMES, ROOT, decode_payload, read_outputs
 
 from autograder.integrations.github import (
     SUMMARY_LIMIT_BYTES,

@@ -22,10 +22,11 @@ from autograder.i18n import t
 from autograder.integrations.gradescope.build_zip import build_zip
 from autograder.integrations.gradescope.run import _private_copy, environment_overrides, pick_submission
 from autograder.integrations.upload_guard import scan_upload
-from autograder.reports.gradescope import load_schema
 
 GRADESCOPE = ROOT / "autograder" / "integrations" / "gradescope"
 NOTEBOOK_FIXTURES = ROOT / "tests" / "fixtures" / "notebooks"
+SCHEMA_PATH = ROOT / "autograder" / "reports" / "schemas" / "gradescope_results.schema.json"
+SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # Gradescope's results.json
 
 
 def run_autograder(root: Path, upload: dict[str, Path]) -> subprocess.CompletedProcess[str]:
@@ -65,7 +66,7 @@ def gradescope_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_results_json_is_valid_and_the_score_is_the_sum_of_its_parts(gradescope_results, graded_examples, name) -> None:
     document = gradescope_results[name]
-    jsonschema.validate(document, load_schema())
+    jsonschema.validate(document, SCHEMA)
     assert document["score"] == sum(test["score"] for test in document["tests"])
     cli = json.loads((graded_examples / "grading-output" / f"{name}.json").read_text(encoding="utf-8"))
     assert document["score"] == cli["points"]
@@ -87,7 +88,7 @@ def test_an_upload_without_a_notebook_gets_a_valid_zero(tmp_path: Path) -> None:
     done = run_autograder(tmp_path, {"notes.txt": ROOT / "README.md"})
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
-    jsonschema.validate(document, load_schema())
+    jsonschema.validate(document, SCHEMA)
     assert document["score"] == 0 and t("gradescope.no_notebook", language="ko") in document["output"]
 
 
@@ -117,7 +118,7 @@ def test_an_unreadable_upload_is_graded_zero_with_the_reason(tmp_path: Path) -> 
     done = run_autograder(tmp_path, {"hw.ipynb": NOTEBOOK_FIXTURES / "corrupt.ipynb"})
     assert done.returncode == 0, done.stderr
     document = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
-    jsonschema.validate(document, load_schema())
+    jsonschema.validate(document, SCHEMA)
     assert document["score"] == 0 and document["extra_data"]["status"] == "unreadable"
 
 

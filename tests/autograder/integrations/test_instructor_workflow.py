@@ -14,7 +14,7 @@ import pytest
 from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
 
 from autograder.integrations.collect_submissions import GIT_DATE, deadline_moment, safe_name
-from autograder.reports.submission_json import read_submission_json, write_submission_json
+from autograder.reports.submission_json import read_submission_json, submission_json
 
 DEADLINE = "2026-12-01T23:59:59+09:00"
 BEFORE, AFTER = "2026-11-20T10:00:00+09:00", "2026-12-02T09:00:00+09:00"
@@ -164,7 +164,7 @@ def training_only(unit_result_path: Path, target: Path) -> None:
                 check.message = "not selected for this grading run"
         part.points = sum(c.points for c in part.checks if not c.skipped)
     result.extras = {"training": json.loads((FIXTURES / "training_history.json").read_text(encoding="utf-8"))}
-    write_submission_json(result, target)
+    target.write_text(submission_json(result), encoding="utf-8")
 
 
 def test_report_step_merges_training_into_the_gradebook(graded_examples: Path, tmp_path: Path) -> None:

@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from payload_decoding import decode_payload  # the helper module beside these tests
-from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, load_workflow, read_outputs, run_step
+from workflow_tools import EXAMPLES, ROOT, STUDENT_WORKFLOW, decode_payload, load_workflow, read_outputs, run_step
 
 from autograder.i18n import t
 from autograder.integrations.public_checks import otter_test_files, outcome_payloads, run_public_checks

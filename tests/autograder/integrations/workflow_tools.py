@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import subprocess
@@ -384,3 +386,10 @@ def read_outputs(path: Path) -> dict[str, str]:
             values[name] = value
         index += 1
     return values
+
+
+def decode_payload(encoded: str) -> dict[str, Any]:
+    """What the reporter does with `<ID>_RESULTS`: base64, then UTF-8 JSON (the inverse of
+    autograder.reports.reporter_payload.encode_payload, written independently of it)."""
+    payload: dict[str, Any] = json.loads(base64.b64decode(encoded).decode("utf-8"))
+    return payload

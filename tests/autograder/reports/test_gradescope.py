@@ -9,12 +9,15 @@ import jsonschema
 import pytest
 
 from autograder.config import load_config
-from autograder.reports.gradescope import gradescope_results, load_schema, write_gradescope_results
+from autograder.reports.gradescope import gradescope_results, write_gradescope_results
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
 PARTS = load_config(FIXTURES / "grader.yml").parts
 ALL_FIXTURES = ["full_marks", "partial", "trained", "grader_error", "unreadable"]
+# Gradescope's results.json format, written from Gradescope's documentation.
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "autograder/reports/schemas/gradescope_results.schema.json"
+SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
 def document(name: str) -> dict:
@@ -22,12 +25,12 @@ def document(name: str) -> dict:
 
 
 def test_schema_is_a_valid_json_schema():
-    jsonschema.Draft202012Validator.check_schema(load_schema())
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
 @pytest.mark.parametrize("name", ALL_FIXTURES)
 def test_every_fixture_renders_valid_results(name):
-    jsonschema.validate(document(name), load_schema())
+    jsonschema.validate(document(name), SCHEMA)
 
 
 @pytest.mark.parametrize("name", ALL_FIXTURES)
@@ -94,7 +97,7 @@ def test_grader_error_keeps_the_maximum_and_hides_the_traceback():
 )
 def test_schema_rejects_documents_gradescope_would_not_accept(broken):
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(broken, load_schema())
+        jsonschema.validate(broken, SCHEMA)
 
 
 def test_schema_accepts_scores_given_only_per_test_and_a_leaderboard():
@@ -103,7 +106,7 @@ def test_schema_accepts_scores_given_only_per_test_and_a_leaderboard():
             "tests": [{"score": 1, "max_score": 2, "output_format": "md"}],
             "leaderboard": [{"name": "BLEU", "value": 0.21, "order": "desc"}],
         },
-        load_schema(),
+        SCHEMA,
     )
 
 

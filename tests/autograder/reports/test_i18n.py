@@ -28,9 +28,10 @@ NOT_TRANSLATED = {"report.html.lang"}
 # The engine's catalogue, then each assignment's (Assignment.messages_dir: assignments/<name>/messages).
 CATALOGUES = {"engine": MESSAGES_DIR} | {p.parent.name: p for p in sorted(ROOT.glob("assignments/*/messages"))}
 # Keys built at run time from a prefix: (the code's catalogue, prefix) -> suffixes
-# (assignments/transformer_mt/training_part.py, autograder/reports/markdown.py).
+# (assignments/transformer_mt/training_part.py and training_eval.py, autograder/reports/markdown.py).
 DYNAMIC = {
     ("transformer_mt", "training.low_bleu_hint."): tuple(TRAINING_MODES),
+    ("transformer_mt", "training.unfit."): ("reference_only", "student_only"),  # describe_unfitted sides
     ("engine", "report.status."): ("graded", "unreadable", "grader-error"),
     ("engine", "console."): ("pass", "fail", "skip"),  # autograder/reports/table.py
 }
