@@ -15,7 +15,8 @@ from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
 from autograder.assignment_folder import grader_yml_of
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, FeedbackConfig, GraderConfig
+from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
+from autograder.config.sections import FeedbackConfig
 from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
 from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED

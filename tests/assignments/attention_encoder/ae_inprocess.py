@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from namespace_student import NamespaceStudent  # the tests' helper (tests/namespace_student.py)
+
 from assignments.attention_encoder.checks.helpers import helpers_namespace
-from autograder.checks.inprocess import NamespaceStudent
 
 
 class InProcessStudent(NamespaceStudent):

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from namespace_student import NamespaceStudent  # the tests' helper (tests/namespace_student.py)
 from torch import nn
 
 from autograder import credit
 from autograder.assignment import load_assignment
-from autograder.checks.inprocess import NamespaceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config
 from autograder.i18n import use_language

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from namespace_student import NamespaceStudent  # the helper module beside these tests
+from namespace_student import NamespaceStudent  # the tests' helper (tests/namespace_student.py)
 from torch import nn
 
 SOURCE = (Path(__file__).resolve().parents[2] / "fixtures" / "checks" / "inprocess_source.py.txt").read_text()
