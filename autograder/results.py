@@ -96,16 +96,8 @@ class SubmissionResult:
         Returns:
             The equivalent SubmissionResult.
         """
-        parts = [
-            PartResult(
-                part=p["part"],
-                title=p["title"],
-                max_points=p["max_points"],
-                points=p["points"],
-                checks=[CheckResult(**c) for c in p["checks"]],
-            )
-            for p in data["parts"]
-        ]
+        fields = ("part", "title", "max_points", "points")  # a part's other keys are ignored
+        parts = [PartResult(*(p[k] for k in fields), [CheckResult(**c) for c in p["checks"]]) for p in data["parts"]]
         return cls(
             submission=data["submission"],
             status=data["status"],
