@@ -258,6 +258,10 @@ def test_statements_fail_one_by_one_and_extra_paths_are_importable(tmp_path):
         assert worker.call("read", [str(data / "pairs.txt")]) == "ein Hund\ta dog\n"
         with pytest.raises(WorkerFailure, match="rejected"):
             worker.call("toolkit:triple", [Global("x")], set_globals=[1])  # type: ignore[arg-type]
+        # A global the submission never defined lives for its request only: it is removed after.
+        assert worker.call("toolkit:triple", [Global("brand_new")], set_globals={"brand_new": 2}) == 6
+        with pytest.raises(StudentError, match="brand_new"):
+            worker.call("toolkit:triple", [Global("brand_new")])
         with pytest.raises(WorkerFailure, match="cannot find toolkit:missing"):
             worker.call("toolkit:missing", [])
     shutil.rmtree(data)
