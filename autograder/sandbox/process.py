@@ -139,10 +139,6 @@ def popen_worker(
     )
 
 
-def _nonblocking(fd: int) -> None:
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-
-
 class WorkerProcess:
     """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
 
@@ -185,7 +181,7 @@ class WorkerProcess:
                     os.close(fd)
         for fd in (self.request_w, self.reply_r, self.output_r, self.status_r):
             if fd >= 0:
-                _nonblocking(fd)
+                os.set_blocking(fd, False)
         for fd in (self.request_w, self.reply_r):
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups for big tensors
@@ -310,11 +306,8 @@ class WorkerProcess:
             self.kill()
         self.drain_output()
         status: dict[str, Any] = {}
-        if self.status_r >= 0:
-            try:
-                status = json.loads(os.read(self.status_r, 4096) or b"{}")
-            except (BlockingIOError, ValueError):
-                status = {}
+        with contextlib.suppress(BlockingIOError, ValueError):
+            status = json.loads(os.read(self.status_r, 4096) or b"{}") if self.status_r >= 0 else {}
         code = self.proc.returncode
         signum = status.get("signal") if status else (-code if code is not None and code < 0 else None)
         if not status and self.status_r >= 0 and code is not None and 128 < code < 128 + 65:
