@@ -96,8 +96,10 @@ class SubmissionResult:
         Returns:
             The equivalent SubmissionResult.
         """
-        fields = ("part", "title", "max_points", "points")  # a part's other keys are ignored
-        parts = [PartResult(*(p[k] for k in fields), [CheckResult(**c) for c in p["checks"]]) for p in data["parts"]]
+        parts = [
+            PartResult(p["part"], p["title"], p["max_points"], p["points"], [CheckResult(**c) for c in p["checks"]])
+            for p in data["parts"]
+        ]
         return cls(
             submission=data["submission"],
             status=data["status"],
