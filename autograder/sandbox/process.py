@@ -116,29 +116,6 @@ def die_with_grader(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", DIE_WITH_GRADER, str(os.getpid()), *argv]
 
 
-def popen_worker(
-    argv: Sequence[str], env: dict[str, str], cwd: str, child_fds: Sequence[int], output_w: int
-) -> subprocess.Popen[bytes]:
-    """The cold start: Popen a launcher command line under DIE_WITH_GRADER.
-
-    Args:
-        argv: the launcher's command line; env, cwd: its environment and directory.
-        child_fds: (request, reply, status) fds it inherits (-1: none); output_w: its stdout/stderr.
-    Returns:
-        the process, in a session of its own.
-    """
-    return subprocess.Popen(
-        die_with_grader(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=output_w,
-        stderr=output_w,
-        pass_fds=[fd for fd in child_fds if fd >= 0],
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
-
-
 class WorkerProcess:
     """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
 
@@ -170,8 +147,17 @@ class WorkerProcess:
         self.output_r, output_w = os.pipe()
         child_fds = (request_r, reply_w, status_w)
 
-        def cold() -> subprocess.Popen[bytes]:
-            return popen_worker(build_argv(child_fds), env, cwd, child_fds, output_w)
+        def cold() -> subprocess.Popen[bytes]:  # the launcher under DIE_WITH_GRADER, in a session of its own
+            return subprocess.Popen(
+                die_with_grader(build_argv(child_fds)),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=[fd for fd in child_fds if fd >= 0],
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
 
         try:
             self.proc = start(child_fds, output_w, cold) if start is not None else cold()
