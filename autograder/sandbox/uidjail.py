@@ -12,6 +12,8 @@ from pathlib import Path
 
 from autograder.worker_runtime.guards import is_under
 
+from .treewatch import start_time
+
 # Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
 # container layout (the zip with the hidden checks, the upload, the results).
 CONTAINER_PATHS = ("/autograder",)
@@ -93,7 +95,7 @@ def kill_user(uid: int) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-        if not any(_owner(name) == uid for name in os.listdir("/proc") if name.isdigit()):
+        if not any(_owner(int(name)) == uid for name in os.listdir("/proc") if name.isdigit()):
             break
     _remove_files_of(uid)
 
@@ -117,10 +119,9 @@ def _remove_files_of(uid: int, dirs: Sequence[str] = SHARED_WRITABLE, depth: int
                     _remove_files_of(uid, [entry.path], depth - 1)
 
 
-def _owner(pid: str) -> int | None:
+def _owner(pid: int) -> int | None:
     """Returns: the uid of a living process (None: gone, or a zombie that runs nothing)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return None if state == "Z" else os.stat(f"/proc/{pid}").st_uid
-    except (OSError, IndexError):
+        return None if start_time(pid) is None else os.stat(f"/proc/{pid}").st_uid
+    except OSError:
         return None
