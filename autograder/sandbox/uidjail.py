@@ -10,9 +10,8 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from autograder.sandbox.treewatch import start_time
 from autograder.worker_runtime.guards import is_under
-
-from .treewatch import start_time
 
 # Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
 # container layout (the zip with the hidden checks, the upload, the results).
