@@ -97,13 +97,7 @@ class SubmissionResult:
             The equivalent SubmissionResult.
         """
         parts = [
-            PartResult(
-                part=p["part"],
-                title=p["title"],
-                max_points=p["max_points"],
-                points=p["points"],
-                checks=[CheckResult(**c) for c in p["checks"]],
-            )
+            PartResult(p["part"], p["title"], p["max_points"], p["points"], [CheckResult(**c) for c in p["checks"]])
             for p in data["parts"]
         ]
         return cls(

@@ -64,9 +64,8 @@ class WorkerConfig(Section):
     reply_mb: int = Field(
         default=256,
         ge=1,
-        description="Largest reply the worker may send (MB); a larger one is "
-        "refused unread and fails its request (bounds the grader's "
-        "memory).",
+        description="Largest reply the worker may send (MB); a larger one is refused unread and fails its "
+        "request (bounds the grader's memory).",
     )
 
 
@@ -95,9 +94,8 @@ class GradingConfig(Section):
     max_notebook_mb: float = Field(
         default=20,
         gt=0,
-        description="Submissions larger than this are not read (0 points, "
-        "a message naming the limit); checked before "
-        "reading the file.",
+        description="Submissions larger than this are not read (0 points, a message naming the limit); "
+        "checked before reading the file.",
     )
 
 

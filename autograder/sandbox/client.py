@@ -305,13 +305,12 @@ class Worker:
                 self._discard()
                 if exc.kind == "timeout" and cut:
                     raise BudgetSpent(BUDGET_REASON) from None
-                if exc.kind == "timeout":
-                    raise WorkerFailure(f"timed out after {timeout:g} s") from None
-                if exc.kind == "died":
-                    raise WorkerFailure(f"worker process {exc.detail} during the request") from None
-                if exc.kind == "memory":
-                    raise WorkerFailure(exc.detail) from None
-                raise WorkerFailure(f"worker sent a malformed reply: {exc.detail}") from None
+                reason = {
+                    "timeout": f"timed out after {timeout:g} s",
+                    "died": f"worker process {exc.detail} during the request",
+                    "memory": exc.detail,
+                }.get(exc.kind, f"worker sent a malformed reply: {exc.detail}")  # "protocol"
+                raise WorkerFailure(reason) from None
             return self._interpret(reply, self._last_id)
 
     def _on_event(self, event: dict[str, Any]) -> None:

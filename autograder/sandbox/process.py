@@ -116,33 +116,6 @@ def die_with_grader(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", DIE_WITH_GRADER, str(os.getpid()), *argv]
 
 
-def popen_worker(
-    argv: Sequence[str], env: dict[str, str], cwd: str, child_fds: Sequence[int], output_w: int
-) -> subprocess.Popen[bytes]:
-    """The cold start: Popen a launcher command line under DIE_WITH_GRADER.
-
-    Args:
-        argv: the launcher's command line; env, cwd: its environment and directory.
-        child_fds: (request, reply, status) fds it inherits (-1: none); output_w: its stdout/stderr.
-    Returns:
-        the process, in a session of its own.
-    """
-    return subprocess.Popen(
-        die_with_grader(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=output_w,
-        stderr=output_w,
-        pass_fds=[fd for fd in child_fds if fd >= 0],
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
-
-
-def _nonblocking(fd: int) -> None:
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
-
-
 class WorkerProcess:
     """A started worker with its pipes; all reads and writes are non-blocking and deadline-bound."""
 
@@ -174,8 +147,17 @@ class WorkerProcess:
         self.output_r, output_w = os.pipe()
         child_fds = (request_r, reply_w, status_w)
 
-        def cold() -> subprocess.Popen[bytes]:
-            return popen_worker(build_argv(child_fds), env, cwd, child_fds, output_w)
+        def cold() -> subprocess.Popen[bytes]:  # the launcher under DIE_WITH_GRADER, in a session of its own
+            return subprocess.Popen(
+                die_with_grader(build_argv(child_fds)),
+                stdin=subprocess.DEVNULL,
+                stdout=output_w,
+                stderr=output_w,
+                pass_fds=[fd for fd in child_fds if fd >= 0],
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
 
         try:
             self.proc = start(child_fds, output_w, cold) if start is not None else cold()
@@ -185,7 +167,7 @@ class WorkerProcess:
                     os.close(fd)
         for fd in (self.request_w, self.reply_r, self.output_r, self.status_r):
             if fd >= 0:
-                _nonblocking(fd)
+                os.set_blocking(fd, False)
         for fd in (self.request_w, self.reply_r):
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups for big tensors
@@ -310,11 +292,8 @@ class WorkerProcess:
             self.kill()
         self.drain_output()
         status: dict[str, Any] = {}
-        if self.status_r >= 0:
-            try:
-                status = json.loads(os.read(self.status_r, 4096) or b"{}")
-            except (BlockingIOError, ValueError):
-                status = {}
+        with contextlib.suppress(BlockingIOError, ValueError):
+            status = json.loads(os.read(self.status_r, 4096) or b"{}") if self.status_r >= 0 else {}
         code = self.proc.returncode
         signum = status.get("signal") if status else (-code if code is not None and code < 0 else None)
         if not status and self.status_r >= 0 and code is not None and 128 < code < 128 + 65:

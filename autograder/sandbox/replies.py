@@ -31,17 +31,9 @@ def clean_report(value: Any, extra_errors: Sequence[dict[str, Any]] = ()) -> dic
     errors = []
     for item in [*(value.get("errors") or []), *extra_errors]:
         if isinstance(item, dict):
-            line = item.get("line")
-            errors.append(
-                {
-                    "label": text(item.get("label")),
-                    "line": line if type(line) is int else None,
-                    "exc_type": text(item.get("exc_type")),
-                    "message": text(item.get("message")),
-                    "where": text(item.get("where")),
-                    "memory": item.get("memory") is True,
-                }
-            )
+            line, memory = item.get("line"), item.get("memory") is True
+            texts = {key: text(item.get(key)) for key in ("label", "exc_type", "message", "where")}
+            errors.append({**texts, "line": line if type(line) is int else None, "memory": memory})
     errors.sort(key=lambda e: (e["label"], e["line"] or 0))
     return {
         "functions": _str_list(value.get("functions")),

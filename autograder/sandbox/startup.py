@@ -267,12 +267,8 @@ class Launcher:
         }
 
     def _failure(self, exc: ExchangeError, running: dict[str, Any]) -> str:
-        if exc.kind == "timeout":
-            detail = (
-                f"timed out after {self.limits.startup_timeout_s:g} s"
-                if not running
-                else f"timed out after {self.limits.timeout_s:g} s"
-            )
+        if exc.kind == "timeout":  # the statement's own limit, or the start-up's before any statement ran
+            detail = f"timed out after {self.limits.timeout_s if running else self.limits.startup_timeout_s:g} s"
         else:
             detail = f"worker process {exc.detail}" if exc.kind in ("died", "memory") else exc.detail
         where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" if running else ""

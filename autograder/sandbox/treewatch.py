@@ -46,7 +46,7 @@ def tree_pids(root: int) -> list[int]:
     return found
 
 
-def _start_time(pid: int) -> str | None:
+def start_time(pid: int) -> str | None:
     """Returns: the process's start time (field 22 of stat), None when it is gone or a zombie."""
     fields = _stat_fields(pid)
     return None if fields is None or fields[0] in (b"Z", b"X") else fields[19].decode()
@@ -54,7 +54,7 @@ def _start_time(pid: int) -> str | None:
 
 def snapshot(root: int) -> dict[int, str]:
     """Args: a pid. Returns: {pid: start time} of it and its descendants that are alive."""
-    found = {pid: _start_time(pid) for pid in tree_pids(root)}
+    found = {pid: start_time(pid) for pid in tree_pids(root)}
     return {pid: started for pid, started in found.items() if started is not None}
 
 
@@ -73,7 +73,7 @@ def kill_members(members: dict[int, str]) -> None:
         except OSError:
             continue  # gone
         try:
-            if _start_time(pid) == started:
+            if start_time(pid) == started:
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         except OSError:
             pass  # ended meanwhile, or not ours to signal
@@ -113,7 +113,7 @@ def wait_gone(members: dict[int, str], timeout_s: float) -> list[int]:
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        alive = [pid for pid, started in members.items() if _start_time(pid) == started]
+        alive = [pid for pid, started in members.items() if start_time(pid) == started]
         if not alive or time.monotonic() >= deadline:
             return alive
         time.sleep(0.02)

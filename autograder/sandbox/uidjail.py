@@ -10,6 +10,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from autograder.sandbox.treewatch import start_time
 from autograder.worker_runtime.guards import is_under
 
 # Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
@@ -93,7 +94,7 @@ def kill_user(uid: int) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-        if not any(_owner(name) == uid for name in os.listdir("/proc") if name.isdigit()):
+        if not any(_owner(int(name)) == uid for name in os.listdir("/proc") if name.isdigit()):
             break
     _remove_files_of(uid)
 
@@ -117,10 +118,9 @@ def _remove_files_of(uid: int, dirs: Sequence[str] = SHARED_WRITABLE, depth: int
                     _remove_files_of(uid, [entry.path], depth - 1)
 
 
-def _owner(pid: str) -> int | None:
+def _owner(pid: int) -> int | None:
     """Returns: the uid of a living process (None: gone, or a zombie that runs nothing)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return None if state == "Z" else os.stat(f"/proc/{pid}").st_uid
-    except (OSError, IndexError):
+        return None if start_time(pid) is None else os.stat(f"/proc/{pid}").st_uid
+    except OSError:
         return None

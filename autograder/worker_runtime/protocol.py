@@ -109,7 +109,8 @@ class ValueWriter:
         if isinstance(value, torch.dtype):
             return {"$dtype": DTYPE_NAMES.get(value, str(value))}
         if isinstance(value, (bool, int, float, str)):  # subclasses: keep only the plain value
-            return self.encode(_plain_scalar(value), depth + 1)
+            kind = next(kind for kind in (bool, int, float, str) if isinstance(value, kind))
+            return self.encode(str.__str__(value) if kind is str else kind(value), depth + 1)
         if isinstance(value, list):
             return [self.encode(item, depth + 1) for item in value]
         if isinstance(value, tuple):  # includes torch.Size and named tuples
@@ -141,13 +142,6 @@ class ValueWriter:
         key = f"t{len(self.tensors)}"
         self.tensors[key] = plain
         return {"$t": key, "dtype": DTYPE_NAMES[plain.dtype], "shape": list(plain.shape)}
-
-
-def _plain_scalar(value: bool | int | float | str) -> bool | int | float | str:
-    for kind in (bool, int, float, str):
-        if isinstance(value, kind):
-            return kind(value) if kind is not str else str.__str__(value)
-    raise EncodeError(f"a {type(value).__name__}")
 
 
 def _from_numpy(value: Any) -> Any:

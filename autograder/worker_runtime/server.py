@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import importlib
@@ -9,8 +10,7 @@ import os
 import random
 import sys
 import types
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -208,11 +208,9 @@ class Server:
     def request_globals(self, values: Any) -> Any:
         """Apply the baseline globals (fresh copies) plus this request's, restoring the latter after."""
         self.namespace.update(copy.deepcopy(self.baseline))
-        if not values:
-            return nullcontext()
-        if not isinstance(values, dict):
+        if values and not isinstance(values, dict):
             raise RequestError("set_globals must be a dict")
-        return _ScopedGlobals(self.namespace, values)
+        return _scoped_globals(self.namespace, values or {})
 
     # --- ops ----------------------------------------------------------------------------------
     def op_load(self, header: dict[str, Any], reader: ValueReader) -> Any:
@@ -266,7 +264,7 @@ class Server:
             if helper not in self.helpers:
                 raise RequestError(f"no helper named {helper!r}")
             stand_ins[name] = self.helpers[helper]
-        with _ScopedGlobals(self.namespace, stand_ins):
+        with _scoped_globals(self.namespace, stand_ins):
             seed_everything(int(header.get("seed", 0)))
             self.handles[int(header["handle"])] = cls(*args, **kwargs)
         return None
@@ -340,7 +338,7 @@ class Server:
             args[index] = args[index].detach().requires_grad_(True)
         if module is not None and wants_grads:
             module.zero_grad(set_to_none=True)
-        with torch.no_grad() if no_grad else nullcontext():
+        with torch.no_grad() if no_grad else contextlib.nullcontext():
             output = function(*args, **kwargs)
         if not wants_grads:
             return output
@@ -355,21 +353,14 @@ class Server:
         return result
 
 
-class _ScopedGlobals:
-    """Context manager: set some student globals for one request, then restore them."""
-
-    _MISSING = object()
-
-    def __init__(self, namespace: dict[str, Any], values: dict[str, Any]) -> None:
-        self.namespace, self.values = namespace, values
-        self.saved = {key: namespace.get(key, self._MISSING) for key in values}
-
-    def __enter__(self) -> None:
-        self.namespace.update(self.values)
-
-    def __exit__(self, *exc_info: Any) -> None:
-        for key, value in self.saved.items():
-            if value is self._MISSING:
-                self.namespace.pop(key, None)
-            else:
-                self.namespace[key] = value
+@contextlib.contextmanager
+def _scoped_globals(namespace: dict[str, Any], values: dict[str, Any]) -> Iterator[None]:
+    """Set some student globals for one request, then restore them (removing the ones that were unset)."""
+    saved = {key: namespace[key] for key in values if key in namespace}
+    namespace.update(values)
+    try:
+        yield
+    finally:
+        namespace.update(saved)
+        for key in values.keys() - saved.keys():
+            namespace.pop(key, None)

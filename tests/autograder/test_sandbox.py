@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -258,6 +259,34 @@ def test_statements_fail_one_by_one_and_extra_paths_are_importable(tmp_path):
         assert worker.call("read", [str(data / "pairs.txt")]) == "ein Hund\ta dog\n"
         with pytest.raises(WorkerFailure, match="rejected"):
             worker.call("toolkit:triple", [Global("x")], set_globals=[1])  # type: ignore[arg-type]
+        # A global the submission never defined lives for its request only: it is removed after.
+        assert worker.call("toolkit:triple", [Global("brand_new")], set_globals={"brand_new": 2}) == 6
+        with pytest.raises(StudentError, match="brand_new"):
+            worker.call("toolkit:triple", [Global("brand_new")])
         with pytest.raises(WorkerFailure, match="cannot find toolkit:missing"):
             worker.call("toolkit:missing", [])
     shutil.rmtree(data)
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("timeout", "timed out after 20 s"),
+        ("died", "worker process exited (code 3) during the request"),
+        ("memory", "exited (code 3)"),
+        ("protocol", "worker sent a malformed reply: exited (code 3)"),
+    ],
+)
+def test_a_failed_exchange_names_its_kind_and_the_next_request_gets_a_fresh_worker(monkeypatch, kind, reason):
+    from autograder.sandbox.process import ExchangeError, WorkerProcess
+
+    with Worker("def one():\n    return 1", Limits(timeout_s=20), {}) as worker:
+        with monkeypatch.context() as patched:
+
+            def fail(*args: object) -> None:
+                raise ExchangeError(kind, "exited (code 3)")
+
+            patched.setattr(WorkerProcess, "exchange", fail)
+            with pytest.raises(WorkerFailure, match=f"^{re.escape(reason)}$"):
+                worker.call("one", [])
+        assert worker.call("one", []) == 1

@@ -90,6 +90,14 @@ def test_worker_that_cannot_start_fails_every_request_with_the_reason():
         assert time.monotonic() - began < 1
 
 
+def test_a_statement_that_hangs_the_start_names_the_statement_limit_not_the_start_up_limit():
+    limits = Limits(timeout_s=1.5, startup_timeout_s=60, max_skipped_statements=0)
+    with Worker(fixture_source("hang_at_import.py"), limits, {}) as worker:
+        line = line_of("hang_at_import.py", "while True")
+        reason = f"worker failed to start: timed out after 1.5 s while running hang_at_import.py, line {line}"
+        assert worker.load_report()["failure"] == reason
+
+
 def test_system_exit_and_keyboard_interrupt_at_import_are_student_errors():
     with Worker(fixture_source("base_exceptions_at_import.py"), Limits(), {}) as worker:
         errors = errors_by_line(worker, "base_exceptions_at_import.py")

@@ -125,7 +125,7 @@ def test_every_process_and_shared_file_of_the_uid_goes():
         return 0
 
     def processes_of(uid: int) -> list[str]:
-        return [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(p) == uid]
+        return [p for p in os.listdir("/proc") if p.isdigit() and uidjail._owner(int(p)) == uid]
 
     neighbour = UID + 1  # a worker beside it, under its own uid
 

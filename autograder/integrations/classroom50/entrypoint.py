@@ -42,8 +42,8 @@ from autograder.integrations.classroom50.result_v1 import (
     release_body,
     status_and_summary,
     utc_stamp,
-    write_status,
 )
+from autograder.integrations.github import write_outputs
 
 SETTINGS_FILE = "assignment.json"
 CHILD_FLAG, REAP_FLAG = "--child", "--reap"
@@ -304,7 +304,7 @@ def grade(bundle: Path, workspace: Path, environ: dict[str, str], started: float
         (workspace / name).unlink(missing_ok=True)
     (workspace / RESULT_FILENAME).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (workspace / RELEASE_BODY_FILENAME).write_text(body, encoding="utf-8")
-    write_status(environ.get("GITHUB_OUTPUT"), status, summary)
+    write_outputs(environ.get("GITHUB_OUTPUT"), {"status": status, "summary": summary})  # one line
     print(f"autograder: {summary}")
     return 0
 

@@ -152,16 +152,10 @@ def _publish_one(
     repo = entry.get("repo", "")
     stem = Path(entry.get("file") or "").stem or safe_name(repo)
     result = by_stem.get(stem) if entry.get("status") == "ok" else None
-    row = Published(
-        repo,
-        entry.get("owner", ""),
-        entry.get("tag", ""),
-        entry.get("submitted_at", ""),
-        entry.get("late", ""),
-        entry.get("late_tags", ""),
-        entry.get("status", ""),
-        result.status if result is not None else "missing",
-    )
+    columns = ("owner", "tag", "submitted_at", "late", "late_tags", "status")  # the manifest's
+    owner, tag, submitted_at, late, late_tags, collection = (entry.get(column, "") for column in columns)
+    grading = result.status if result is not None else "missing"
+    row = Published(repo, owner, tag, submitted_at, late, late_tags, collection, grading)
     if result is not None:
         row.parts = {p.part: f"{p.points:g}" for p in result.parts if not p.skipped}
     if not row.tag.startswith("submit/"):

@@ -2,7 +2,7 @@
 
 # Two writers use this module: the autograder.py the Classroom50 runner executes on the student's
 # runner (public checks; a copy ships in the folder `build` writes, so it imports only the standard
-# library, the message catalogue and github.py) and the instructor's `publish` step (hidden checks).
+# library and the message catalogue) and the instructor's `publish` step (hidden checks).
 # The contract (foundation50/classroom50, schemas/result-v1.schema.json): integer scores, one
 # entry per test with `test-name`, `passed`, `score`, `max-score`, optional `message`; `datetime`
 # is UTC with a `Z`; no key outside the schema at the top level.
@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from autograder.i18n import t
-from autograder.integrations.github import write_outputs
 
 SCHEMA_ID = "classroom50/result/v1"
 RESULT_FILENAME = "result.json"
@@ -190,17 +189,6 @@ def fenced(text: str) -> list[str]:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + "text", text.rstrip("\n"), fence]
-
-
-def write_status(github_output: str | None, status: str, summary: str) -> None:
-    """Append `status=` and `summary=` to $GITHUB_OUTPUT (nothing without one).
-
-    Args:
-        github_output: the file, or None/"".
-        status: success | failure | error.
-        summary: one line.
-    """
-    write_outputs(github_output, {"status": status, "summary": " ".join(summary.split())})
 
 
 def _clip(text: str) -> str:

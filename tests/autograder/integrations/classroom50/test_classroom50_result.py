@@ -18,9 +18,9 @@ from autograder.integrations.classroom50.result_v1 import (
     status_and_summary,
     utc_stamp,
     whole_points,
-    write_status,
 )
 from autograder.integrations.classroom50.schema import SCHEMA_PATH, result_problems
+from autograder.integrations.github import write_outputs
 
 IDENTITY = Identity(
     "transformers-2026",
@@ -108,5 +108,5 @@ def test_release_body_is_korean_and_fences_student_text() -> None:
 def test_status_lines_are_appended_to_github_output(tmp_path: Path) -> None:
     output = tmp_path / "output"
     output.write_text("earlier=1\n", encoding="utf-8")
-    write_status(str(output), "success", "10/10점\n(모든 파트 통과)")
+    write_outputs(str(output), {"status": "success", "summary": "10/10점 (모든 파트 통과)"})
     assert output.read_text(encoding="utf-8") == "earlier=1\nstatus=success\nsummary=10/10점 (모든 파트 통과)\n"
