@@ -14,7 +14,6 @@ import torch
 
 from autograder.worker_runtime.protocol import ProtocolError, ValueReader, ValueWriter, load_blob, pack_frame
 
-from . import uidjail
 from .errors import BudgetSpent, WorkerFailure
 from .limits import JAILED_MODES, Limits
 from .plan import (
@@ -30,6 +29,7 @@ from .plan import (
 )
 from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import clean_report, text
+from .uidjail import seal
 from .warm import fork_or_popen, warm_zygote
 
 LOAD_REQUEST_ID = 0
@@ -112,7 +112,7 @@ class Launcher:
         config = build_config(self.limits, isolation, uid, self.sandbox, device, self.data_paths, self.preload)
         if isolation == "uid":
             jail = config["jail"]
-            uidjail.seal(jail["hidden"], [*jail["python_dirs"], *jail["data_dirs"], str(self.sandbox.path)])
+            seal(jail["hidden"], [*jail["python_dirs"], *jail["data_dirs"], str(self.sandbox.path)])
         config_path = self.sandbox.write_config(json.dumps(config))
         env = build_env(self.limits, isolation, self.sandbox)
         zygote = warm_zygote(self.limits, isolation)
