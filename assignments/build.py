@@ -60,6 +60,9 @@ if __name__ == "__main__":
     prepare_upload(SOURCE.parent)
     run_autograder(str(SOURCE.parent))
 '''
+# Otter's setup.sh and run_autograder get a prelude that uses the project's grading image when the zip
+# runs on it (docs/OTTER.md): nothing is downloaded there; Otter's own lines run on any other image.
+PRELUDES = {"setup.sh": "otter-setup-prelude.sh", "run_autograder": "otter-run-prelude.sh"}
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,8 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         for info in source.infolist():
             if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
                 continue
-            target.writestr(info, source.read(info))
+            prelude = (REPO / "container" / PRELUDES[info.filename]).read_bytes() if info.filename in PRELUDES else b""
+            target.writestr(info, prelude + source.read(info))
             names.append(info.filename)
         target.writestr(zipfile.ZipInfo("tests/"), b"")
         target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
