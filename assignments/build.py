@@ -13,8 +13,10 @@ import argparse
 import json
 import os
 import shutil
+import io
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -63,6 +65,10 @@ if __name__ == "__main__":
 # Otter's setup.sh and run_autograder get a prelude that uses the project's grading image when the zip
 # runs on it (docs/OTTER.md): nothing is downloaded there; Otter's own lines run on any other image.
 PRELUDES = {"setup.sh": "otter-setup-prelude.sh", "run_autograder": "otter-run-prelude.sh"}
+# `otter grade` builds its image with Otter's Dockerfile, which copies only some of the zip's files into
+# /autograder/source (setup.sh, environment.yml, requirements.*): the engine also goes in as a tar archive
+# under a name that matches, which Docker's ADD unpacks there, the layout Gradescope gives (docs/OTTER.md).
+ENGINE_TAR = "requirements.engine.tar"
 
 
 @dataclass(frozen=True)
@@ -214,11 +220,15 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         target.writestr(zipfile.ZipInfo("tests/"), b"")
         target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
         names.append(RUN_OTTER)
-        for path in (path for item in part.engine_items for path in shipped_files(REPO / item)):
-            name = path.relative_to(REPO).as_posix()
-            # The zip's grader.yml is the assignment's own (the project's for the course's default).
-            target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
-            names.append(name)
+        engine = io.BytesIO()
+        with tarfile.open(fileobj=engine, mode="w") as tar:
+            for path in (path for item in part.engine_items for path in shipped_files(REPO / item)):
+                name = path.relative_to(REPO).as_posix()
+                # The zip's grader.yml is the assignment's own (the project's for the course's default).
+                target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
+                tar.add(grader_yml_of(part.name) if name == GRADER_YML else path, name)
+                names.append(name)
+        target.writestr(ENGINE_TAR, engine.getvalue())
         bundled = data.bundled if data_dir and data else ""
         for path in sorted(data_dir.iterdir()) if data_dir and bundled else []:
             if path.is_file():
