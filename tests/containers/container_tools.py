@@ -95,6 +95,18 @@ def zip_with_isolation(source: Path, destination: Path) -> Path:
     return destination
 
 
+def built_zip(folder: Path, assignment: str) -> dict[str, Path]:
+    """Build an assignment's Otter autograder zip (and its solution notebook) into `folder`, as
+    `make template` does, without touching the checkout's student_template/ or dist/.
+
+    Returns:
+        {"zip", "solution", "student"} paths.
+    """
+    from assignments import build
+
+    return build.build(folder / "student", folder / "dist", part=build.target(assignment))
+
+
 def questions_of(autograder_zip: Path) -> dict[str, str]:
     """The plugin's part -> Otter question map in an autograder zip's otter_config.json."""
     config = json.loads(zipfile.ZipFile(autograder_zip).read("otter_config.json"))

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from container_tools import REPO, OtterRun, cli_parts, leftovers, otter_grade, questions_of, require_engine
-from container_tools import zip_with_isolation
+from container_tools import REPO, OtterRun, built_zip, cli_parts, leftovers, otter_grade, questions_of
+from container_tools import require_engine, zip_with_isolation
 
 pytestmark = [pytest.mark.slow, pytest.mark.container]
 
@@ -54,8 +54,6 @@ def grade_both(
     tmp_path: Path, zip_path: Path, name: str, notebooks: list[Path], assignment: str | None = None
 ) -> tuple[OtterRun, dict[str, dict]]:
     """Grade the notebooks with `otter grade` and with the CLI; check nothing is left in the engine."""
-    require_engine()
-    assert zip_path.is_file(), f"{zip_path} is missing: run `make template`"
     graded_zip = zip_with_isolation(zip_path, tmp_path / "autograder.zip")
     folder = tmp_path / "submissions"
     folder.mkdir()
@@ -74,9 +72,16 @@ def grade_both(
     return otter, cli
 
 
-def test_otter_grade_scores_the_examples_as_the_cli(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def part2(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Part 2's Otter zip and solution notebook, built once for the module."""
+    require_engine()
+    return built_zip(tmp_path_factory.mktemp("part2"), "transformer_mt")
+
+
+def test_otter_grade_scores_the_examples_as_the_cli(tmp_path: Path, part2: dict[str, Path]) -> None:
     notebooks = sorted((REPO / "examples").glob("*.ipynb"))
-    zip_path = REPO / "dist" / "autograder.zip"
+    zip_path = part2["zip"]
     otter, cli = grade_both(tmp_path, zip_path, "transformer_mt", notebooks)
     assert compare(otter, cli, questions_of(zip_path)) == []
     # Not vacuous: the correct example earns every unit point, the template none.
@@ -85,17 +90,19 @@ def test_otter_grade_scores_the_examples_as_the_cli(tmp_path: Path) -> None:
 
 
 def test_otter_grade_scores_part1_as_the_cli(tmp_path: Path) -> None:
-    zip_path = REPO / "dist" / "attention_encoder" / "autograder.zip"
-    notebooks = [REPO / "student_template" / "attention_encoder" / "attention_encoder.ipynb"]
-    otter, cli = grade_both(tmp_path, zip_path, "attention_encoder", notebooks, "attention_encoder")
-    assert compare(otter, cli, questions_of(zip_path)) == []
-    assert otter.statuses["attention_encoder"] == "Completed"
+    require_engine()
+    part1 = built_zip(tmp_path / "build", "attention_encoder")
+    # The untouched student notebook and the solution (Otter's autograder notebook of the master).
+    notebooks = [REPO / "student_template" / "attention_encoder" / "attention_encoder.ipynb", part1["solution"]]
+    otter, cli = grade_both(tmp_path, part1["zip"], "attention_encoder", notebooks, "attention_encoder")
+    assert compare(otter, cli, questions_of(part1["zip"])) == []
+    assert sum(otter.grades[part1["solution"].stem].values()) > sum(otter.grades["attention_encoder"].values())
 
 
-def test_otter_grade_scores_a_corpus_batch_as_the_cli(tmp_path: Path) -> None:
+def test_otter_grade_scores_a_corpus_batch_as_the_cli(tmp_path: Path, part2: dict[str, Path]) -> None:
     notebooks = corpus_batch()
     assert len(notebooks) >= 10 * min(PER_KIND, 1)
-    zip_path = REPO / "dist" / "autograder.zip"
+    zip_path = part2["zip"]
     otter, cli = grade_both(tmp_path, zip_path, "transformer_mt", notebooks)
     assert compare(otter, cli, questions_of(zip_path)) == []
     # The batch holds both full and partial marks (the comparison is not of zeros only).
