@@ -54,7 +54,13 @@ class Listener:
         for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
             server = socket.socket(family, socket.SOCK_STREAM)
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            _bind_when_free(server, address)
+            try:
+                _bind_when_free(server, address)
+            except OSError as error:  # no ::1 in a container with IPv6 off: nothing can connect there either
+                if error.errno != errno.EADDRNOTAVAIL:
+                    raise
+                server.close()
+                continue
             server.listen(16)
             self.sockets.append(server)
             threading.Thread(target=self._accept, args=(server,), daemon=True).start()
