@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
-import io
 import subprocess
 import sys
 import tarfile

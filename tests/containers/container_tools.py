@@ -59,7 +59,7 @@ def require_engine() -> None:
         reason = "no docker CLI (bash container/engine.sh install)"
     elif subprocess.run(["docker", "info"], env=docker_env(), capture_output=True).returncode != 0:
         reason = "no dockerd answers (bash container/engine.sh start)"
-    elif subprocess.run(["docker", "image", "inspect", IMAGE], env=docker_env(), capture_output=True).returncode:
+    elif not image_exists(IMAGE):
         reason = f"no image {IMAGE} (make grading-image)"
     if reason:
         if REQUIRED:
@@ -67,9 +67,19 @@ def require_engine() -> None:
         pytest.skip(reason)
 
 
-def leftovers() -> tuple[set[str], set[str]]:
-    """Every container (running or not) and every volume the engine holds now."""
-    return set(docker("ps", "-aq").split()), set(docker("volume", "ls", "-q").split())
+def leftovers(image: str) -> tuple[set[str], set[str]]:
+    """The containers (running or not) made from `image`, and every volume the engine holds now.
+
+    Args:
+        image: an image name, e.g. Otter's `otter-grade:NAME` (other tests' containers are not counted).
+    """
+    made = set(docker("ps", "-aq", "--filter", f"ancestor={image}").split()) if image_exists(image) else set()
+    return made, set(docker("volume", "ls", "-q").split())
+
+
+def image_exists(image: str) -> bool:
+    """Whether the engine holds this image."""
+    return subprocess.run(["docker", "image", "inspect", image], env=docker_env(), capture_output=True).returncode == 0
 
 
 def zip_with_isolation(source: Path, destination: Path) -> Path:

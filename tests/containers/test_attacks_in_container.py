@@ -9,7 +9,6 @@ import os
 import secrets
 import subprocess
 import tarfile
-from pathlib import Path
 
 import pytest
 from container_tools import IMAGE, REPO, docker, docker_env, leftovers, require_engine
@@ -61,7 +60,7 @@ def matrix(request: pytest.FixtureRequest) -> tuple[str, dict]:
     """Run the whole corpus once inside a fresh default container as this identity."""
     require_engine()
     identity = request.param
-    before = leftovers()
+    before = leftovers(IMAGE)
     container = docker("create", "--network", "none", IMAGE, "sleep", "infinity").strip()
     try:
         subprocess.run(["docker", "cp", "-", f"{container}:/"], input=project_tar(), env=docker_env(), check=True)
@@ -81,18 +80,20 @@ def matrix(request: pytest.FixtureRequest) -> tuple[str, dict]:
             ["docker", "exec", *user, *env, container, *driver, *ATTACKS, "control_honest"],
             env=docker_env(), capture_output=True, text=True, timeout=1800, check=False,
         )  # fmt: skip
-        assert done.returncode == 0, f"the driver died ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, (
+            f"the driver died ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
         result = json.loads(docker("exec", container, "cat", f"{work}/matrix.json"))
         # Processes of the non-root user still alive after the driver ended (the outliving attacks).
         ps = docker("exec", container, "ps", "-eo", "user=,pid=,args=")
         survivors = [line for line in ps.splitlines() if line.split()[0] == "agsec"] if identity == "non-root" else []
     finally:
         docker("rm", "-f", container, check=False)
-    assert leftovers() == before
     rows = result["matrix"]
     held = {name: held_row(row) for name, row in rows.items() if name in ATTACKS}
     print(f"\n[{identity}, isolation {ISOLATION or 'default'}] held: {json.dumps(held)}\nsurvivors: {survivors}\n"
           + json.dumps(rows, indent=1, ensure_ascii=False)[:20000])  # fmt: skip
+    assert leftovers(IMAGE) == before
     return identity, {"rows": rows, "survivors": survivors}
 
 

@@ -42,7 +42,7 @@ def test_run_autograder_in_a_gradescope_built_container_scores_as_the_cli(tmp_pa
     for script in ("setup.sh", "run_autograder"):
         (context / "source" / script).chmod(0o755)
     (context / "Dockerfile").write_text(GRADESCOPE_DOCKERFILE, encoding="utf-8")
-    before = leftovers()
+    before = leftovers(TAG)
     built = subprocess.run(
         ["docker", "buildx", "build", "--network", "none", "--build-arg", "BASE_IMAGE=" + docker_env()["GRADING_IMAGE"],
          "-t", TAG, str(context)],
@@ -69,7 +69,7 @@ def test_run_autograder_in_a_gradescope_built_container_scores_as_the_cli(tmp_pa
             found[notebook.stem] = json.loads((tmp_path / f"{notebook.stem}.json").read_text(encoding="utf-8"))
     finally:
         docker("image", "rm", "-f", TAG, check=False)
-    assert leftovers() == before
+    assert leftovers(TAG) == before
     cli_parts(notebooks, tmp_path / "cli")
     for notebook in notebooks:
         cli = json.loads((tmp_path / "cli" / f"{notebook.stem}.results.json").read_text(encoding="utf-8"))

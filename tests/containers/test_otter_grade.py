@@ -8,8 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from container_tools import REPO, OtterRun, built_zip, cli_parts, leftovers, otter_grade, questions_of
-from container_tools import require_engine, zip_with_isolation
+from container_tools import (
+    REPO,
+    OtterRun,
+    built_zip,
+    cli_parts,
+    leftovers,
+    otter_grade,
+    questions_of,
+    require_engine,
+    zip_with_isolation,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.container]
 
@@ -58,17 +67,20 @@ def grade_both(
     folder = tmp_path / "submissions"
     folder.mkdir()
     copies = [Path(shutil.copy(notebook, folder)) for notebook in notebooks]
-    before = leftovers()
+    before = leftovers(f"otter-grade:{name}")
     otter = otter_grade(graded_zip, name, copies, tmp_path / "otter", CONTAINERS)
-    assert leftovers() == before, "otter grade left containers or volumes behind"
+    left = leftovers(f"otter-grade:{name}")
     cli = cli_parts(copies, tmp_path / "cli", assignment)
     report = {
         stem: {"otter": otter.grades.get(stem), "cli": cli[stem]["parts"], "otter_status": otter.statuses.get(stem)}
         for stem in cli
     }
     per_notebook = otter.wall_s / len(notebooks)
-    print(f"\n{name}: {len(notebooks)} notebooks, {CONTAINERS} containers, {otter.wall_s:.0f} s wall "
-          f"({per_notebook:.1f} s per notebook)\n{json.dumps(report, indent=1, ensure_ascii=False)}")
+    print(
+        f"\n{name}: {len(notebooks)} notebooks, {CONTAINERS} containers, {otter.wall_s:.0f} s wall "
+        f"({per_notebook:.1f} s per notebook)\n{json.dumps(report, indent=1, ensure_ascii=False)}"
+    )
+    assert left == before, "otter grade left containers or volumes behind"
     return otter, cli
 
 
