@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's zip builder (assignments/build.py) puts these lines before Otter's own setup.sh (the
+# The zip builder (assignments/build.py) puts these lines before Otter's own setup.sh (the
 # rest of this file). On the project's grading image (container/build-image.sh), whose
 # /opt/grading-venv holds exactly the pins of this zip's environment.yml, nothing is downloaded or
 # installed: Otter runs in that environment (the zip's run_autograder says so too) and Otter's lines
