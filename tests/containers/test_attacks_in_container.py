@@ -68,6 +68,8 @@ def matrix(request: pytest.FixtureRequest) -> tuple[str, dict]:
         user = ["--user", "root"]
         if identity == "non-root":
             docker("exec", container, "useradd", "--system", "--no-create-home", "agsec")
+            # The driver checks for files planted in /root (as on a host, where /root is searchable).
+            docker("exec", container, "chmod", "0755", "/root")
             user = ["--user", "agsec"]
         token = "ghp_fake" + secrets.token_hex(16)
         work = "/tmp/agsec-" + secrets.token_hex(4)
