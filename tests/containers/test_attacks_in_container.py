@@ -87,8 +87,10 @@ def matrix(request: pytest.FixtureRequest) -> tuple[str, dict]:
         )
         result = json.loads(docker("exec", container, "cat", f"{work}/matrix.json"))
         # Processes of the non-root user still alive after the driver ended (the outliving attacks).
-        ps = docker("exec", container, "ps", "-eo", "user=,pid=,args=")
-        survivors = [line for line in ps.splitlines() if line.split()[0] == "agsec"] if identity == "non-root" else []
+        # Zombies are dead (the container's PID 1, `sleep`, reaps nothing): not counted.
+        ps = docker("exec", container, "ps", "-eo", "user=,stat=,pid=,args=")
+        rows = [line.split(None, 3) for line in ps.splitlines()]
+        survivors = [row for row in rows if identity == "non-root" and row[0] == "agsec" and not row[1].startswith("Z")]
     finally:
         docker("rm", "-f", container, check=False)
     rows = result["matrix"]
