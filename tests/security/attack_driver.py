@@ -142,7 +142,11 @@ def main(argv: list[str]) -> None:
     out, start, names = Path(argv[0]), argv[1], argv[2:]
     token, tag = os.environ["AUTOGRADER_FAKE_TOKEN"], os.environ["TMPDIR"]
     secret = f"secret-file-{token[::-1]}"
-    overrides = {"worker.memory_mb": 1536, "worker.timeout_s": 40, "worker.warm_start": start == "warm"}
+    overrides: dict[str, object] = {
+        "worker.memory_mb": 1536,
+        "worker.timeout_s": 40,
+        "worker.warm_start": start == "warm",
+    }
     if os.environ.get("AUTOGRADER_ATTACK_ISOLATION"):  # tests/containers: the fallback measured in a container
         overrides["worker.isolation"] = os.environ["AUTOGRADER_ATTACK_ISOLATION"]
     config = load_config(None, overrides)
