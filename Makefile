@@ -66,6 +66,12 @@ gradescope-zip: setup
 	$(PY) -m autograder.integrations.gradescope.build_zip --out dist/gradescope-autograder.zip \
 		$(if $(wildcard $(MULTI30K_DIR)/train.de*),--data $(MULTI30K_DIR))
 
+# The grading image for `otter grade --image` and Gradescope-style containers (docs/OTTER.md): Debian 12,
+# Python 3.11 and requirements.lock in /opt/grading-venv, built with podman, offline after the first run.
+.PHONY: grading-image
+grading-image: setup
+	bash container/build-image.sh
+
 # Refresh the public-check runner copied into student_template/.github/autograding/.
 student-bundle: setup
 	$(PY) -m autograder.integrations.student_bundle --write

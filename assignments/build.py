@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -42,24 +44,17 @@ GRADER_YML = "grader.yml"
 GENERATED_ITEMS = ("tests",)
 TORCH_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
-# Otter's run_otter.py (what run_autograder starts on Gradescope and in `otter grade`) is replaced by
-# one that takes the upload out of Otter's reach first (autograder/integrations/otter_upload.py).
+# What the project puts into Otter's zip (container/otter-zip/, docs/OTTER.md): its own run_otter.py, which
+# takes the upload out of Otter's reach before Otter's runner starts (autograder/integrations/otter_upload.py),
+# and a prelude before Otter's setup.sh and run_autograder that uses the project's grading image when the zip
+# runs on it (nothing is downloaded there; Otter's own lines run on any other image). `otter grade` builds its
+# image with Otter's Dockerfile, which copies only some of the zip's files into /autograder/source (setup.sh,
+# environment.yml, requirements.*): the engine also goes in as a tar archive under a name that matches, which
+# Docker's ADD unpacks there, the layout Gradescope gives.
+OTTER_ZIP_DIR = REPO / "container" / "otter-zip"
 RUN_OTTER = "run_otter.py"
-RUN_OTTER_TEXT = '''"""Runs Otter-Grader's autograding once the upload is out of Otter's reach (see docs/OTTER.md)."""
-
-import sys
-from pathlib import Path
-
-SOURCE = Path(__file__).resolve().parent          # <autograder>/source: the zip, never the upload
-sys.path[:0] = [str(SOURCE)]
-
-from autograder.otter_bridge import prepare_upload  # noqa: E402
-from otter.run.run_autograder import main as run_autograder  # noqa: E402
-
-if __name__ == "__main__":
-    prepare_upload(SOURCE.parent)
-    run_autograder(str(SOURCE.parent))
-'''
+PRELUDES = ("setup.sh", "run_autograder")
+ENGINE_TAR = "requirements.engine.tar"
 
 
 @dataclass(frozen=True)
@@ -209,16 +204,21 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
         for info in source.infolist():
             if info.filename.startswith("tests/") or info.filename == RUN_OTTER:
                 continue
-            target.writestr(info, source.read(info))
+            prelude = (OTTER_ZIP_DIR / info.filename).read_bytes() if info.filename in PRELUDES else b""
+            target.writestr(info, prelude + source.read(info))
             names.append(info.filename)
         target.writestr(zipfile.ZipInfo("tests/"), b"")
-        target.writestr(RUN_OTTER, RUN_OTTER_TEXT)
+        target.writestr(RUN_OTTER, (OTTER_ZIP_DIR / RUN_OTTER).read_text(encoding="utf-8"))
         names.append(RUN_OTTER)
-        for path in (path for item in part.engine_items for path in shipped_files(REPO / item)):
-            name = path.relative_to(REPO).as_posix()
-            # The zip's grader.yml is the assignment's own (the project's for the course's default).
-            target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
-            names.append(name)
+        engine = io.BytesIO()
+        with tarfile.open(fileobj=engine, mode="w") as tar:
+            for path in (path for item in part.engine_items for path in shipped_files(REPO / item)):
+                name = path.relative_to(REPO).as_posix()
+                # The zip's grader.yml is the assignment's own (the project's for the course's default).
+                target.write(grader_yml_of(part.name) if name == GRADER_YML else path, name)
+                tar.add(grader_yml_of(part.name) if name == GRADER_YML else path, name)
+                names.append(name)
+        target.writestr(ENGINE_TAR, engine.getvalue())
         bundled = data.bundled if data_dir and data else ""
         for path in sorted(data_dir.iterdir()) if data_dir and bundled else []:
             if path.is_file():
