@@ -1,4 +1,4 @@
-"""A seccomp filter that refuses the system calls reaching into another process (ptrace, process_vm_*, pidfd_getfd) or a kernel keyring."""
+"""A seccomp filter refusing the calls that reach into another process (ptrace, process_vm_*) or a kernel keyring."""
 
 from __future__ import annotations
 
