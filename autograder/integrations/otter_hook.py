@@ -11,8 +11,8 @@
 #
 # It runs inside `site`, in every interpreter of the environment, so it imports nothing but `sys`
 # (`importlib.util` and the project only when Otter's runner is imported): one small cached module
-# and a list insert. Isolated interpreters (`python -I`: the sandboxed worker) skip it in the .pth
-# line itself, and the worker's bootstrap drops the finder as well.
+# and a list insert. Interpreters without the script's folder on sys.path (`python -I` or `-P`: the
+# sandboxed worker) skip it in the .pth line itself, and the worker's bootstrap drops the finder too.
 
 from __future__ import annotations
 
@@ -88,15 +88,15 @@ class OtterRunnerHook:
 
 
 def install() -> None:
-    """Put the hook first on sys.meta_path: once, and never in an isolated interpreter."""
-    if sys.flags.isolated or any(getattr(f, "is_otter_runner_hook", False) for f in sys.meta_path):
+    """Put the hook first on sys.meta_path: once, and never under `python -I` or `-P`."""
+    if sys.flags.safe_path or any(getattr(f, "is_otter_runner_hook", False) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, OtterRunnerHook())
 
 
 def pth_text() -> str:
     """The .pth file's text: a comment and one line that imports the installed hook module and
-    calls install(), except under `python -I` (ASCII: Python 3.11 reads .pth files in the locale's
+    calls install(), except under `python -I` or `-P` (ASCII: Python 3.11 reads .pth files in the locale's
     encoding).
 
     Returns:
@@ -105,5 +105,5 @@ def pth_text() -> str:
     return (
         "# autograder: lets `otter run` grade notebooks Otter's reader rejects when the\n"
         f"# autograder uses this project's plugin (see {HOOK_NAME}.py beside this file).\n"
-        f"import sys; sys.flags.isolated or __import__({HOOK_NAME!r}).install()\n"
+        f"import sys; sys.flags.safe_path or __import__({HOOK_NAME!r}).install()\n"
     )

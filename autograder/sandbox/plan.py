@@ -33,6 +33,11 @@ UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kil
 FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
 # = mtkit.allocator.GLIBC_TUNABLES_VALUE (the sandbox does not import the assignment's toolkit).
 MALLOC_TUNABLES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647:glibc.malloc.arena_max=1"
+# The worker's interpreter: -I but for -E (its environment is build_env's alone), so that it reads
+# PYTHONHASHSEED, fixed for every worker: a warm fork keeps the zygote's hash secret, and a fixed one
+# makes a cold worker's str hashes (and set order) the same as a warm one's (docs/SECURITY.md).
+PYTHON_FLAGS = ("-s", "-P", "-B", "-u")
+WORKER_HASH_SEED = "0"
 PASSED_THROUGH_ENV = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "GLIBC_TUNABLES")
 
 
@@ -352,10 +357,10 @@ def build_command(isolation: str, sandbox: SandboxDir, config_path: Path, fds: S
     """Args: isolation, sandbox, config file, (request, reply, status) fds. Returns: argv."""
     fd_args = [str(fd) for fd in fds]
     if isolation == "userns":
-        python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, JAIL_LIB, userns.JAIL_CONFIG, *fd_args]
+        python = [sys.executable, *PYTHON_FLAGS, "-c", BOOT_CODE, JAIL_LIB, userns.JAIL_CONFIG, *fd_args]
         config = json.loads(config_path.read_text(encoding="utf-8"))
         return userns.build_argv(config, config_path, python)
-    python = [sys.executable, "-I", "-B", "-u", "-c", BOOT_CODE, str(sandbox.lib), str(config_path), *fd_args]
+    python = [sys.executable, *PYTHON_FLAGS, "-c", BOOT_CODE, str(sandbox.lib), str(config_path), *fd_args]
     if isolation != "namespace":
         return python
     unshare = shutil.which("unshare") or "unshare"
@@ -374,6 +379,7 @@ def build_env(limits: Limits, isolation: str, sandbox: SandboxDir) -> dict[str, 
         "LOGNAME": "student",  # getpass.getuser() without a passwd entry
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
+        "PYTHONHASHSEED": WORKER_HASH_SEED,
         "OMP_NUM_THREADS": threads,
         "MKL_NUM_THREADS": threads,
         "OPENBLAS_NUM_THREADS": threads,

@@ -80,7 +80,7 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
     The new root is a tmpfs (read-only at the end) holding read-only binds of the system dirs,
     the Python dirs and the data dirs; the project and the grader packages are empty read-only
     tmpfs stand-ins; /tmp (the CWD and HOME) and /dev/shm are small private tmpfs; /proc belongs
-    to the new pid namespace; /dev holds only null, zero, random, urandom, tty (and the GPU's
+    to the new pid namespace (its keys lists empty); /dev holds only null, zero, random, urandom, tty (and the GPU's
     nodes when the device is CUDA). The student's uid in the namespace has no capabilities.
 
     Args:
@@ -94,6 +94,9 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
     bwrap = config["bwrap"]
     args = [bwrap, *NAMESPACE_FLAGS, *_system_args(spec["system_links"], spec["system_dirs"])]
     args += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc"]
+    # /proc/keys lists every key the grader's uid may view (the student's uid maps to it), even in a
+    # keyring the worker does not possess: their names, the grader's token among them
+    args += ["--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users"]
     if str(config["device"]).startswith("cuda"):
         for pattern in GPU_DEVICES:
             for node in sorted(glob.glob(pattern)):

@@ -18,7 +18,7 @@ from typing import Any
 from autograder.worker_runtime.zygote import FDS_PER_START, READY, ZYGOTE_CODE
 
 from .limits import Limits
-from .plan import SandboxDir, build_config, build_env, sandbox_uid
+from .plan import PYTHON_FLAGS, SandboxDir, build_config, build_env, sandbox_uid
 
 ZYGOTE_READY_S = 120.0  # its imports under load; beyond this the cold start is used
 FORK_REPLY_S = 60.0  # a fork takes milliseconds; generous for a loaded machine
@@ -112,7 +112,7 @@ class Zygote:
         env.update({key: str(home / os.path.basename(value)) for key in _HOME_KEYS if (value := env.get(key))})
         env.update(ZYGOTE_ONLY_ENV)
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-B", "-u", "-c", ZYGOTE_CODE, str(self.sandbox.lib), str(config_path)]
+        argv = [sys.executable, *PYTHON_FLAGS, "-c", ZYGOTE_CODE, str(self.sandbox.lib), str(config_path)]
         try:
             self.proc = subprocess.Popen(
                 [*argv, str(theirs.fileno()), str(os.getpid())],

@@ -22,6 +22,9 @@ OTTER_STARTUP_HOOK = "autograder_otter_hook"
 # The attribute every version of that hook's finder carries (otter_hook.OtterRunnerHook), so that a
 # hook left in site-packages under an earlier module name is dropped too.
 OTTER_HOOK_MARKER = "is_otter_runner_hook"
+# One umask for cold and warm workers (a fork would keep the zygote's, a cold start the grader's
+# at that moment): the usual one.
+WORKER_UMASK = 0o022
 EXIT_DROP_FAILED = 76  # plain isolation as root, but switching to the sandbox user was refused
 
 
@@ -29,6 +32,8 @@ def main(argv: list[str]) -> None:
     """Args: [lib_dir, config_path, request_fd, reply_fd, status_fd]; never returns."""
     lib_dir, config_path = argv[0], argv[1]
     request_fd, reply_fd, status_fd = (int(value) for value in argv[2:5])
+    sys.argv[1:] = argv  # a warm fork's are the zygote's: the student sees a cold worker's
+    os.umask(WORKER_UMASK)  # not the grader's (a cold worker's) or the zygote's (a warm one's)
     with open(config_path, encoding="utf-8") as handle:
         config: dict[str, Any] = json.load(handle)
     # namespace: the root jail is built here; userns: bubblewrap built it before Python started

@@ -1,4 +1,4 @@
-"""A seccomp filter that refuses the system calls reaching into another process (ptrace, process_vm_*, pidfd_getfd)."""
+"""A seccomp filter refusing the calls that reach into another process (ptrace, process_vm_*) or a kernel keyring."""
 
 from __future__ import annotations
 
@@ -22,11 +22,14 @@ SECCOMP_RET_ERRNO = 0x00050000
 # Offsets in struct seccomp_data: int nr; __u32 arch; ...
 OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16  # arg0's low half (both architectures are little-endian)
 X32_SYSCALL_BIT = 0x40000000  # x32 calls arrive with the x86-64 arch and this bit set in nr
+KEYCTL_JOIN_SESSION_KEYRING = 1  # linux/keyctl.h
 
 # Per architecture: its AUDIT_ARCH value and the numbers of the refused calls. Refused: ptrace
 # (attach to, read or write another process, e.g. the sandbox's pid 1), process_vm_readv/writev
 # (its memory), kcmp (compare its resources), pidfd_getfd (steal its descriptors),
-# process_madvise (act on its memory).
+# process_madvise (act on its memory), and the kernel keyring calls add_key, request_key and keyctl:
+# a keyring reached by possession ignores the uid, so a session keyring inherited from the grader's
+# login would be read and written by every worker (the worker joins a fresh one before this filter).
 ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
     "x86_64": (
         0xC000003E,
@@ -37,6 +40,9 @@ ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
             "kcmp": 312,
             "pidfd_getfd": 438,
             "process_madvise": 440,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
         },
     ),
     "aarch64": (
@@ -48,6 +54,9 @@ ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
             "kcmp": 272,
             "pidfd_getfd": 438,
             "process_madvise": 440,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
         },
     ),
 }
@@ -116,9 +125,9 @@ class _SockFprog(ctypes.Structure):
 
 
 def install(network: bool = True) -> None:
-    """Install the filter on this process; every thread created and process forked later
-    inherits it, and no process can remove it. Sets no_new_privs first (the kernel's condition
-    for an unprivileged filter).
+    """Join a fresh session keyring, then install the filter on this process; every thread created
+    and process forked later inherits it, and no process can remove it. Sets no_new_privs first (the
+    kernel's condition for an unprivileged filter).
 
     Args:
         network: as for build_program.
@@ -127,6 +136,16 @@ def install(network: bool = True) -> None:
     """
     program = build_program(network=network)
     libc = ctypes.CDLL(None, use_errno=True)
+    # A new, empty, anonymous session keyring (NULL name: no other process can join it by name), so
+    # that not even /proc/keys lists the keyring inherited from the grader; kernels without keyrings
+    # (ENOSYS) have nothing to share, and where a filter already refuses keyring calls (EPERM: Docker's
+    # and podman's default profiles) no process can reach a keyring through them.
+    keyctl = ARCHITECTURES[platform.machine()][1]["keyctl"]
+    if libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (
+        errno.ENOSYS,
+        errno.EPERM,
+    ):
+        raise SeccompError(f"fresh session keyring: {errno.errorcode.get(ctypes.get_errno(), '?')}")
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -17,6 +17,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 from typing import Any
 
 from . import bootstrap
@@ -162,12 +163,25 @@ def _keeper(request: dict[str, Any], fds: list[int]) -> None:
     if child == 0:  # pid 1 of the new pid namespace: today's bootstrap from the jail on
         os.close(exit_fd)
         _die_with(os.getppid())
+        _forget_the_zygotes_state()
         bootstrap.main([request["lib_dir"], request["config_path"], str(request_fd), str(reply_fd), str(status_fd)])
         os._exit(1)
     for fd in (request_fd, reply_fd, status_fd, 1, 2):
         os.close(fd)
     _, status = os.waitpid(child, 0)  # retried on EINTR by Python itself (PEP 475)
     _exit_status(exit_fd, os.waitstatus_to_exitcode(status))  # -signal when killed, as subprocess says
+
+
+def _forget_the_zygotes_state() -> None:
+    """What a cold worker finds or draws afresh at its start, and a fork would otherwise share with
+    the zygote and every other fork: tempfile's cached folder (the zygote's, not in the jail: a
+    correct `tempfile.TemporaryFile()` failed warm only) and the generators seeded from entropy at
+    import (numpy's, torch's; `random` reseeds itself in a forked child)."""
+    tempfile.tempdir = None  # found again from this worker's TMPDIR at the first use
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()  # no argument: fresh entropy, as at a cold import
+    sys.modules["torch"].default_generator.seed()
 
 
 def _exit_status(exit_fd: int, code: int) -> None:

@@ -13,7 +13,15 @@ import torch
 
 from autograder.sandbox import Global, Ref, TorchObject, WorkerFailure
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.plan import PROJECT_ROOT, build_env, hidden_paths, python_dirs, system_layout
+from autograder.sandbox.plan import (
+    PROJECT_ROOT,
+    PYTHON_FLAGS,
+    WORKER_HASH_SEED,
+    build_env,
+    hidden_paths,
+    python_dirs,
+    system_layout,
+)
 from autograder.sandbox.process import ExchangeError, OutputLog, _FrameReader
 from autograder.sandbox.replies import clean_report, expect_modules, expect_params, expect_state
 from autograder.worker_runtime import server
@@ -217,6 +225,21 @@ def test_worker_environment_leaks_nothing_from_the_grader(monkeypatch, tmp_path)
     env = build_env(Limits(threads=2), "plain", FakeSandbox())  # type: ignore[arg-type]
     assert "GITHUB_TOKEN" not in env and env["OMP_NUM_THREADS"] == "2"
     assert env["OMP_WAIT_POLICY"] == "PASSIVE" and env["HOME"] == str(tmp_path)
+
+
+def test_the_only_python_variable_a_worker_reads_is_its_fixed_hash_seed(monkeypatch, tmp_path):
+    """Workers run without -E (to read PYTHONHASHSEED, the same cold and warm): none of the grader's
+    PYTHON* variables (a path, a start-up file) may reach them."""
+    for name in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONHASHSEED"):
+        monkeypatch.setenv(name, str(tmp_path))
+
+    class FakeSandbox:
+        work = tmp_path
+
+    env = build_env(Limits(), "namespace", FakeSandbox())  # type: ignore[arg-type]
+    assert [key for key in env if key.startswith("PYTHON")] == ["PYTHONHASHSEED"]
+    assert env["PYTHONHASHSEED"] == WORKER_HASH_SEED == "0"
+    assert "-E" not in PYTHON_FLAGS and {"-s", "-P"} <= set(PYTHON_FLAGS)  # -I but for -E
 
 
 def test_workers_start_with_the_training_allocator_settings(monkeypatch, tmp_path):

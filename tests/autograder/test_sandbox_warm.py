@@ -87,6 +87,27 @@ def test_the_submission_cannot_signal_trace_or_read_the_zygote_or_its_keeper():
         assert zygote.alive
 
 
+def test_a_warm_worker_shows_the_submission_what_a_cold_one_shows_and_draws_afresh():
+    """Temp folder, cwd, umask, environment, arguments, hash seed, signals, rlimits: the same warm and
+    cold; every random generator's first draw differs in each worker (environment_probe.py). Before:
+    tempfile's folder was the zygote's (TemporaryFile failed warm only), and numpy's, torch's and
+    str hashes were the same in every fork."""
+    source = [("environment_probe.py", 1, (FIXTURES / "environment_probe.py").read_text())]
+    shown = []
+    for warm_start in (True, True, False, False):
+        limits = Limits(timeout_s=60, warm_start=warm_start, warm_preload=COURSE_PRELOAD)
+        with Worker(source, limits) as worker:
+            assert isinstance(_handle_of(worker), ForkedWorker) == warm_start
+            shown.append(worker.call("fingerprint", []))
+    warm_same, cold_same = shown[0]["same"], shown[2]["same"]
+    assert warm_same["temporary_file"] is True and warm_same["tempdir"] == warm_same["environ"]["TMPDIR"]
+    for name in cold_same:
+        assert [entry["same"][name] for entry in shown] == [cold_same[name]] * 4, name
+    for name in shown[0]["drawn"]:
+        drawn = [entry["drawn"][name] for entry in shown]
+        assert len(set(drawn)) == 4, (name, drawn)
+
+
 def test_the_worker_inherits_no_descriptor_of_the_zygote():
     with Worker(SOURCE, Limits(timeout_s=30, warm_start=True)) as worker:
         _zygote_of(worker)

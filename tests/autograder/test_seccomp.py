@@ -1,4 +1,4 @@
-"""The worker's seccomp filter: ptrace and process_vm_* fail with EPERM, everything else works."""
+"""The worker's seccomp filter: ptrace, process_vm_* and the keyring calls fail with EPERM, everything else works."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from autograder.worker_runtime import seccomp
 
 pytestmark = pytest.mark.skipif(platform.machine() not in seccomp.ARCHITECTURES, reason="no table for this machine")
+KEY_SPEC_SESSION_KEYRING = -3
 
 
 def _in_filtered_child(probe: str) -> int:
@@ -31,6 +32,12 @@ def _in_filtered_child(probe: str) -> int:
                 result = libc.ptrace(16, parent, None, None)  # PTRACE_ATTACH
             elif probe == "process_vm_readv":
                 result = libc.syscall(number["process_vm_readv"], parent, None, 0, None, 0, 0)
+            elif probe == "keyctl":  # KEYCTL_GET_KEYRING_ID of the session keyring
+                result = libc.syscall(number["keyctl"], 0, KEY_SPEC_SESSION_KEYRING, 0)
+            elif probe == "add_key":
+                result = libc.syscall(number["add_key"], b"user", b"probe", b"x", 1, KEY_SPEC_SESSION_KEYRING)
+            elif probe == "request_key":
+                result = libc.syscall(number["request_key"], b"user", b"probe", None, KEY_SPEC_SESSION_KEYRING)
             else:
                 result = libc.getpid()
             code = ctypes.get_errno() if result == -1 else 0
@@ -46,6 +53,11 @@ def _in_filtered_child(probe: str) -> int:
 
 @pytest.mark.parametrize("probe", ["ptrace", "process_vm_readv"])
 def test_calls_into_another_process_are_refused(probe: str) -> None:
+    assert _in_filtered_child(probe) == errno.EPERM
+
+
+@pytest.mark.parametrize("probe", ["keyctl", "add_key", "request_key"])
+def test_keyring_calls_are_refused(probe: str) -> None:
     assert _in_filtered_child(probe) == errno.EPERM
 
 

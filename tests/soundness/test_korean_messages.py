@@ -1,18 +1,17 @@
 """In the course's language (ko), every text a student reads on every route has Korean outside quoted code.
 
 Part 2's corpus is the soundness run's own grading (`corpus_run`, graded in Korean); Part 1's
-corpus is graded here once, unit parts only. Each front end then renders those results: the
-Markdown reports and Gradescope results.json the corpus run wrote, the HTML page and reporter
-payload, Otter's results; the public checks run on the held-out bug notebooks.
+corpus is graded once per session too (`part1_run`, conftest.py), unit parts only. Each front
+end then renders those results: the Markdown reports and Gradescope results.json the corpus run
+wrote, the HTML page and reporter payload, Otter's results; the public checks run on the held-out
+bug notebooks.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import re
-import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from hangul import lacks_korean, lines_lacking_korean, student_texts, untranslated
-from soundness_grading import CORPUS_LANGUAGE, CorpusRun, grade_corpus
+from soundness_grading import CORPUS_LANGUAGE, CorpusRun
 
 from autograder.assignment import assignment_of
 from autograder.config import GraderConfig
@@ -33,22 +32,6 @@ HELD_OUT = ROOT / "tests" / "fixtures" / "public_checks"
 PUBLIC_TESTS = ROOT / "student_template" / "tests"
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
-
-
-@pytest.fixture(scope="module")
-def part1_run(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
-    """Part 1's corpus (tests/assignments/attention_encoder/fixtures) graded once, unit parts only."""
-    spec = importlib.util.spec_from_file_location("soundness_bench", ROOT / "bench" / "soundness.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
-    # bench/soundness.py puts Part 1's corpus helpers (ae_corpus) on sys.path itself.
-
-    cases = bench.part1_cases(tmp_path_factory.mktemp("part1-submissions"))
-    return grade_corpus(
-        cases, out_dir=tmp_path_factory.mktemp("part1-reports"), overrides={"assignment.name": bench.PART1}
-    )
 
 
 def _runs(corpus_run: CorpusRun, part1_run: CorpusRun) -> list[CorpusRun]:

@@ -110,8 +110,9 @@ def test_the_hook_only_loads_itself_at_start_up_and_is_lenient_only_for_the_engi
     assert report["engine-named:good.ipynb"] == "OtterRuntimeError", report  # declares no name
 
 
-def test_the_hook_is_inert_in_isolated_interpreters(installed_project: Path, notebooks: Path) -> None:
-    report = _probe(installed_project, notebooks, "-I")
+@pytest.mark.parametrize("flag", ["-I", "-P"])  # -P: the sandboxed worker's (plan.PYTHON_FLAGS)
+def test_the_hook_is_inert_in_isolated_interpreters(installed_project: Path, notebooks: Path, flag: str) -> None:
+    report = _probe(installed_project, notebooks, flag)
     assert report["hooks"] == 0 and report["imported"] == [], report
     for defect in DEFECTS:  # Otter's reader, even for this project's plugin
         assert report[f"engine:{defect}.ipynb"] != "ok", (defect, report)
