@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -331,6 +332,11 @@ def _command_grade(args: argparse.Namespace) -> int:
             f'--executor {args.executor} needs its package ({error}); install it with: pip install ".[ray]"'
         )
     out_dir = Path(config.grading.out_dir)
+    # From here a Ctrl-C is a KeyboardInterrupt the batch answers (what was stored stays); before, the
+    # entry point's handler exits at once (autograder/__main__.py; only where it was installed, so an
+    # ignored SIGINT stays ignored).
+    if getattr(signal.getsignal(signal.SIGINT), "__name__", "") == "_stop_while_loading":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         run = batch.grade_batch(
             submissions,

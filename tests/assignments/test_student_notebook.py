@@ -39,7 +39,7 @@ print("SMOKE " + _json.dumps({"losses": _losses, "bleu": _bleu, "n": len(_hyps),
 STUB_HINTS = {
     "q1": "look_ahead_mask = ...",
     "q2": "MultiHeadAttention 이 2개",
-    "q3": "TransformerEmbedding 이 1개",
+    "q3": "TransformerEmbedding(또는 TokenEmbedding 과 PositionalEncoding)이 있어야",
     "q4": "decoder_output = model(...)",
     "q5": "NameError",
 }

@@ -81,7 +81,11 @@ def interrupt_mid_batch(
     assert _alive(children) == []
     assert process.returncode == (EXIT_INTERRUPTED if stop == signal.SIGINT else EXIT_TERMINATED), stderr
     assert "Traceback" not in stderr
-    assert stderr.strip().splitlines() == [stderr.strip()]  # one line
+    # One line. Python's resource tracker (a process of its own, writing to the same stderr after the
+    # grader has exited) warned once, in a CI run at load 3-4, of a pool semaphore it found already
+    # unlinked: its two-line warnings are not the grader's and are left out here (seen 1 run in ~10).
+    ours = [line for line in stderr.strip().splitlines() if not _resource_tracker_warning(line)]
+    assert len(ours) == 1 and ours[0].startswith(("Interrupted", "Terminated", "중단", "종료")), stderr
     kept = stored(out)
     assert stored_before <= len(kept) < len(list(subs.iterdir()))
     assert f"Interrupted: {len(kept)} result(s) stored in {out}" in stderr
@@ -115,3 +119,8 @@ def test_ctrl_c_or_sigterm_stops_a_parallel_batch_cleanly_real_notebooks(stop, t
     root), which must be gone too."""
     subs = real_batch(tmp_path / "subs")
     interrupt_mid_batch(subs, tmp_path, "real", ["--jobs", "2", "--language", "en"], stored_before=1, stop=stop)
+
+
+def _resource_tracker_warning(line: str) -> bool:
+    """A line of multiprocessing's resource tracker's warning: its source location, or the call shown under it."""
+    return "multiprocessing/resource_tracker.py" in line or line.strip().startswith("warnings.warn('resource_tracker")

@@ -170,7 +170,7 @@ def test_a_root_host_refusing_the_jail_falls_back_to_the_jail_without_namespaces
         sealed.append(hidden)
         real_seal([], keep)
 
-    monkeypatch.setattr(uidjail, "seal", seal_the_way_only)
+    monkeypatch.setattr(startup, "seal", seal_the_way_only)  # startup calls it by this name
     monkeypatch.setattr(uidjail, "CHANGED", {})
     monkeypatch.setattr(uidjail, "_kept", [])
     monkeypatch.setattr(uidjail, "_closed", set())
