@@ -172,7 +172,10 @@ def other_checkouts(project: Path) -> list[str]:
     others: list[str] = []
     for pattern in ("work/*", "work/*/*", "home/*", "opt/*", "srv/*", "tmp/*"):
         for path in sorted(Path("/").glob(pattern)):
-            copy = (path / "assignments" / "transformer_mt").is_dir() and path.resolve() != project.resolve()
+            # a checkout holds the grader itself (its tests/ folder has an assignments/ too); this one's
+            # own folders are not another checkout
+            copy = (path / "autograder").is_dir() and (path / "assignments" / "transformer_mt").is_dir()
+            copy = copy and not path.resolve().is_relative_to(project.resolve())
             if copy and not any(path.is_relative_to(other) for other in others):
                 others.append(str(path))
     return others
