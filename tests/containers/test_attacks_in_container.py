@@ -34,7 +34,11 @@ PROJECT_ITEMS = ("autograder", "assignments", "reference", "mtkit", "grader.yml"
 # worker.isolation for the driver's gradings: empty, the engine's default (what a zip grades with);
 # `weak` measures the best-effort fallback (the "before" of docs/OTTER.md's table).
 ISOLATION = os.environ.get("CONTAINER_ATTACK_ISOLATION", "")
-IDENTITIES = ("root", "non-root")
+# Root: the grader Otter and Gradescope run. A non-root grader in a default container has no jail
+# (namespaces refused, and the jail without namespaces needs root to switch uid): the engine refuses
+# to grade there (IsolationUnavailable, measured in the clean-clone run of 2026-12-07), so that
+# identity measures nothing until it has one.
+IDENTITIES = ("root",)
 
 
 def project_tar() -> bytes:
