@@ -360,7 +360,11 @@ def build_command(isolation: str, sandbox: SandboxDir, config_path: Path, fds: S
         python = [sys.executable, *PYTHON_FLAGS, "-c", BOOT_CODE, JAIL_LIB, userns.JAIL_CONFIG, *fd_args]
         config = json.loads(config_path.read_text(encoding="utf-8"))
         return userns.build_argv(config, config_path, python)
-    python = [sys.executable, *PYTHON_FLAGS, "-c", BOOT_CODE, str(sandbox.lib), str(config_path), *fd_args]
+    # The interpreter named through its folder's real path: its venv's site-packages then come onto
+    # the worker's sys.path as the real dirs the jail opens, not through a link in a folder closed to
+    # the worker (Gradescope's /autograder/venv -> /opt/grading-venv: the uid jail closes /autograder).
+    executable = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+    python = [executable, *PYTHON_FLAGS, "-c", BOOT_CODE, str(sandbox.lib), str(config_path), *fd_args]
     if isolation != "namespace":
         return python
     unshare = shutil.which("unshare") or "unshare"
