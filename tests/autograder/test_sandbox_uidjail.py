@@ -8,8 +8,11 @@ import platform
 import socket
 import stat
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -106,6 +109,37 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
     for path, mode in uidjail.CHANGED.items():  # what a test puts back
         os.chmod(path, mode)
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
+
+
+@needs_root
+def test_a_venv_linked_from_a_closed_folder_runs_through_its_real_path(tmp_path, monkeypatch):
+    """Gradescope's layout on the grading image: /autograder/venv links to /opt/grading-venv and the
+    jail closes /autograder. Started by the linked name, the worker's site-packages were reached
+    through /autograder: once it was the bare uid, nothing installed could be imported."""
+    monkeypatch.setattr(uidjail, "CHANGED", {})
+    monkeypatch.setattr(uidjail, "_kept", [])
+    monkeypatch.setattr(uidjail, "_closed", set())
+    monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
+    real = tmp_path / "opt" / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(real)], check=True)
+    site_packages = next(real.glob("lib/python3*/site-packages"))
+    (site_packages / "installed_marker.py").write_text("")
+    closed = tmp_path / "autograder"
+    closed.mkdir()
+    (closed / "venv").symlink_to(real)
+    uidjail.seal([str(closed)], [str(real)])
+    monkeypatch.setattr(sys, "executable", str(closed / "venv" / "bin" / "python"))
+    argv = plan.build_command("uid", SimpleNamespace(lib=tmp_path), tmp_path / "config.json", [])  # type: ignore[arg-type]
+    # As the bootstrap does: start as root, become the bare uid, then import what the venv holds.
+    drop = f"import os; os.setgroups([]); os.setresgid({UID}, {UID}, {UID}); os.setresuid({UID}, {UID}, {UID})"
+    try:
+        for python, imported in ((sys.executable, False), (argv[0], True)):
+            done = subprocess.run([python, *plan.PYTHON_FLAGS, "-c", f"{drop}; import installed_marker"], check=False)
+            assert (done.returncode == 0) is imported, python
+    finally:
+        for path, mode in uidjail.CHANGED.items():
+            os.chmod(path, mode)
+    assert argv[0] == str(real / "bin" / "python")
 
 
 @needs_root

@@ -32,13 +32,6 @@ def results_summary(results: dict) -> dict:
     return {"score": results["score"], "tests": [(t["name"], t["score"], t["max_score"]) for t in results["tests"]]}
 
 
-@pytest.mark.xfail(
-    not ISOLATION,
-    reason="known failure: with the zip's own isolation (the jail without namespaces) every part scored 0 "
-    "in Gradescope's layout in the clean-clone run of 2026-12-07, while `otter grade` scored as the CLI; "
-    "with worker.isolation=weak it scores as the CLI. Under investigation (docs/OTTER.md)",
-    strict=True,
-)
 def test_run_autograder_in_a_gradescope_built_container_scores_as_the_cli(tmp_path: Path) -> None:
     require_engine()
     zip_path = tmp_path / "gradescope-autograder.zip"
@@ -64,12 +57,16 @@ def test_run_autograder_in_a_gradescope_built_container_scores_as_the_cli(tmp_pa
         for notebook in notebooks:
             # Gradescope runs the container as root, with the network Gradescope gives; here none.
             env = ["-e", f"AUTOGRADER_SET=worker.isolation={ISOLATION}"] if ISOLATION else []
-            container = docker("create", "--network", "none", *env, TAG, "/autograder/run_autograder").strip()
+            # Then /autograder's mode: the jail without namespaces (the default here) closed it to other users.
+            command = ["bash", "-c", "/autograder/run_autograder && stat -c 'autograder mode %a' /autograder"]
+            container = docker("create", "--network", "none", *env, TAG, *command).strip()
             try:
                 docker("cp", str(notebook), f"{container}:/autograder/submission/{notebook.name}")
                 started = subprocess.run(["docker", "start", "-a", container], env=docker_env(), capture_output=True,
                                          text=True, check=False)  # fmt: skip
                 assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+                closed = "autograder mode 750" in started.stdout
+                assert closed is (ISOLATION in ("", "uid")), started.stdout[-300:]
                 docker("cp", f"{container}:/autograder/results/results.json", str(tmp_path / f"{notebook.stem}.json"))
             finally:
                 docker("rm", "-f", container)
