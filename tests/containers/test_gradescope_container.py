@@ -78,5 +78,9 @@ def test_run_autograder_in_a_gradescope_built_container_scores_as_the_cli(tmp_pa
     for notebook in notebooks:
         cli = json.loads((tmp_path / "cli" / f"{notebook.stem}.results.json").read_text(encoding="utf-8"))
         print(f"\n{notebook.stem}: container {found[notebook.stem]['score']}, CLI {cli['score']}")
+        for (name, score, top), (_, cli_score, _) in zip(
+            results_summary(found[notebook.stem])["tests"], results_summary(cli)["tests"], strict=False
+        ):
+            print(f"  {name}: container {score}/{top}, CLI {cli_score}")
         assert results_summary(found[notebook.stem]) == results_summary(cli), found[notebook.stem]["output"][-3000:]
     assert found["correct_original_format"]["score"] == 80 > found["buggy_original_format"]["score"]
