@@ -7,6 +7,7 @@ import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.results import PartResult, SubmissionResult
@@ -19,6 +20,7 @@ ConfigParts = Mapping[str, "PartConfig"]
 
 SKIPPED = "skipped"  # shown for a part that was not graded in this run (never as 0)
 NOT_PRESENT = "-"  # shown for a part the result does not mention at all
+STYLES_DIR = Path(__file__).resolve().parent / "styles"  # the pages' inline CSS
 
 
 @dataclass(frozen=True)
@@ -179,3 +181,15 @@ def skip_reason(part: PartResult) -> str:
         The first non-empty check message, or "".
     """
     return next((check.message for check in part.checks if check.message), "")
+
+
+def page_style(name: str) -> str:
+    """The inline CSS of one kind of page (a report page holds its styles: no request leaves it).
+
+    Args:
+        name: the page kind, e.g. "feedback" (autograder/reports/styles/feedback.css).
+
+    Returns:
+        The style sheet's text.
+    """
+    return (STYLES_DIR / f"{name}.css").read_text(encoding="utf-8")
