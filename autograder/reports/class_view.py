@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.class_data import CHECK_COLUMNS, class_data
-from autograder.reports.common import csv_text, format_points, page_style
+from autograder.reports.common import csv_text, format_points, page_asset
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.reports.sections import escape_html
@@ -30,20 +30,13 @@ CLASS_STATUSES_CSV = "class_statuses.csv"
 CLASS_FILES = (CLASS_HTML, CLASS_JSON, CLASS_CHECKS_CSV, CLASS_DISTRIBUTIONS_CSV, CLASS_STATUSES_CSV)
 
 # The student table sorts by the column header clicked: numbers by the cell's data-v, text in Korean order.
-SORT_SCRIPT = (
-    'document.querySelectorAll("table.sortable th").forEach(function(th,i){th.addEventListener("click",function(){'
-    "var body=th.closest('table').tBodies[0],rows=Array.from(body.rows),up=th.dataset.up!=='1';"
-    "th.dataset.up=up?'1':'0';"
-    "rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,c=(x!==undefined&&y!==undefined)?"
-    "x-y:a.cells[i].textContent.localeCompare(b.cells[i].textContent,'ko');return up?c:-c;});"
-    "rows.forEach(function(r){body.appendChild(r);});});});"
-)
+SORT_SCRIPT = page_asset("sort_table.js").strip()
 # No request may leave the page: styles inline, pictures inline SVG, the one script above, pinned by its hash.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; "
     f"script-src 'sha256-{base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()}'"
 )
-STYLE = page_style("class")  # autograder/reports/styles/class.css
+STYLE = page_asset("class.css")
 # Histogram geometry (SVG user units): plot area inside margins for the axis labels.
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 320, 170, 30, 34, 16
 

@@ -20,7 +20,7 @@ ConfigParts = Mapping[str, "PartConfig"]
 
 SKIPPED = "skipped"  # shown for a part that was not graded in this run (never as 0)
 NOT_PRESENT = "-"  # shown for a part the result does not mention at all
-STYLES_DIR = Path(__file__).resolve().parent / "styles"  # the pages' inline CSS
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # the pages' inline CSS and script
 
 
 @dataclass(frozen=True)
@@ -183,13 +183,13 @@ def skip_reason(part: PartResult) -> str:
     return next((check.message for check in part.checks if check.message), "")
 
 
-def page_style(name: str) -> str:
-    """The inline CSS of one kind of page (a report page holds its styles: no request leaves it).
+def page_asset(name: str) -> str:
+    """A style sheet or script that report pages inline (a page holds its own: no request leaves it).
 
     Args:
-        name: the page kind, e.g. "feedback" (autograder/reports/styles/feedback.css).
+        name: its file name in autograder/reports/assets/, e.g. "feedback.css".
 
     Returns:
-        The style sheet's text.
+        The file's text.
     """
-    return (STYLES_DIR / f"{name}.css").read_text(encoding="utf-8")
+    return (ASSETS_DIR / name).read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from autograder.reports.common import (
     format_score,
     graded_possible,
     ordered_parts,
-    page_style,
+    page_asset,
     part_columns,
     part_possible,
     part_score,
@@ -25,7 +25,7 @@ from autograder.results import PartResult, SubmissionResult
 # No request may leave the page: images are data URIs, styles inline, scripts none.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
-STYLE = page_style("feedback")  # autograder/reports/styles/feedback.css
+STYLE = page_asset("feedback.css")
 
 
 def _badge(part: PartResult) -> str:

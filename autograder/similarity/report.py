@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.i18n import t
-from autograder.reports.common import csv_text, page_style
+from autograder.reports.common import csv_text, page_asset
 from autograder.reports.md_safe import csv_cell
 from autograder.similarity.compare import Pair, Submission, compare_pair, copy_groups
 
@@ -20,7 +20,7 @@ GROUPS_CSV = "groups.csv"  # group,size,members: everyone joined by a chain of r
 CSV_HEADER = ["rank", "first", "second", "similarity", "part", "first_share", "second_share", "matched_chars"]
 # No request may leave the page: styles inline, no scripts, no pictures.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
-STYLE = page_style("similarity")  # autograder/reports/styles/similarity.css
+STYLE = page_asset("similarity.css")
 
 
 def pairs_csv(pairs: Sequence[Pair]) -> str:
