@@ -35,9 +35,10 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# `grade`'s options, each with the grader.yml key it overrides (if any): one table, read once.
-GRADE_FLAGS: list[dict[str, Any]] = yaml.safe_load(
-    Path(__file__).with_name("cli_grade_flags.yml").read_text(encoding="utf-8")
+# The options of grade (each with the grader.yml key it overrides, if any), report and similarity:
+# one table per command, read once.
+FLAGS: dict[str, list[dict[str, Any]]] = yaml.safe_load(
+    Path(__file__).with_name("cli_flags.yml").read_text(encoding="utf-8")
 )
 # What the table's `type`, `choices` and `action` words stand for (other words go to argparse as they are).
 FLAG_WORDS: dict[str, Any] = {
@@ -51,8 +52,23 @@ FLAG_WORDS: dict[str, Any] = {
 }
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
-    spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in GRADE_FLAGS if "key" in spec
+    spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in FLAGS["grade"] if "key" in spec
 }
+
+
+def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add a command's options from the table (`FLAGS`) to its parser.
+
+    Args:
+        parser: the command's parser.
+        command: its name in the table.
+    """
+    for spec in FLAGS[command]:
+        options = {name: value for name, value in spec.items() if name not in ("flags", "key")}
+        for name in ("type", "choices", "action"):
+            if name in options and options[name] in FLAG_WORDS:
+                options[name] = FLAG_WORDS[options[name]]
+        parser.add_argument(*spec["flags"], **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,54 +86,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="grade notebooks/scripts and write reports",
         description="Grade submissions; flags override grader.yml keys.",
     )
-    for spec in GRADE_FLAGS:
-        options = {name: value for name, value in spec.items() if name not in ("flags", "key")}
-        for name in ("type", "choices", "action"):
-            if name in options and options[name] in FLAG_WORDS:
-                options[name] = FLAG_WORDS[options[name]]
-        grade.add_argument(*spec["flags"], **options)
+    add_flags(grade, "grade")
     report = commands.add_parser(
         "report",
         help="rebuild the gradebook, summary and reports of a report folder from its stored results",
         description="Rebuild the reports of OUT_DIR from the results stored "
         "there so far (also while a batch is still grading).",
     )
-    report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
-    report.add_argument("--html", action="store_true", help="also write the HTML feedback")
-    report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
-    report.add_argument(
-        "--compare",
-        type=Path,
-        metavar="OLD_OUT",
-        help="instead: write OUT_DIR/regrade.csv, the points that changed since the grading stored in OLD_OUT",
-    )
-    report.add_argument(
-        "--class",
-        dest="class_view",
-        action="store_true",
-        help="write only the class view (class.html, class.json, class_*.csv) from the stored results",
-    )
+    add_flags(report, "report")
     similarity = commands.add_parser(
         "similarity",
         help="rank pairs of submissions by how much of what the students wrote they share",
         description="Compare what each student wrote (the template's given code removed) by winnowed "
         "fingerprints; write pairs.csv and pairs.html into --out.",
     )
-    similarity.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
-    similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
-    similarity.add_argument("--assignment", metavar="NAME", help="whose template is given code (default: grader.yml's)")
-    similarity.add_argument(
-        "--template",
-        type=Path,
-        action="append",
-        metavar="FILE",
-        help="a notebook students started from, repeatable (default: the assignment's template and the "
-        "original templates its assignment.yml lists under similarity_templates)",
-    )
-    similarity.add_argument("--threshold", type=float, metavar="X", help="report pairs at least this similar (0-1)")
-    similarity.add_argument(
-        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
-    )
+    add_flags(similarity, "similarity")
     add_export_parser(commands)
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
