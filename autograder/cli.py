@@ -12,6 +12,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
+import yaml
+
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
@@ -33,21 +35,40 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# CLI flag (argparse dest) -> grader.yml key it overrides: the keys every assignment has. Any key,
-# an assignment's own included, is set with `--set KEY=VALUE` and validated by its model.
-FLAG_TO_CONFIG_KEY = {
-    "assignment": "assignment.name",
-    "out": "grading.out_dir",
-    "jobs": "grading.jobs",
-    "seed": "grading.seed",
-    "timeout": "worker.timeout_s",
-    "train": "training.enabled",
-    "isolation": "worker.isolation",
-    "warm_start": "worker.warm_start",
-    "language": "feedback.language",
-    "deadline": "late.deadline",
-    "submission_times": "late.times_file",
+# The options of grade (each with the grader.yml key it overrides, if any), report and similarity:
+# one table per command, read once.
+FLAGS: dict[str, list[dict[str, Any]]] = yaml.safe_load(
+    Path(__file__).with_name("cli_flags.yml").read_text(encoding="utf-8")
+)
+# What the table's `type`, `choices` and `action` words stand for (other words go to argparse as they are).
+FLAG_WORDS: dict[str, Any] = {
+    "path": Path,
+    "int": int,
+    "float": float,
+    "optional": argparse.BooleanOptionalAction,
+    "language": FEEDBACK_LANGUAGES,
+    "isolation": ISOLATION_LEVELS,
+    "executor": EXECUTORS,
 }
+# CLI flag (argparse dest) -> grader.yml key it overrides.
+FLAG_TO_CONFIG_KEY = {
+    spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in FLAGS["grade"] if "key" in spec
+}
+
+
+def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add a command's options from the table (`FLAGS`) to its parser.
+
+    Args:
+        parser: the command's parser.
+        command: its name in the table.
+    """
+    for spec in FLAGS[command]:
+        options = {name: value for name, value in spec.items() if name not in ("flags", "key")}
+        for name in ("type", "choices", "action"):
+            if name in options and options[name] in FLAG_WORDS:
+                options[name] = FLAG_WORDS[options[name]]
+        parser.add_argument(*spec["flags"], **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,140 +86,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="grade notebooks/scripts and write reports",
         description="Grade submissions; flags override grader.yml keys.",
     )
-    grade.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
-    grade.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="grader.yml to use (default: --assignment's own, assignments/NAME/grader.yml, else the project's)",
-    )
-    grade.add_argument(
-        "--assignment",
-        metavar="NAME",
-        help="the assignment folder assignments/NAME/ to grade (assignment.name; default: the one grader.yml names)",
-    )
-    grade.add_argument("--out", metavar="DIR", help="report folder (grading.out_dir)")
-    grade.add_argument("--jobs", type=int, metavar="N", help="submissions graded in parallel (grading.jobs)")
-    grade.add_argument("--parts", metavar="P1,P2", help="grade only these parts (default: all)")
-    grade.add_argument(
-        "--train", action=argparse.BooleanOptionalAction, help="grade the training part (training.enabled)"
-    )
-    grade.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="set any grader.yml key of the graded assignment, the value read as YAML, e.g. "
-        "--set worker.memory_mb=8192 (repeatable; a named flag for the same key wins; "
-        "every key: python -m autograder config --assignment NAME)",
-    )
-    grade.add_argument(
-        "--language",
-        choices=FEEDBACK_LANGUAGES,
-        help="language of the student-facing messages and reports (feedback.language)",
-    )
-    grade.add_argument("--deadline", metavar="ISO8601", help="when the work was due, with a time zone (late.deadline)")
-    grade.add_argument(
-        "--submission-times",
-        metavar="CSV",
-        help="each submission's time, e.g. collect_submissions' manifest.csv (late.times_file)",
-    )
-    grade.add_argument("--timeout", type=float, metavar="S", help="seconds per worker request (worker.timeout_s)")
-    grade.add_argument("--seed", type=int, metavar="N", help="seed of the checks (grading.seed)")
-    grade.add_argument(
-        "--isolation",
-        choices=ISOLATION_LEVELS,
-        help="how student code is jailed: auto (a jail, else refuse), namespace (root), "
-        "userns (no root), weak (audit hook allowed when no jail can be made) "
-        "(worker.isolation)",
-    )
-    grade.add_argument(
-        "--warm-start",
-        action=argparse.BooleanOptionalAction,
-        help="root jail: fork workers from a zygote that has imported torch once (worker.warm_start)",
-    )
-    grade.add_argument(
-        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
-    )
-    grade.add_argument("--json", action="store_true", help="print the results as a JSON list instead of the table")
-    grade.add_argument("--quiet", "-q", action="store_true", help="print neither the table nor the progress bar")
-    grade.add_argument(
-        "--html", action="store_true", help="also write <stem>.html and <stem>.feedback.md (feedback with pictures)"
-    )
-    grade.add_argument(
-        "--reporter-payload",
-        action="store_true",
-        help="also write <stem>.reporter.json (per-part autograding-reporter payloads)",
-    )
-    grade.add_argument(
-        "--regrade",
-        action="store_true",
-        help="grade every submission again, even those whose stored result in --out "
-        "is current (same file content, grader.yml, checks, reference, engine); the results "
-        "it replaces are kept, and the changes written to <out>/regrade.csv",
-    )
-    grade.add_argument(
-        "--executor",
-        choices=EXECUTORS,
-        default="local",
-        help="local: a process pool of --jobs workers on this machine (default); "
-        "ray: one Ray task per submission (docs/SCALE.md)",
-    )
-    grade.add_argument(
-        "--ray-address",
-        metavar="ADDR",
-        help="with --executor ray: 'auto' (the cluster this machine belongs to), "
-        "ray://HOST:10001, or none to start a local Ray",
-    )
-    grade.add_argument(
-        "--ray-gpu-resource",
-        metavar="NAME",
-        default="GPU",
-        help="with --executor ray: the resource a gpu-profile training task asks one "
-        "unit of (default GPU, i.e. num_gpus=1)",
-    )
+    add_flags(grade, "grade")
     report = commands.add_parser(
         "report",
         help="rebuild the gradebook, summary and reports of a report folder from its stored results",
         description="Rebuild the reports of OUT_DIR from the results stored "
         "there so far (also while a batch is still grading).",
     )
-    report.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
-    report.add_argument("--html", action="store_true", help="also write the HTML feedback")
-    report.add_argument("--reporter-payload", action="store_true", help="also write the reporter payloads")
-    report.add_argument(
-        "--compare",
-        type=Path,
-        metavar="OLD_OUT",
-        help="instead: write OUT_DIR/regrade.csv, the points that changed since the grading stored in OLD_OUT",
-    )
-    report.add_argument(
-        "--class",
-        dest="class_view",
-        action="store_true",
-        help="write only the class view (class.html, class.json, class_*.csv) from the stored results",
-    )
+    add_flags(report, "report")
     similarity = commands.add_parser(
         "similarity",
         help="rank pairs of submissions by how much of what the students wrote they share",
         description="Compare what each student wrote (the template's given code removed) by winnowed "
         "fingerprints; write pairs.csv and pairs.html into --out.",
     )
-    similarity.add_argument("paths", nargs="+", metavar="PATH", help="a .ipynb/.py file, or a folder of them")
-    similarity.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the report")
-    similarity.add_argument("--assignment", metavar="NAME", help="whose template is given code (default: grader.yml's)")
-    similarity.add_argument(
-        "--template",
-        type=Path,
-        action="append",
-        metavar="FILE",
-        help="a notebook students started from, repeatable (default: the assignment's template and the "
-        "original templates its assignment.yml lists under similarity_templates)",
-    )
-    similarity.add_argument("--threshold", type=float, metavar="X", help="report pairs at least this similar (0-1)")
-    similarity.add_argument(
-        "--recursive", "-r", action="store_true", help="also look for submissions in subfolders of folders"
-    )
+    add_flags(similarity, "similarity")
     add_export_parser(commands)
     commands.add_parser(
         "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"

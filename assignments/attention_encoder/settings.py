@@ -15,23 +15,17 @@ from autograder.config.training import TrainingSection
 class TrainingConfig(TrainingSection):
     """training: whether the reversal training part is graded, the bar it must reach and its budget."""
 
-    threshold_accuracy: float = Field(
-        default=0.9,
-        gt=0,
-        le=1,
-        description="Test accuracy (0-1) the student's Encoder must reach on sequence reversal.",
-    )
-    time_budget_s: float = Field(
-        default=120,
-        gt=0,
-        description="Wall-clock budget of the training in the worker (seconds); the request limit covers it.",
-    )
+    threshold_accuracy: float = Field(default=0.9, gt=0, le=1)
+    """Test accuracy (0-1) the student's Encoder must reach on sequence reversal."""
+    time_budget_s: float = Field(default=120, gt=0)
+    """Wall-clock budget of the training in the worker (seconds); the request limit covers it."""
 
 
 class AttentionEncoderConfig(GraderConfig):
     """grader.yml when it grades Part 1: the engine's sections, with Part 1's `training`."""
 
-    training: TrainingConfig = Field(default_factory=TrainingConfig, description="See training.*.")
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
+    """See training.*."""
 
 
 def training_settings(config: GraderConfig) -> TrainingConfig:

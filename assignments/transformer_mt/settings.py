@@ -29,123 +29,76 @@ _RECIPE: dict[str, Any] = {f.name: f.default for f in fields(Recipe)}
 class DataConfig(Section):
     """data: where Multi30k comes from and how it is prepared."""
 
-    local_dir: str | None = Field(
-        default=None,
-        description="Directory of raw Multi30k files; null: $MULTI30K_DIR, "
-        "else the Hugging Face dataset bentrevett/multi30k.",
-    )
-    tokenizer: Literal["blank", "model"] = Field(
-        default="blank", description="blank (spacy.blank) or model (installed spaCy models)."
-    )
-    max_length: int = Field(
-        default=DEFAULT_MAX_LENGTH, ge=3, description="Training pairs longer than this (with <sos>/<eos>) are dropped."
-    )
-    cache_dir: str | None = Field(
-        default=None, description="Prepared-data cache; null: $MTKIT_CACHE_DIR or ~/.cache/mtkit."
-    )
+    local_dir: str | None = None
+    """Directory of raw Multi30k files; null: $MULTI30K_DIR, else the Hugging Face dataset
+    bentrevett/multi30k."""
+    tokenizer: Literal["blank", "model"] = "blank"
+    """blank (spacy.blank) or model (installed spaCy models)."""
+    max_length: int = Field(default=DEFAULT_MAX_LENGTH, ge=3)
+    """Training pairs longer than this (with <sos>/<eos>) are dropped."""
+    cache_dir: str | None = None
+    """Prepared-data cache; null: $MTKIT_CACHE_DIR or ~/.cache/mtkit."""
 
 
 class ProfileConfig(Section):
     """training.profiles.<name>: the model sizes and the recipe the grader trains with."""
 
-    embedding_dim: int = Field(default=256, ge=1, description="Model width d.")
-    feed_forward_dim: int = Field(default=512, ge=1, description="Hidden size of each feed-forward block.")
-    num_heads: int = Field(default=8, ge=1, description="Attention heads; must divide embedding_dim.")
-    num_layers: int = Field(default=2, ge=1, description="Encoder layers and decoder layers (each).")
-    drop_prob: float = Field(default=0.1, ge=0, lt=1, description="Dropout probability.")
-    batch_size: int = Field(default=_RECIPE["batch_size"], ge=1, description="Sentence pairs per batch.")
-    max_tokens: int = Field(
-        default=_RECIPE["max_tokens"],
-        ge=0,
-        description=(
-            "Token-based batches: at most this many padded tokens per batch and side, batch_size then "
-            "caps the rows (0 = batches of batch_size pairs)."
-        ),
-    )
-    learning_rate: float = Field(default=_RECIPE["learning_rate"], gt=0, description="Peak Adam learning rate.")
-    warmup_steps: int = Field(
-        default=_RECIPE["warmup_steps"], ge=0, description="Linear warm-up steps before the peak learning rate."
-    )
-    lr_schedule: LrSchedule = Field(
-        default=_RECIPE["lr_schedule"],
-        description=(
-            "After warm-up: constant | inverse_sqrt | linear | cosine (linear and cosine reach 0 at lr_decay_steps)."
-        ),
-    )
-    lr_decay_steps: int = Field(
-        default=_RECIPE["lr_decay_steps"],
-        ge=0,
-        description="Step at which linear/cosine decay reaches 0 (0 = the end of max_epochs).",
-    )
-    label_smoothing: float = Field(
-        default=0.1, ge=0, lt=1, description="Label smoothing of the cross-entropy criterion."
-    )
-    clip_grad_norm: float = Field(
-        default=_RECIPE["clip_grad_norm"], ge=0, description="Gradient-norm clipping threshold (0 = off)."
-    )
-    max_epochs: int = Field(default=_RECIPE["max_epochs"], ge=1, description="Upper bound on training epochs.")
-    max_steps: int = Field(
-        default=_RECIPE["max_steps"],
-        ge=0,
-        description=(
-            "Upper bound on optimizer steps (0 = none besides max_epochs); also caps runs with the "
-            "student's epochs in student_hparams mode."
-        ),
-    )
+    embedding_dim: int = Field(default=256, ge=1)
+    """Model width d."""
+    feed_forward_dim: int = Field(default=512, ge=1)
+    """Hidden size of each feed-forward block."""
+    num_heads: int = Field(default=8, ge=1)
+    """Attention heads; must divide embedding_dim."""
+    num_layers: int = Field(default=2, ge=1)
+    """Encoder layers and decoder layers (each)."""
+    drop_prob: float = Field(default=0.1, ge=0, lt=1)
+    """Dropout probability."""
+    batch_size: int = Field(default=_RECIPE["batch_size"], ge=1)
+    """Sentence pairs per batch."""
+    max_tokens: int = Field(default=_RECIPE["max_tokens"], ge=0)
+    """Token-based batches: at most this many padded tokens per batch and side, batch_size then caps
+    the rows (0 = batches of batch_size pairs)."""
+    learning_rate: float = Field(default=_RECIPE["learning_rate"], gt=0)
+    """Peak Adam learning rate."""
+    warmup_steps: int = Field(default=_RECIPE["warmup_steps"], ge=0)
+    """Linear warm-up steps before the peak learning rate."""
+    lr_schedule: LrSchedule = _RECIPE["lr_schedule"]
+    """After warm-up: constant | inverse_sqrt | linear | cosine (linear and cosine reach 0 at
+    lr_decay_steps)."""
+    lr_decay_steps: int = Field(default=_RECIPE["lr_decay_steps"], ge=0)
+    """Step at which linear/cosine decay reaches 0 (0 = the end of max_epochs)."""
+    label_smoothing: float = Field(default=0.1, ge=0, lt=1)
+    """Label smoothing of the cross-entropy criterion."""
+    clip_grad_norm: float = Field(default=_RECIPE["clip_grad_norm"], ge=0)
+    """Gradient-norm clipping threshold (0 = off)."""
+    max_epochs: int = Field(default=_RECIPE["max_epochs"], ge=1)
+    """Upper bound on training epochs."""
+    max_steps: int = Field(default=_RECIPE["max_steps"], ge=0)
+    """Upper bound on optimizer steps (0 = none besides max_epochs); also caps runs with the
+    student's epochs in student_hparams mode."""
     # Not Recipe's default (0 = no limit): a graded run always has a budget, it bounds the worker.
-    time_budget_s: float = Field(
-        default=600,
-        gt=0,
-        description="Wall-clock budget for training; stops at the first epoch/evaluation boundary past it.",
-    )
-    eval_every_steps: int = Field(
-        default=_RECIPE["eval_every_steps"], ge=0, description="Evaluate validation BLEU every N steps (0 = per epoch)."
-    )
-    eval_start_step: int = Field(
-        default=_RECIPE["eval_start_step"],
-        ge=0,
-        description=(
-            "No step-based evaluation before this step (evaluations cost decoding time; early ones "
-            "cannot reach the threshold)."
-        ),
-    )
-    hopeless_bleu: float = Field(
-        default=_RECIPE["hopeless_bleu"],
-        ge=0,
-        le=1,
-        description=(
-            "Early stop of runs that cannot reach the bar: training stops at the first evaluation at or "
-            "after hopeless_after_steps whose best BLEU so far is still below this (0 = off; "
-            "docs/SCALE.md)."
-        ),
-    )
-    hopeless_after_steps: int = Field(
-        default=_RECIPE["hopeless_after_steps"],
-        ge=0,
-        description="The step from which hopeless_bleu applies (0 = off).",
-    )
-    late_hopeless_bleu: float = Field(
-        default=_RECIPE["late_hopeless_bleu"],
-        ge=0,
-        le=1,
-        description=(
-            "A second, higher floor for the early stop: at an evaluation at or after "
-            "late_hopeless_after_steps, a run whose best BLEU is still below this is stopped (0 = off; "
-            "docs/SCALE.md)."
-        ),
-    )
-    late_hopeless_after_steps: int = Field(
-        default=_RECIPE["late_hopeless_after_steps"],
-        ge=0,
-        description="The step from which late_hopeless_bleu applies (0 = off).",
-    )
-    precision: Precision = Field(
-        default=_RECIPE["precision"],
-        description=(
-            "auto (bf16 autocast on CUDA GPUs that support it, else fp32) | fp32 | bf16 | fp16 (fp16 "
-            "overflows the assignment's -1e10 attention mask)."
-        ),
-    )
+    time_budget_s: float = Field(default=600, gt=0)
+    """Wall-clock budget for training; stops at the first epoch/evaluation boundary past it."""
+    eval_every_steps: int = Field(default=_RECIPE["eval_every_steps"], ge=0)
+    """Evaluate validation BLEU every N steps (0 = per epoch)."""
+    eval_start_step: int = Field(default=_RECIPE["eval_start_step"], ge=0)
+    """No step-based evaluation before this step (evaluations cost decoding time; early ones cannot
+    reach the threshold)."""
+    hopeless_bleu: float = Field(default=_RECIPE["hopeless_bleu"], ge=0, le=1)
+    """Early stop of runs that cannot reach the bar: training stops at the first evaluation at or
+    after hopeless_after_steps whose best BLEU so far is still below this (0 = off;
+    docs/SCALE.md)."""
+    hopeless_after_steps: int = Field(default=_RECIPE["hopeless_after_steps"], ge=0)
+    """The step from which hopeless_bleu applies (0 = off)."""
+    late_hopeless_bleu: float = Field(default=_RECIPE["late_hopeless_bleu"], ge=0, le=1)
+    """A second, higher floor for the early stop: at an evaluation at or after
+    late_hopeless_after_steps, a run whose best BLEU is still below this is stopped (0 = off;
+    docs/SCALE.md)."""
+    late_hopeless_after_steps: int = Field(default=_RECIPE["late_hopeless_after_steps"], ge=0)
+    """The step from which late_hopeless_bleu applies (0 = off)."""
+    precision: Precision = _RECIPE["precision"]
+    """auto (bf16 autocast on CUDA GPUs that support it, else fp32) | fp32 | bf16 | fp16 (fp16
+    overflows the assignment's -1e10 attention mask)."""
 
     @model_validator(mode="after")
     def _heads_divide_width(self) -> ProfileConfig:
@@ -182,59 +135,38 @@ class HparamBounds(Section):
 class TrainingConfig(TrainingSection):
     """training: whether and how the training part is graded."""
 
-    enabled: bool = Field(default=False, description="Grade the training part (trains the student's model).")
-    mode: TrainingMode = Field(
-        default="recipe",
-        description=(
-            "recipe: the grader trains the submission with the profile. student_hparams: the same, with "
-            "the notebook's hyperparameter cell (within hparam_bounds) in place of the profile's sizes, "
-            "batch size, dropout, learning rate and epochs. checkpoint: no training; the weights the "
-            "student submits next to the notebook are evaluated the same trusted way."
-        ),
-    )
-    threshold_bleu: float = Field(
-        default=0.2, ge=0, le=1, description="Corpus BLEU (0-1) needed for the training points."
-    )
-    profile: str = Field(default="auto", description="auto (gpu if CUDA is available, else cpu) or a profile name.")
-    memory_mb: int = Field(default=12288, ge=1, description="Address-space limit of the training worker.")
-    threads: int = Field(default=2, ge=1, description="Torch threads of the training worker (CPU).")
-    gpu_share: float = Field(
-        default=1.0,
-        gt=0,
-        le=1,
-        description=(
-            "Fraction of one GPU a gpu-profile training asks Ray for (num_gpus): 0.25 lets four trainings "
-            "share a GPU. Measure with bench/device_share.py before lowering it (docs/SCALE.md)."
-        ),
-    )
-    checkpoint_names: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_CHECKPOINT_NAMES),
-        min_length=1,
-        description=(
-            "checkpoint mode: file names looked for next to the notebook, first match wins; {stem} is "
-            "the notebook's name without extension. Names without {stem} count only when the notebook "
-            "is alone in its folder."
-        ),
-    )
-    checkpoint_max_mb: float = Field(
-        default=512, gt=0, description="checkpoint mode: larger checkpoint files are refused."
-    )
-    memorisation_gap: float = Field(
-        default=0.05,
-        ge=0,
-        le=1,
-        description=(
-            "Largest validation - test BLEU gap (0-1) of the final weights; a larger one withholds the "
-            "training points for a TA's review (docs/TRAINING_MODES.md: honest runs measured, what it "
-            "cannot catch)."
-        ),
-    )
-    hparam_bounds: HparamBounds = Field(
-        default_factory=lambda: HparamBounds(), description="See training.hparam_bounds.<name>."
-    )
-    profiles: dict[str, ProfileConfig] = Field(
-        default_factory=dict, description="Profile name -> settings; `auto` picks gpu or cpu."
-    )
+    enabled: bool = False
+    """Grade the training part (trains the student's model)."""
+    mode: TrainingMode = "recipe"
+    """recipe: the grader trains the submission with the profile. student_hparams: the same, with
+    the notebook's hyperparameter cell (within hparam_bounds) in place of the profile's sizes,
+    batch size, dropout, learning rate and epochs. checkpoint: no training; the weights the
+    student submits next to the notebook are evaluated the same trusted way."""
+    threshold_bleu: float = Field(default=0.2, ge=0, le=1)
+    """Corpus BLEU (0-1) needed for the training points."""
+    profile: str = "auto"
+    """auto (gpu if CUDA is available, else cpu) or a profile name."""
+    memory_mb: int = Field(default=12288, ge=1)
+    """Address-space limit of the training worker."""
+    threads: int = Field(default=2, ge=1)
+    """Torch threads of the training worker (CPU)."""
+    gpu_share: float = Field(default=1.0, gt=0, le=1)
+    """Fraction of one GPU a gpu-profile training asks Ray for (num_gpus): 0.25 lets four trainings
+    share a GPU. Measure with bench/device_share.py before lowering it (docs/SCALE.md)."""
+    checkpoint_names: list[str] = Field(default_factory=lambda: list(DEFAULT_CHECKPOINT_NAMES), min_length=1)
+    """checkpoint mode: file names looked for next to the notebook, first match wins; {stem} is the
+    notebook's name without extension. Names without {stem} count only when the notebook is alone
+    in its folder."""
+    checkpoint_max_mb: float = Field(default=512, gt=0)
+    """checkpoint mode: larger checkpoint files are refused."""
+    memorisation_gap: float = Field(default=0.05, ge=0, le=1)
+    """Largest validation - test BLEU gap (0-1) of the final weights; a larger one withholds the
+    training points for a TA's review (docs/TRAINING_MODES.md: honest runs measured, what it
+    cannot catch)."""
+    hparam_bounds: HparamBounds = Field(default_factory=lambda: HparamBounds())
+    """See training.hparam_bounds.<name>."""
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
+    """Profile name -> settings; `auto` picks gpu or cpu."""
 
     @field_validator("checkpoint_names")
     @classmethod
@@ -316,8 +248,10 @@ class TrainingConfig(TrainingSection):
 class TransformerMtConfig(GraderConfig):
     """grader.yml when it grades Part 2: the engine's sections, with Part 2's `data` and its `training`."""
 
-    data: DataConfig = Field(default_factory=DataConfig, description="See data.*.")
-    training: TrainingConfig = Field(default_factory=TrainingConfig, description="See training.*.")
+    data: DataConfig = Field(default_factory=DataConfig)
+    """See data.*."""
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
+    """See training.*."""
 
 
 def part2_settings(config: GraderConfig) -> TransformerMtConfig:

@@ -22,9 +22,10 @@ class KeyProblem(ValueError):
 
 class Section(BaseModel):
     """A grader.yml mapping: unknown keys are errors, and values are not coerced (`"5"` is not
-    a number, `1` is not true); an integer is accepted where a number is expected."""
+    a number, `1` is not true); an integer is accepted where a number is expected. A key's
+    description (`python -m autograder config`) is the docstring under its field."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True, use_attribute_docstrings=True)
 
 
 # Pydantic error type -> what the key expected, in the words grader.yml's readers use.

@@ -33,54 +33,35 @@ def parse_moment(text: str) -> datetime:
 class LateConfig(Section):
     """late: when work is due and what a late submission loses (nothing when `deadline` is null)."""
 
-    deadline: str | None = Field(
-        default=None,
-        description="When the assignment is due: ISO 8601 with a time zone, e.g. "
-        "2026-12-01T23:59:59+09:00. null: no deadline (no submission is late). A due date the "
-        "submission route knows (Gradescope's, extensions included) replaces it when route_due_dates is true.",
-    )
-    unit: LateUnit = Field(
-        default="day",
-        description="What a penalty is counted in: day | hour; every started unit after the deadline counts.",
-    )
-    penalty_per_unit: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        description="Fraction of the earned points lost per started unit late (0.1 = 10% per day).",
-    )
-    max_penalty: float = Field(
-        default=1.0, ge=0, le=1, description="Cap on the fraction lost by penalty_per_unit (0.5: never more than half)."
-    )
-    zero_after: str | None = Field(
-        default=None,
-        description="ISO 8601 instant with a time zone after which a submission earns 0 whatever the cap; null: none.",
-    )
-    grace_minutes: float = Field(
-        default=0, ge=0, description="Minutes after the deadline that still count as on time (clock skew, uploads)."
-    )
-    route_due_dates: bool = Field(
-        default=True,
-        description="Use the due date the submission route reports (Gradescope's submission_metadata.json, "
-        "per student, extensions included) instead of `deadline` when there is one.",
-    )
-    times_file: str | None = Field(
-        default=None,
-        description="CSV giving each submission's time (e.g. the manifest.csv of "
-        "autograder.integrations.collect_submissions: its commit times); null: none. A submission "
-        "whose time no source knows is graded as on time and its report says the time was unknown.",
-    )
-    times_file_column: str = Field(
-        default="file", description="The times_file column naming the submission file (matched by file name)."
-    )
-    time_column: str = Field(
-        default="commit_date", description="The times_file column holding the time (ISO 8601 with a time zone)."
-    )
-    use_file_mtime: bool = Field(
-        default=False,
-        description="When no other source knows a submission's time, use the file's modification time "
-        "(reports name it as such: copying a file changes it, so it proves nothing).",
-    )
+    deadline: str | None = None
+    """When the assignment is due: ISO 8601 with a time zone, e.g. 2026-12-01T23:59:59+09:00. null:
+    no deadline (no submission is late). A due date the submission route knows (Gradescope's,
+    extensions included) replaces it when route_due_dates is true."""
+    unit: LateUnit = "day"
+    """What a penalty is counted in: day | hour; every started unit after the deadline counts."""
+    penalty_per_unit: float = Field(default=0.0, ge=0, le=1)
+    """Fraction of the earned points lost per started unit late (0.1 = 10% per day)."""
+    max_penalty: float = Field(default=1.0, ge=0, le=1)
+    """Cap on the fraction lost by penalty_per_unit (0.5: never more than half)."""
+    zero_after: str | None = None
+    """ISO 8601 instant with a time zone after which a submission earns 0 whatever the cap; null:
+    none."""
+    grace_minutes: float = Field(default=0, ge=0)
+    """Minutes after the deadline that still count as on time (clock skew, uploads)."""
+    route_due_dates: bool = True
+    """Use the due date the submission route reports (Gradescope's submission_metadata.json, per
+    student, extensions included) instead of `deadline` when there is one."""
+    times_file: str | None = None
+    """CSV giving each submission's time (e.g. the manifest.csv of
+    autograder.integrations.collect_submissions: its commit times); null: none. A submission
+    whose time no source knows is graded as on time and its report says the time was unknown."""
+    times_file_column: str = "file"
+    """The times_file column naming the submission file (matched by file name)."""
+    time_column: str = "commit_date"
+    """The times_file column holding the time (ISO 8601 with a time zone)."""
+    use_file_mtime: bool = False
+    """When no other source knows a submission's time, use the file's modification time (reports
+    name it as such: copying a file changes it, so it proves nothing)."""
 
     @field_validator("deadline", "zero_after", mode="before")
     @classmethod

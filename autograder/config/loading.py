@@ -37,17 +37,21 @@ class GraderConfig(Section):
     `parts` left out is the named assignment's (its assignment.yml). An assignment with settings of
     its own declares a subclass of this model (assignment.yml `config:`, `config_model`)."""
 
-    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig(), description="See assignment.*.")
-    worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig(), description="See worker.*.")
-    grading: GradingConfig = Field(default_factory=lambda: GradingConfig(), description="See grading.*.")
-    feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig(), description="See feedback.*.")
-    training: TrainingSection = Field(default_factory=lambda: TrainingSection(), description="See training.*.")
-    late: LateConfig = Field(default_factory=lambda: LateConfig(), description="See late.*.")
-    parts: dict[str, PartConfig] = Field(
-        min_length=1,
-        description="Part name -> part, in report order; left out: the assignment's "
-        "(assignments/<name>/assignment.yml), which this section replaces as a whole.",
-    )
+    assignment: AssignmentConfig = Field(default_factory=lambda: AssignmentConfig())
+    """See assignment.*."""
+    worker: WorkerConfig = Field(default_factory=lambda: WorkerConfig())
+    """See worker.*."""
+    grading: GradingConfig = Field(default_factory=lambda: GradingConfig())
+    """See grading.*."""
+    feedback: FeedbackConfig = Field(default_factory=lambda: FeedbackConfig())
+    """See feedback.*."""
+    training: TrainingSection = Field(default_factory=lambda: TrainingSection())
+    """See training.*."""
+    late: LateConfig = Field(default_factory=lambda: LateConfig())
+    """See late.*."""
+    parts: dict[str, PartConfig] = Field(min_length=1)
+    """Part name -> part, in report order; left out: the assignment's
+    (assignments/<name>/assignment.yml), which this section replaces as a whole."""
 
     @model_validator(mode="before")
     @classmethod
@@ -334,7 +338,8 @@ def iter_keys(model: type[BaseModel] = GraderConfig, prefix: str = "") -> Iterat
         dotted = f"{prefix}{name}"
         inner, step = _model_of(info.annotation)
         if inner is None:
-            yield dotted, _type_text(info.annotation), _default_text(info), info.description or ""
+            description = " ".join((info.description or "").split())  # a docstring's lines as one
+            yield dotted, _type_text(info.annotation), _default_text(info), description
         else:
             yield from iter_keys(inner, f"{dotted}.{step}")
 

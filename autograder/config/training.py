@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from autograder.config.base import Section
 
 
@@ -16,7 +14,8 @@ class TrainingSection(Section):
     (assignment.yml `config:`) and overrides the hooks below; the core reads nothing else.
     """
 
-    enabled: bool = Field(default=False, description="Grade the training part (the assignment's training hook).")
+    enabled: bool = False
+    """Grade the training part (the assignment's training hook)."""
 
     def summary(self) -> str:
         """The section in a few words, for `validate-config`'s line.

@@ -30,26 +30,6 @@ from autograder.results import SubmissionResult
 from autograder.submission_snapshot import read_submission, write_copy
 
 TASK_RETRIES = 3  # a task whose node or worker process died runs again elsewhere
-# Left out of the code shipped to every node (the code and grader.yml; no data, no env), besides
-# the patterns of the checkout's .gitignore.
-CODE_EXCLUDES = [
-    ".git",
-    ".venv",
-    ".cache",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    "*.egg-info",
-    "runs",
-    "dist",
-    "grading-output",
-    "tests",
-    "student_template",
-    "**/__pycache__",
-    "*.ipynb",
-    "bench",
-    "docs",
-]
 
 
 def _grade_remote(
@@ -71,7 +51,7 @@ def _grade_remote(
 
 
 def code_excludes(root: Path = PROJECT_ROOT) -> list[str]:
-    """What the shipped code leaves out: `CODE_EXCLUDES` and the simple patterns of `root`'s .gitignore.
+    """What the shipped code leaves out: the patterns of executors/ship.ignore and of `root`'s .gitignore.
 
     Args:
         root: the checkout.
@@ -79,10 +59,21 @@ def code_excludes(root: Path = PROJECT_ROOT) -> list[str]:
     Returns:
         Patterns for `ray_code.build_archive`.
     """
-    ignore = root / ".gitignore"
-    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.is_file() else []
-    patterns = [line.strip().strip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
-    return CODE_EXCLUDES + [pattern for pattern in patterns if pattern not in CODE_EXCLUDES]
+    patterns = [*ignore_patterns(Path(__file__).with_name("ship.ignore")), *ignore_patterns(root / ".gitignore")]
+    return list(dict.fromkeys(patterns))
+
+
+def ignore_patterns(path: Path) -> list[str]:
+    """The simple patterns of an ignore file: its lines but comments, negations and blank ones.
+
+    Args:
+        path: a .gitignore-style file (missing: no patterns).
+
+    Returns:
+        The patterns, without leading or trailing slashes.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return [line.strip().strip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
 
 
 def task_resources(config: GraderConfig, parts: Sequence[str] | None, gpu_resource: str = "GPU") -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, part_title, t, use_language
 from autograder.reports.class_data import CHECK_COLUMNS, class_data
-from autograder.reports.common import csv_text, format_points
+from autograder.reports.common import csv_text, format_points, page_asset
 from autograder.reports.markdown import status_label
 from autograder.reports.md_safe import csv_cell
 from autograder.reports.sections import escape_html
@@ -30,32 +30,13 @@ CLASS_STATUSES_CSV = "class_statuses.csv"
 CLASS_FILES = (CLASS_HTML, CLASS_JSON, CLASS_CHECKS_CSV, CLASS_DISTRIBUTIONS_CSV, CLASS_STATUSES_CSV)
 
 # The student table sorts by the column header clicked: numbers by the cell's data-v, text in Korean order.
-SORT_SCRIPT = (
-    'document.querySelectorAll("table.sortable th").forEach(function(th,i){th.addEventListener("click",function(){'
-    "var body=th.closest('table').tBodies[0],rows=Array.from(body.rows),up=th.dataset.up!=='1';"
-    "th.dataset.up=up?'1':'0';"
-    "rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,c=(x!==undefined&&y!==undefined)?"
-    "x-y:a.cells[i].textContent.localeCompare(b.cells[i].textContent,'ko');return up?c:-c;});"
-    "rows.forEach(function(r){body.appendChild(r);});});});"
-)
+SORT_SCRIPT = page_asset("sort_table.js").strip()
 # No request may leave the page: styles inline, pictures inline SVG, the one script above, pinned by its hash.
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; "
     f"script-src 'sha256-{base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()}'"
 )
-STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f7fafc;color:#1a202c}
-main{max-width:1100px;margin:0 auto;padding:24px}
-header{background:#1a365d;color:#fff;padding:18px 24px;border-radius:10px} header h1{margin:0;font-size:20px}
-section{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:16px 20px;margin-top:18px}
-h2{font-size:17px;margin:0 0 10px} h3{font-size:14px;margin:0 0 4px}
-.grid{display:flex;flex-wrap:wrap;gap:14px} .plot{flex:0 0 320px} .plot p{margin:2px 0;font-size:12px;color:#4a5568}
-table{border-collapse:collapse;width:100%;font-size:14px}
-th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
-td.num,th.num{text-align:right;white-space:nowrap} .note{color:#4a5568;font-size:13px}
-code{background:#edf2f7;padding:0 3px;border-radius:3px}
-table.sortable th{cursor:pointer} details{font-size:12px}
-"""
+STYLE = page_asset("class.css")
 # Histogram geometry (SVG user units): plot area inside margins for the axis labels.
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 320, 170, 30, 34, 16
 

@@ -7,6 +7,7 @@ import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.results import PartResult, SubmissionResult
@@ -19,6 +20,7 @@ ConfigParts = Mapping[str, "PartConfig"]
 
 SKIPPED = "skipped"  # shown for a part that was not graded in this run (never as 0)
 NOT_PRESENT = "-"  # shown for a part the result does not mention at all
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # the pages' inline CSS and script
 
 
 @dataclass(frozen=True)
@@ -179,3 +181,15 @@ def skip_reason(part: PartResult) -> str:
         The first non-empty check message, or "".
     """
     return next((check.message for check in part.checks if check.message), "")
+
+
+def page_asset(name: str) -> str:
+    """A style sheet or script that report pages inline (a page holds its own: no request leaves it).
+
+    Args:
+        name: its file name in autograder/reports/assets/, e.g. "feedback.css".
+
+    Returns:
+        The file's text.
+    """
+    return (ASSETS_DIR / name).read_text(encoding="utf-8")

@@ -11,6 +11,7 @@ from autograder.reports.common import (
     format_score,
     graded_possible,
     ordered_parts,
+    page_asset,
     part_columns,
     part_possible,
     part_score,
@@ -24,28 +25,7 @@ from autograder.results import PartResult, SubmissionResult
 # No request may leave the page: images are data URIs, styles inline, scripts none.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
-STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f7fafc;color:#1a202c}
-main{max-width:1000px;margin:0 auto;padding:24px}
-header{background:#1a365d;color:#fff;padding:20px 24px;border-radius:10px}
-header h1{margin:0 0 4px;font-size:20px} header .sub{opacity:.85;font-size:14px}
-.score{font-size:34px;font-weight:700;margin-top:8px} .score small{font-size:16px;font-weight:400}
-section{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:16px 20px;margin-top:18px}
-h2{font-size:17px;margin:0 0 10px} h3{font-size:15px;margin:14px 0 6px}
-table{border-collapse:collapse;width:100%;font-size:14px;table-layout:fixed}
-col.c1{width:auto} col.c2{width:90px} col.c3{width:170px} col.c4{width:120px}
-th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #edf2f7;vertical-align:top}
-td.num,th.num{text-align:right;white-space:nowrap}
-.bar{background:#edf2f7;border-radius:4px;height:10px;width:140px;overflow:hidden}
-.bar span{display:block;height:100%;background:#38a169}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
-.pass{background:#c6f6d5;color:#22543d} .fail{background:#fed7d7;color:#742a2a}
-.partial{background:#feebc8;color:#7b341e} .skip{background:#e2e8f0;color:#4a5568}
-.msg{margin:2px 0 8px;padding:8px 10px;background:#fff5f5;border-left:3px solid #e53e3e;font-size:14px}
-.note{color:#4a5568;font-size:14px} code{background:#edf2f7;padding:0 3px;border-radius:3px}
-img{max-width:100%;height:auto;border:1px solid #e2e8f0;border-radius:6px}
-ul{margin:6px 0;padding-left:20px} li{margin:3px 0}
-"""
+STYLE = page_asset("feedback.css")
 
 
 def _badge(part: PartResult) -> str:

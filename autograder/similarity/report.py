@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.i18n import t
-from autograder.reports.common import csv_text
+from autograder.reports.common import csv_text, page_asset
 from autograder.reports.md_safe import csv_cell
 from autograder.similarity.compare import Pair, Submission, compare_pair, copy_groups
 
@@ -20,15 +20,7 @@ GROUPS_CSV = "groups.csv"  # group,size,members: everyone joined by a chain of r
 CSV_HEADER = ["rank", "first", "second", "similarity", "part", "first_share", "second_share", "matched_chars"]
 # No request may leave the page: styles inline, no scripts, no pictures.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
-STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f7fafc;color:#1a202c}
-main{max-width:1400px;margin:0 auto;padding:24px} h1{font-size:20px} h2{font-size:16px;margin:0 0 8px}
-section{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:14px 18px;margin-top:16px}
-table{border-collapse:collapse;font-size:14px} th,td{text-align:left;padding:4px 10px;border-bottom:1px solid #edf2f7}
-td.num{text-align:right} .sides{display:flex;gap:12px} .side{flex:1;min-width:0}
-pre{background:#f7fafc;border:1px solid #e2e8f0;padding:8px;font-size:12px;overflow-x:auto;white-space:pre}
-mark{background:#fed7d7;color:#742a2a}
-"""
+STYLE = page_asset("similarity.css")
 
 
 def pairs_csv(pairs: Sequence[Pair]) -> str:
