@@ -320,10 +320,11 @@ class ModuleChecks:
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
             reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
         for name, change in part.deviations.items():
-            ref = self.reference_module(part, drop_prob, ctx.seed, self.probe_choices(part)[0])
-            change(ref)
-            _vary_constants(ref, ctx.seed + 1013)
-            if isinstance(self._transplant_any(ctx, part, handle, [ref], []), Transplant):
+            refs = [self.reference_module(part, drop_prob, ctx.seed, used) for used in self.probe_choices(part)]
+            for ref in refs:
+                change(ref)
+                _vary_constants(ref, ctx.seed + 1013)
+            if isinstance(self._transplant_any(ctx, part, handle, refs, []), Transplant):
                 reason = self.texts.deviation(part, name)
                 break
         ctx.cache[key] = reason

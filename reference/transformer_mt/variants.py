@@ -9,6 +9,7 @@ a module that does not reproduce the reference; nothing here is ever read from t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -95,3 +96,37 @@ def pre_norm(module: nn.Module) -> None:
         return out
 
     m.forward = encoder_forward
+
+
+def _heads(split: Callable[[Tensor, int], Tensor], merge: Callable[[Tensor], Tensor]) -> Callable[[nn.Module], None]:
+    """A change of MultiHeadAttention: (B, L, h*dk) split to heads (B, h, L, dk) by `split`, joined by `merge`."""
+
+    def change(module: nn.Module) -> None:
+        m: Any = module
+        m._split = lambda x: split(x, m.num_heads)
+        # Wo's input is the reference's join, which the reference's split undoes: join the heads anew.
+        m.Wo.register_forward_pre_hook(lambda _m, args: (merge(type(m)._split(m, args[0])),))
+
+    return change
+
+
+def _mixed_split(x: Tensor, h: int) -> Tensor:
+    """view(B, h, L, dk) without a transpose: positions and heads read from the same memory, mixed."""
+    return x.reshape(x.size(0), h, x.size(1), -1)
+
+
+def _mixed_merge(heads: Tensor) -> Tensor:
+    """(B, h, L, dk) viewed as (B, L, h*dk) without a transpose: heads concatenated out of order."""
+    return heads.reshape(heads.size(0), heads.size(2), -1)
+
+
+# MultiHeadAttention's heads split or joined as public code sometimes does (message name -> change).
+HEADS = {
+    "heads_without_transpose": _heads(_mixed_split, lambda heads: heads.transpose(1, 2).flatten(2)),
+    "heads_never_transposed": _heads(_mixed_split, _mixed_merge),
+    "heads_merge_order": _heads(lambda x, h: x.unflatten(-1, (h, -1)).transpose(1, 2), _mixed_merge),
+    # view(B, L, dk, h): feature j goes to head j % h (interleaved), joined back the same way.
+    "heads_interleaved": _heads(
+        lambda x, h: x.unflatten(-1, (-1, h)).permute(0, 3, 1, 2), lambda heads: heads.permute(0, 2, 3, 1).flatten(2)
+    ),
+}

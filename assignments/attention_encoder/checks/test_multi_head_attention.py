@@ -15,6 +15,7 @@ from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
 from autograder.checks.support import CheckContext, all_close, fail
+from reference.transformer_mt import variants
 
 D_MODEL, HEADS = 16, 4
 
@@ -56,6 +57,7 @@ PART = mc.ModulePart(
     substitute={"ScaledDotProductAttention": "ProbeScaledDotProductAttention"},
     padding_pair=_padding_pair,
     context_change=_context_change,
+    deviations=variants.HEADS,
 )
 
 

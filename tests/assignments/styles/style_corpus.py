@@ -85,6 +85,10 @@ DEVIATIONS = {
         ("annotated", "learned_positions", "encoder_eval_output"),
         ("textbook", "sqrt_d_scaling", "encoder_eval_output"),
         ("compact", "pre_norm", "encoder_layer_eval_output"),
+        ("compact", "heads_without_transpose", "mha_eval_output"),
+        ("compact", "heads_never_transposed", "mha_eval_output"),
+        ("annotated", "heads_interleaved", "mha_eval_output"),
+        ("textbook", "heads_merge_order", "mha_eval_output"),
     ],
     "transformer_mt": [
         ("annotated", "log_softmax_output", "decoder_eval_output"),

@@ -12,6 +12,7 @@ from autograder.i18n import t_in
 
 # The class each failing check's message speaks of.
 CLASSES = {
+    "mha_eval_output": "MultiHeadAttention",
     "encoder_eval_output": "Encoder",
     "encoder_layer_eval_output": "EncoderLayer",
     "decoder_eval_output": "Decoder",
