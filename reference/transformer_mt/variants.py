@@ -37,11 +37,7 @@ def log_softmax_output(module: nn.Module) -> None:
 def swapped_masks(module: nn.Module) -> None:
     """The decoder side given its two masks the other way round (DecoderLayer, Decoder, Transformer)."""
     target = module.get_submodule("decoder") if hasattr(module, "decoder") else module
-
-    def swap(_m: nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (*args[:2], args[3], args[2], *args[4:])
-
-    target.register_forward_pre_hook(swap)
+    target.register_forward_pre_hook(lambda _m, args: (*args[:2], args[3], args[2], *args[4:]))
 
 
 def final_norm(module: nn.Module) -> None:
@@ -75,34 +71,23 @@ def learned_positions(module: nn.Module) -> None:
 
 def pre_norm(module: nn.Module) -> None:
     """Each sublayer applied to the normalised input and added to the unnormalised one (EncoderLayer,
-    DecoderLayer): x + dropout(sublayer(norm(x)))."""
-    m: Any = module
-    if hasattr(m, "enc_dec_attention"):
-
-        def forward(dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
-            x = m.norm1(dec)
-            dec = dec + m.dropout1(m.masked_multi_head_attention(x, x, x, trg_mask))
-            dec = dec + m.dropout2(m.enc_dec_attention(m.norm2(dec), enc, enc, src_mask))
-            out: Tensor = dec + m.dropout3(m.feed_forward_neural_network(m.norm3(dec)))
-            return out
-
-        m.forward = forward
-        return
-
-    def encoder_forward(x: Tensor, padding_mask: Tensor) -> Tensor:
-        y = m.norm1(x)
-        x = x + m.dropout1(m.multi_head_attention(y, y, y, padding_mask))
-        out: Tensor = x + m.dropout2(m.feed_forward_neural_network(m.norm2(x)))
-        return out
-
-    m.forward = encoder_forward
+    DecoderLayer): x + dropout(sublayer(norm(x))) in place of norm(x + dropout(sublayer(x)))."""
+    names = ("multi_head_attention", "masked_multi_head_attention", "enc_dec_attention", "feed_forward_neural_network")
+    sublayers = [module.get_submodule(name) for name in names if hasattr(module, name)]
+    for index, sublayer in enumerate(sublayers, 1):  # norm<i> follows the i-th sublayer
+        norm: Any = module.get_submodule(f"norm{index}")
+        # The sublayer's input is normalised (its first argument, and the keys and values where they
+        # are that tensor: self-attention); the sum then stays unnormalised.
+        sublayer.register_forward_pre_hook(
+            lambda _m, args, f=norm.forward: tuple(f(a) if a is args[0] else a for a in args)
+        )
+        norm.forward = lambda x: x
 
 
 def _heads(split: Callable[[Tensor, int], Tensor], merge: Callable[[Tensor], Tensor]) -> Callable[[nn.Module], None]:
     """A change of MultiHeadAttention: (B, L, h*dk) split to heads (B, h, L, dk) by `split`, joined by `merge`."""
 
-    def change(module: nn.Module) -> None:
-        m: Any = module
+    def change(m: Any) -> None:
         m._split = lambda x: split(x, m.num_heads)
         # Wo's input is the reference's join, which the reference's split undoes: join the heads anew.
         m.Wo.register_forward_pre_hook(lambda _m, args: (merge(type(m)._split(m, args[0])),))
