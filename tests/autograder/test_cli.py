@@ -164,7 +164,7 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
         ),
         (["--set", "training.nope=1"], "--set: training.nope: 알 수 없는 키입니다 (있는 키: enabled, mode,"),
         (["--set", "worker.timeout_s=soon"], "--set: worker.timeout_s: 숫자 값이어야 합니다 (받은 값: str ('soon'))"),
-        (["--set", "training.mode"], "--set training.mode: expected KEY=VALUE"),
+        (["--set", "training.mode"], "--set training.mode: 점으로 이은 grader.yml 키로 KEY=VALUE 형식이어야"),
         (["--timeout", "0"], "worker.timeout_s: 0보다 커야 합니다"),
     ],
 )
@@ -179,7 +179,7 @@ def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, 
     bad = tmp_path / "grader.yml"
     bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
     assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
-    assert "오류: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
+    assert "오류: parts.p.points: 3점인데 체크 점수의 합은 1점입니다" in capsys.readouterr().err
 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
@@ -200,7 +200,7 @@ def test_config_command_prints_every_key(capsys):
     out = capsys.readouterr().out
     assert out == describe("attention_encoder") + "\n" and "training.mode" not in out
     assert cli.main(["config", "--assignment", "nope"]) == cli.EXIT_USAGE
-    assert "unknown assignment 'nope'" in capsys.readouterr().err
+    assert "알 수 없는 과제 'nope'" in capsys.readouterr().err
 
 
 def test_an_assignment_is_graded_with_its_own_grader_yml(engine, notebook, tmp_path):
@@ -217,8 +217,10 @@ def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, c
     args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("오류: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
-    assert "its own grader.yml (assignments/attention_encoder/grader.yml" in err
+    assert (
+        err.startswith("오류: --assignment: assignment.name: ") and "'transformer_mt'을(를) 채점하는 파일입니다" in err
+    )
+    assert "그 과제의 grader.yml(assignments/attention_encoder/grader.yml" in err
     assert engine == []
 
 
