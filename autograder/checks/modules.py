@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from autograder.checks.support import (
     CheckContext,
+    CheckFailed,
     NoMatch,
     Transplant,
     all_close,
@@ -325,7 +326,7 @@ class ModuleChecks:
                 change(ref)
                 _vary_constants(ref, ctx.seed + 1013)
             if isinstance(self._transplant_any(ctx, part, handle, refs, []), Transplant):
-                reason = self.texts.deviation(part, name)
+                reason = ctx.cache[f"deviation:{part.cls}"] = self.texts.deviation(part, name)
                 break
         ctx.cache[key] = reason
         fail(reason)
@@ -361,6 +362,13 @@ class ModuleChecks:
             with contextlib.suppress(NoMatch):
                 return transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
         return None
+
+    def deviation_shown(self, ctx: CheckContext, part: ModulePart) -> str | None:
+        """The message naming the deviation of public code the outputs reproduce (`deviations`), if any:
+        a property check that fails because of it says so rather than guess another cause."""
+        with contextlib.suppress(CheckFailed):
+            self.transplant(ctx, part)
+        return ctx.cache.get(f"deviation:{part.cls}")
 
     def check_eval_output(self, ctx: CheckContext, part: ModulePart) -> None:
         """Eval-mode outputs equal the reference's on every case under transplanted weights."""

@@ -25,8 +25,7 @@ def _width(module: nn.Module) -> int:
 def sqrt_d_scaling(module: nn.Module) -> None:
     """Token embeddings multiplied by sqrt(d) (Encoder, Decoder: `transformer_embedding.tok_emb`)."""
     scale = math.sqrt(_width(module))
-    embedding = module.get_submodule("transformer_embedding.tok_emb")
-    embedding.register_forward_hook(lambda _m, _args, out: out * scale)
+    module.get_submodule("transformer_embedding.tok_emb").register_forward_hook(lambda _m, _args, out: out * scale)
 
 
 def log_softmax_output(module: nn.Module) -> None:

@@ -90,7 +90,7 @@ def test_mha_permutation(ctx: CheckContext) -> None:
     out = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
     out_permuted = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, permuted, "eval"), name)
     if out.shape != out_permuted.shape or not all_close(out[:, order], out_permuted):
-        fail(t("ae.mha.permutation"))
+        fail(mc.CHECKS.deviation_shown(ctx, PART) or t("ae.mha.permutation"))
     mc.require_context_use(ctx, PART)
 
 

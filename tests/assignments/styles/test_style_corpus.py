@@ -57,6 +57,8 @@ def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None
         want = _message(case, f"{prefix}.deviation.{case.deviation}", cls=CLASSES[case.check])
     assert verdict.message == want
     assert sum(points.values()) < sum(full_marks(case.assignment).values())
+    if case.deviation.startswith("heads_"):  # every failing MHA check names it: transplant, padding, permutation
+        assert {v.message for c, v in paid.items() if c.startswith("mha_") and not v.passed} == {want}
 
 
 @pytest.mark.e2e  # every case graded and run through the public checks, Part 1's soundness corpus too
