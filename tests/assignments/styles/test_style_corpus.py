@@ -46,7 +46,7 @@ def test_an_answer_that_follows_the_assignment_gets_full_marks(case: StyleCase) 
 @pytest.mark.parametrize("case", [c for c in cases() if c.deviation], ids=lambda c: c.id)
 def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None:
     paid, points = grade(case)
-    assert case.check is not None
+    assert case.check is not None and case.deviation is not None
     verdict = paid[case.check]
     assert not verdict.passed
     if case.deviation == "criterion_ignored":
