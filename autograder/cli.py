@@ -200,7 +200,7 @@ def _command_grade(args: argparse.Namespace) -> int:
         # The engine is imported here, by the front end, and passed down to the batch and the executors.
         from autograder.engine import grade_submission
     except ImportError as error:
-        return command_error(f"cannot load the grading engine (autograder.engine): {error}", EXIT_CRASH)
+        return command_error(t("console.engine_missing", error=error), EXIT_CRASH)
     assignment = assignment_of(config)  # loaded once here, passed down with the engine
     set_language(config.feedback.language, assignment.messages_dir)  # the console speaks it too
     grade_function = partial(grade_submission, assignment=assignment)
@@ -230,9 +230,7 @@ def _command_grade(args: argparse.Namespace) -> int:
         )
         config = executor.prepare(config)
     except ImportError as error:
-        return command_error(
-            f'--executor {args.executor} needs its package ({error}); install it with: pip install ".[ray]"'
-        )
+        return command_error(t("console.executor_missing", executor=args.executor, error=error))
     out_dir = Path(config.grading.out_dir)
     # From here a Ctrl-C is a KeyboardInterrupt the batch answers (what was stored stays); before, the
     # entry point's handler exits at once (autograder/__main__.py; only where it was installed, so an
@@ -254,7 +252,7 @@ def _command_grade(args: argparse.Namespace) -> int:
             reporter=args.reporter_payload,
         )
     except OSError as error:
-        return command_error(f"cannot write the reports to {out_dir}: {error}", EXIT_CRASH)
+        return command_error(t("console.reports_unwritable", out_dir=out_dir, error=error), EXIT_CRASH)
     except (ClusterTooSmall, TimesError) as error:
         return command_error(error)
     except batch.BatchInterrupted as interrupted:

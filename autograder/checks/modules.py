@@ -15,6 +15,7 @@ from torch import Tensor, nn
 
 from autograder.checks.support import (
     CheckContext,
+    CheckFailed,
     NoMatch,
     Transplant,
     all_close,
@@ -320,11 +321,12 @@ class ModuleChecks:
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
             reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
         for name, change in part.deviations.items():
-            ref = self.reference_module(part, drop_prob, ctx.seed, self.probe_choices(part)[0])
-            change(ref)
-            _vary_constants(ref, ctx.seed + 1013)
-            if isinstance(self._transplant_any(ctx, part, handle, [ref], []), Transplant):
-                reason = self.texts.deviation(part, name)
+            refs = [self.reference_module(part, drop_prob, ctx.seed, used) for used in self.probe_choices(part)]
+            for ref in refs:
+                change(ref)
+                _vary_constants(ref, ctx.seed + 1013)
+            if isinstance(self._transplant_any(ctx, part, handle, refs, []), Transplant):
+                reason = ctx.cache[f"deviation:{part.cls}"] = self.texts.deviation(part, name)
                 break
         ctx.cache[key] = reason
         fail(reason)
@@ -360,6 +362,13 @@ class ModuleChecks:
             with contextlib.suppress(NoMatch):
                 return transplant_matching(ctx.student, handle, ref, reproduces, part.cls)
         return None
+
+    def deviation_shown(self, ctx: CheckContext, part: ModulePart) -> str | None:
+        """The message naming the deviation of public code the outputs reproduce (`deviations`), if any:
+        a property check that fails because of it says so rather than guess another cause."""
+        with contextlib.suppress(CheckFailed):
+            self.transplant(ctx, part)
+        return ctx.cache.get(f"deviation:{part.cls}")
 
     def check_eval_output(self, ctx: CheckContext, part: ModulePart) -> None:
         """Eval-mode outputs equal the reference's on every case under transplanted weights."""

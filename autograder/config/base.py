@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from autograder.i18n import t
+
 
 class ConfigError(ValueError):
     """grader.yml (or a CLI override) is invalid; the message names the offending key."""
@@ -28,17 +30,17 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True, use_attribute_docstrings=True)
 
 
-# Pydantic error type -> what the key expected, in the words grader.yml's readers use.
+# Pydantic error type -> what the key expected, in the words grader.yml's readers use (`config.type.<word>`).
 _EXPECTED = {
-    "int_type": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "bool_type": "true/false",
-    "string_type": "a string",
-    "list_type": "a list",
-    "dict_type": "a mapping",
-    "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "bool_type": "boolean",
+    "string_type": "string",
+    "list_type": "list",
+    "dict_type": "mapping",
+    "model_type": "mapping",
+    "model_attributes_type": "mapping",
     "none_required": "null",
 }
 
@@ -79,23 +81,16 @@ def describe_error(model: type[BaseModel], error: ValidationError) -> str:
     where = _dotted(location) or "grader.yml"
     if kind == "extra_forbidden":
         known = ", ".join(_known_keys(model, location[:-1]))
-        noun = "section" if len(location) == 1 else "key"
-        return f"{where}: unknown {noun} (known: {known})"
+        return t("config.unknown_section" if len(location) == 1 else "config.unknown_key", where=where, known=known)
     if kind == "missing":
-        return f"{where}: missing (this key has no default)"
+        return t("config.missing", where=where)
     if kind in _EXPECTED:
-        got = "a boolean" if isinstance(given, bool) else f"{type(given).__name__} ({given!r})"
-        return f"{where}: expected {_EXPECTED[kind]}, got {got}"
+        got = t("config.got_boolean") if isinstance(given, bool) else f"{type(given).__name__} ({given!r})"
+        return t("config.expected", where=where, expected=t(f"config.type.{_EXPECTED[kind]}"), got=got)
     if kind == "literal_error":
-        return f"{where}: must be one of {first['ctx']['expected']}, got {given!r}"
-    bound = {
-        "greater_than_equal": ("at least", "ge"),
-        "greater_than": ("greater than", "gt"),
-        "less_than_equal": ("at most", "le"),
-        "less_than": ("less than", "lt"),
-    }.get(kind)
+        return t("config.one_of", where=where, expected=first["ctx"]["expected"], given=repr(given))
+    bound = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}.get(kind)
     if bound is not None:
-        limit = first["ctx"][bound[1]]
-        return f"{where}: must be {bound[0]} {limit:g}, got {given!r}"
+        return t(f"config.bound.{kind}", where=where, limit=f"{first['ctx'][bound]:g}", given=repr(given))
     message = str(cause) if isinstance(cause, ValueError) else first["msg"]
-    return f"{where}: {message}, got {given!r}"
+    return t("config.invalid", where=where, message=message, given=repr(given))

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from autograder.config.base import KeyProblem, Section
+from autograder.i18n import t
 
 LateUnit = Literal["day", "hour"]
 
@@ -26,7 +27,7 @@ def parse_moment(text: str) -> datetime:
     """
     moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"{text!r} has no time zone; write e.g. 2026-12-01T23:59:59+09:00")
+        raise ValueError(t("config.no_time_zone", text=repr(text)))
     return moment
 
 
@@ -76,5 +77,5 @@ class LateConfig(Section):
     def _zero_after_follows_deadline(self) -> LateConfig:
         both = self.zero_after is not None and self.deadline is not None
         if both and parse_moment(str(self.zero_after)) < parse_moment(str(self.deadline)):
-            raise KeyProblem("zero_after", "must not be before the deadline")
+            raise KeyProblem("zero_after", t("config.zero_after_early"))
         return self

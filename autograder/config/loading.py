@@ -27,6 +27,7 @@ from autograder.config.base import ConfigError, KeyProblem, Section, describe_er
 from autograder.config.late import LateConfig
 from autograder.config.sections import AssignmentConfig, FeedbackConfig, GradingConfig, PartConfig, WorkerConfig
 from autograder.config.training import TrainingSection
+from autograder.i18n import t
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_PATH = PROJECT_ROOT / "grader.yml"
@@ -81,12 +82,12 @@ class GraderConfig(Section):
                 part.title = name
             for check in part.checks:
                 if check in seen:
-                    raise KeyProblem(name, f"check {check!r} is already listed in part {seen[check]!r}")
+                    raise KeyProblem(name, t("config.check_twice", check=repr(check), part=repr(seen[check])))
                 seen[check] = name
         for name, part in self.parts.items():
             unknown = [required for required in part.requires_parts if required not in self.parts or required == name]
             if unknown:
-                raise KeyProblem(name, f"requires_parts names {unknown[0]!r}, not another part of this table")
+                raise KeyProblem(name, t("config.requires_unknown", part=repr(unknown[0])))
         return self
 
     def assignment_name(self) -> str:
@@ -115,8 +116,6 @@ class GraderConfig(Section):
         Returns:
             {part: reason}; today only the training part, when training is not enabled.
         """
-        from autograder.i18n import t  # the reason is student-facing text
-
         part = self.training_part()
         if not self.training.enabled and part is not None:
             return {part: t("training.disabled")}
@@ -132,11 +131,15 @@ def _assignment_settings(name: Any) -> dict[str, Any]:
     try:
         names = available_assignments()
         if name not in names:
-            listed = ", ".join(names) or "none"
-            raise KeyProblem("assignment.name", f"unknown assignment {name!r} (assignments: {listed})")
+            raise KeyProblem("assignment.name", _unknown_assignment(name))
         return read_settings(ASSIGNMENTS_DIR / name)
     except AssignmentError as error:
         raise KeyProblem("assignment.name", str(error)) from None
+
+
+def _unknown_assignment(name: str) -> str:
+    """The message for an assignment name no folder has."""
+    return t("config.unknown_assignment", name=repr(name), listed=", ".join(available_assignments()) or "-")
 
 
 def validate(raw: Any) -> GraderConfig:
@@ -152,7 +155,7 @@ def validate(raw: Any) -> GraderConfig:
         ConfigError: naming the first offending key.
     """
     if not isinstance(raw, dict):
-        raise ConfigError("grader.yml: expected a mapping at the top level")
+        raise ConfigError(t("config.top_not_mapping"))
     model = config_model(graded_name(raw))
     try:
         return model.model_validate(raw)
@@ -200,7 +203,7 @@ def config_model(name: str | None) -> type[GraderConfig]:
     if model is None:
         return GraderConfig
     if not issubclass(model, GraderConfig):
-        raise ConfigError(f"assignments/{name}/assignment.yml: config: {model.__name__} must derive from GraderConfig")
+        raise ConfigError(t("config.model_base", name=name, model=model.__name__))
     return model
 
 
@@ -227,17 +230,14 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError as error:
-        raise ConfigError(f"{path}: file not found") from error
+        raise ConfigError(t("config.file_missing", path=path)) from error
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from error
+        raise ConfigError(t("config.not_yaml", path=path, error=error)) from error
     raw = copy.deepcopy(raw)
     graded = graded_name(raw)
     if named in available_assignments() and graded not in (None, named):
         # One grader.yml per assignment: a file's parts and own sections belong to the one it names.
-        raise ConfigError(
-            f"assignment.name: {path} grades {graded!r}, not {named!r}; grade it with its own grader.yml "
-            f"(assignments/{named}/grader.yml, read when --config is left out) or a file that names it"
-        )
+        raise ConfigError(t("config.other_assignment", path=path, graded=repr(graded), named=named))
     if isinstance(raw, dict) and "parts" not in raw and any(k.startswith("parts.") for k in overrides):
         # A dotted override of one part's key edits the assignment's table, not an empty one.
         section = raw.get("assignment")
@@ -271,20 +271,18 @@ def parse_settings(pairs: list[str]) -> dict[str, Any]:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key or any(not step for step in key.split(".")):
-            raise ConfigError(
-                f"--set {pair}: expected KEY=VALUE with a dotted grader.yml key (`python -m autograder config`)"
-            )
+            raise ConfigError(t("config.set_syntax", pair=pair))
         try:
             settings[key] = yaml.safe_load(text)  # typed as in grader.yml: 5, 0.5, true, null, [1, 2]
         except yaml.YAMLError:
-            raise ConfigError(f"{key}: the value {text!r} is not YAML") from None
+            raise ConfigError(t("config.value_not_yaml", key=key, text=repr(text))) from None
     return settings
 
 
 def _set_dotted(raw: Any, dotted: str, value: Any) -> None:
     """Set `a.b.c` in the parsed document, making the mappings on the way (validation judges the key)."""
     if not isinstance(raw, dict):
-        raise ConfigError("grader.yml: expected a mapping at the top level")
+        raise ConfigError(t("config.top_not_mapping"))
     *parents, leaf = dotted.split(".")
     node = raw
     for name in parents:
@@ -292,7 +290,7 @@ def _set_dotted(raw: Any, dotted: str, value: Any) -> None:
             node[name] = {}
         node = node[name]
         if not isinstance(node, dict):
-            raise ConfigError(f"{dotted}: {name} is not a section")
+            raise ConfigError(t("config.not_a_section", dotted=dotted, name=name))
     node[leaf] = value
 
 
@@ -357,7 +355,7 @@ def describe(assignment: str | None = None) -> str:
         ConfigError: no such assignment, or its sections cannot be loaded.
     """
     if assignment is not None and assignment not in available_assignments():
-        raise ConfigError(f"unknown assignment {assignment!r} (assignments: {', '.join(available_assignments())})")
+        raise ConfigError(_unknown_assignment(assignment))
     if assignment is None:
         try:
             assignment = graded_name(yaml.safe_load(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8")))

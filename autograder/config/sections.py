@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from autograder.config.base import KeyProblem, Section
+from autograder.i18n import t
 
 Isolation = Literal["auto", "namespace", "userns", "weak"]
 Language = Literal["ko", "en"]
@@ -119,7 +120,7 @@ class PartConfig(Section):
     def _no_negative_points(cls, checks: dict[str, float]) -> dict[str, float]:
         for check, points in checks.items():
             if points < 0:
-                raise KeyProblem(check, "points must not be negative")
+                raise KeyProblem(check, t("config.negative_points"))
         return checks
 
     @model_validator(mode="after")
@@ -127,15 +128,15 @@ class PartConfig(Section):
         for key, listed in (("gate", self.gate), ("structure", self.structure)):
             unknown = [check for check in listed if check not in self.checks]
             if unknown:
-                raise KeyProblem(key, f"{unknown[0]!r} is not one of the part's checks")
+                raise KeyProblem(key, t("config.not_a_check", check=repr(unknown[0])))
         both = set(self.gate) & set(self.structure)
         if both:
-            raise KeyProblem("structure", f"{sorted(both)[0]!r} is also a gate check")
+            raise KeyProblem("structure", t("config.also_gate", check=repr(sorted(both)[0])))
         return self
 
     @model_validator(mode="after")
     def _points_add_up(self) -> PartConfig:
         total = sum(self.checks.values())
         if abs(total - self.points) > 1e-9:
-            raise KeyProblem("points", f"is {self.points:g} but its checks add up to {total:g}")
+            raise KeyProblem("points", t("config.points_sum", points=f"{self.points:g}", total=f"{total:g}"))
         return self

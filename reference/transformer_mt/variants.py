@@ -9,6 +9,7 @@ a module that does not reproduce the reference; nothing here is ever read from t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -24,8 +25,7 @@ def _width(module: nn.Module) -> int:
 def sqrt_d_scaling(module: nn.Module) -> None:
     """Token embeddings multiplied by sqrt(d) (Encoder, Decoder: `transformer_embedding.tok_emb`)."""
     scale = math.sqrt(_width(module))
-    embedding = module.get_submodule("transformer_embedding.tok_emb")
-    embedding.register_forward_hook(lambda _m, _args, out: out * scale)
+    module.get_submodule("transformer_embedding.tok_emb").register_forward_hook(lambda _m, _args, out: out * scale)
 
 
 def log_softmax_output(module: nn.Module) -> None:
@@ -36,11 +36,7 @@ def log_softmax_output(module: nn.Module) -> None:
 def swapped_masks(module: nn.Module) -> None:
     """The decoder side given its two masks the other way round (DecoderLayer, Decoder, Transformer)."""
     target = module.get_submodule("decoder") if hasattr(module, "decoder") else module
-
-    def swap(_m: nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (*args[:2], args[3], args[2], *args[4:])
-
-    target.register_forward_pre_hook(swap)
+    target.register_forward_pre_hook(lambda _m, args: (*args[:2], args[3], args[2], *args[4:]))
 
 
 def final_norm(module: nn.Module) -> None:
@@ -74,24 +70,47 @@ def learned_positions(module: nn.Module) -> None:
 
 def pre_norm(module: nn.Module) -> None:
     """Each sublayer applied to the normalised input and added to the unnormalised one (EncoderLayer,
-    DecoderLayer): x + dropout(sublayer(norm(x)))."""
-    m: Any = module
-    if hasattr(m, "enc_dec_attention"):
+    DecoderLayer): x + dropout(sublayer(norm(x))) in place of norm(x + dropout(sublayer(x)))."""
+    names = ("multi_head_attention", "masked_multi_head_attention", "enc_dec_attention", "feed_forward_neural_network")
+    sublayers = [module.get_submodule(name) for name in names if hasattr(module, name)]
+    for index, sublayer in enumerate(sublayers, 1):  # norm<i> follows the i-th sublayer
+        norm: Any = module.get_submodule(f"norm{index}")
+        # The sublayer's input is normalised (its first argument, and the keys and values where they
+        # are that tensor: self-attention); the sum then stays unnormalised.
+        sublayer.register_forward_pre_hook(
+            lambda _m, args, f=norm.forward: tuple(f(a) if a is args[0] else a for a in args)
+        )
+        norm.forward = lambda x: x
 
-        def forward(dec: Tensor, enc: Tensor, src_mask: Tensor, trg_mask: Tensor) -> Tensor:
-            x = m.norm1(dec)
-            dec = dec + m.dropout1(m.masked_multi_head_attention(x, x, x, trg_mask))
-            dec = dec + m.dropout2(m.enc_dec_attention(m.norm2(dec), enc, enc, src_mask))
-            out: Tensor = dec + m.dropout3(m.feed_forward_neural_network(m.norm3(dec)))
-            return out
 
-        m.forward = forward
-        return
+def _heads(split: Callable[[Tensor, int], Tensor], merge: Callable[[Tensor], Tensor]) -> Callable[[nn.Module], None]:
+    """A change of MultiHeadAttention: (B, L, h*dk) split to heads (B, h, L, dk) by `split`, joined by `merge`."""
 
-    def encoder_forward(x: Tensor, padding_mask: Tensor) -> Tensor:
-        y = m.norm1(x)
-        x = x + m.dropout1(m.multi_head_attention(y, y, y, padding_mask))
-        out: Tensor = x + m.dropout2(m.feed_forward_neural_network(m.norm2(x)))
-        return out
+    def change(m: Any) -> None:
+        m._split = lambda x: split(x, m.num_heads)
+        # Wo's input is the reference's join, which the reference's split undoes: join the heads anew.
+        m.Wo.register_forward_pre_hook(lambda _m, args: (merge(type(m)._split(m, args[0])),))
 
-    m.forward = encoder_forward
+    return change
+
+
+def _mixed_split(x: Tensor, h: int) -> Tensor:
+    """view(B, h, L, dk) without a transpose: positions and heads read from the same memory, mixed."""
+    return x.reshape(x.size(0), h, x.size(1), -1)
+
+
+def _mixed_merge(heads: Tensor) -> Tensor:
+    """(B, h, L, dk) viewed as (B, L, h*dk) without a transpose: heads concatenated out of order."""
+    return heads.reshape(heads.size(0), heads.size(2), -1)
+
+
+# MultiHeadAttention's heads split or joined as public code sometimes does (message name -> change).
+HEADS = {
+    "heads_without_transpose": _heads(_mixed_split, lambda heads: heads.transpose(1, 2).flatten(2)),
+    "heads_never_transposed": _heads(_mixed_split, _mixed_merge),
+    "heads_merge_order": _heads(lambda x, h: x.unflatten(-1, (h, -1)).transpose(1, 2), _mixed_merge),
+    # view(B, L, dk, h): feature j goes to head j % h (interleaved), joined back the same way.
+    "heads_interleaved": _heads(
+        lambda x, h: x.unflatten(-1, (-1, h)).permute(0, 3, 1, 2), lambda heads: heads.permute(0, 2, 3, 1).flatten(2)
+    ),
+}

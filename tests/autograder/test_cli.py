@@ -156,13 +156,16 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     "args, message",
     [
         (["--parts", "decoder,nope"], "--parts: 알 수 없는 파트 'nope'"),
-        (["--jobs", "0"], "grading.jobs: must be at least 1"),
+        (["--jobs", "0"], "grading.jobs: 1 이상이어야 합니다 (받은 값: 0)"),
         (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
-        (["--set", "training.mode=gpu"], "--set: training.mode: must be one of"),
-        (["--set", "training.nope=1"], "--set: training.nope: unknown key (known: enabled, mode,"),
-        (["--set", "worker.timeout_s=soon"], "--set: worker.timeout_s: expected a number, got str ('soon')"),
-        (["--set", "training.mode"], "--set training.mode: expected KEY=VALUE"),
-        (["--timeout", "0"], "worker.timeout_s: must be greater than 0"),
+        (
+            ["--set", "training.mode=gpu"],
+            "--set: training.mode: 'recipe', 'student_hparams' or 'checkpoint' 중 하나여야",
+        ),
+        (["--set", "training.nope=1"], "--set: training.nope: 알 수 없는 키입니다 (있는 키: enabled, mode,"),
+        (["--set", "worker.timeout_s=soon"], "--set: worker.timeout_s: 숫자 값이어야 합니다 (받은 값: str ('soon'))"),
+        (["--set", "training.mode"], "--set training.mode: 점으로 이은 grader.yml 키로 KEY=VALUE 형식이어야"),
+        (["--timeout", "0"], "worker.timeout_s: 0보다 커야 합니다"),
     ],
 )
 def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engine, notebook, capsys):
@@ -176,7 +179,7 @@ def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, 
     bad = tmp_path / "grader.yml"
     bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
     assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
-    assert "오류: parts.p.points: is 3 but its checks add up to 1" in capsys.readouterr().err
+    assert "오류: parts.p.points: 3점인데 체크 점수의 합은 1점입니다" in capsys.readouterr().err
 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
@@ -187,7 +190,7 @@ def test_missing_path_exits_2(engine, tmp_path, capsys):
 def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "autograder.engine", None)  # makes the import fail
     assert grade(str(notebook), "--out", str(tmp_path / "o")) == cli.EXIT_CRASH
-    assert "cannot load the grading engine" in capsys.readouterr().err
+    assert "채점 엔진(autograder.engine)을 불러올 수 없습니다" in capsys.readouterr().err
 
 
 def test_config_command_prints_every_key(capsys):
@@ -197,7 +200,7 @@ def test_config_command_prints_every_key(capsys):
     out = capsys.readouterr().out
     assert out == describe("attention_encoder") + "\n" and "training.mode" not in out
     assert cli.main(["config", "--assignment", "nope"]) == cli.EXIT_USAGE
-    assert "unknown assignment 'nope'" in capsys.readouterr().err
+    assert "알 수 없는 과제 'nope'" in capsys.readouterr().err
 
 
 def test_an_assignment_is_graded_with_its_own_grader_yml(engine, notebook, tmp_path):
@@ -214,8 +217,10 @@ def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, c
     args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("오류: --assignment: assignment.name: ") and "grades 'transformer_mt'" in err
-    assert "its own grader.yml (assignments/attention_encoder/grader.yml" in err
+    assert (
+        err.startswith("오류: --assignment: assignment.name: ") and "'transformer_mt'을(를) 채점하는 파일입니다" in err
+    )
+    assert "그 과제의 grader.yml(assignments/attention_encoder/grader.yml" in err
     assert engine == []
 
 
@@ -223,7 +228,9 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--set", "training.mode=recipe"]
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("오류: --set: training.mode: unknown key (known: enabled, threshold_accuracy, time_budget_s)")
+    assert err.startswith(
+        "오류: --set: training.mode: 알 수 없는 키입니다 (있는 키: enabled, threshold_accuracy, time_budget_s)"
+    )
     assert engine == []
 
 
@@ -237,7 +244,7 @@ def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, cap
     bad = tmp_path / "bad.yml"
     bad.write_text("grading: {jobs: many}\nparts: {p: {points: 1, checks: {a: 1}}}\n")
     assert cli.main(["validate-config", str(bad)]) == cli.EXIT_USAGE
-    assert "grading.jobs: expected an integer" in capsys.readouterr().err
+    assert "grading.jobs: 정수 값이어야 합니다" in capsys.readouterr().err
 
 
 def test_python_dash_m_entry_point():

@@ -15,6 +15,7 @@ from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
 from autograder.checks.support import CheckContext, all_close, fail
+from reference.transformer_mt import variants
 
 D_MODEL, HEADS = 16, 4
 
@@ -56,6 +57,7 @@ PART = mc.ModulePart(
     substitute={"ScaledDotProductAttention": "ProbeScaledDotProductAttention"},
     padding_pair=_padding_pair,
     context_change=_context_change,
+    deviations=variants.HEADS,
 )
 
 
@@ -88,7 +90,7 @@ def test_mha_permutation(ctx: CheckContext) -> None:
     out = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, [query, key, value, mask], "eval"), name)
     out_permuted = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, permuted, "eval"), name)
     if out.shape != out_permuted.shape or not all_close(out[:, order], out_permuted):
-        fail(t("ae.mha.permutation"))
+        fail(mc.CHECKS.deviation_shown(ctx, PART) or t("ae.mha.permutation"))
     mc.require_context_use(ctx, PART)
 
 

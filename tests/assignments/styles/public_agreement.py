@@ -45,6 +45,10 @@ NAMES = {
     "learned_positions": ("위치",),
     "pre_norm": ("norm",),
     "criterion_ignored": ("criterion",),
+    # heads split or joined otherwise: the public q2 names the heads (its positions-stay-apart case)
+    **dict.fromkeys(
+        ("heads_without_transpose", "heads_never_transposed", "heads_merge_order", "heads_interleaved"), ("헤드",)
+    ),
 }
 
 

@@ -85,6 +85,10 @@ DEVIATIONS = {
         ("annotated", "learned_positions", "encoder_eval_output"),
         ("textbook", "sqrt_d_scaling", "encoder_eval_output"),
         ("compact", "pre_norm", "encoder_layer_eval_output"),
+        ("compact", "heads_without_transpose", "mha_eval_output"),
+        ("compact", "heads_never_transposed", "mha_eval_output"),
+        ("annotated", "heads_interleaved", "mha_eval_output"),
+        ("textbook", "heads_merge_order", "mha_eval_output"),
     ],
     "transformer_mt": [
         ("annotated", "log_softmax_output", "decoder_eval_output"),
@@ -149,17 +153,17 @@ def student(case: StyleCase) -> NamespaceStudent:
 def grade(case: StyleCase) -> tuple[dict[str, Verdict], dict[str, float]]:
     """The hidden checks' verdicts (as paid, worded in Korean) and the points per unit part (once per case)."""
     assignment = load_assignment(case.assignment)
-    with use_language("ko", assignment.messages_dir):
-        verdicts = run_checks(assignment.checks_dir, CheckContext(student=student(case), seed=0))
     config = load_config(None, {"assignment.name": case.assignment})
     paid: dict[str, Verdict] = {}
     points: dict[str, float] = {}
-    for name, part in config.parts.items():
-        if name == "training":
-            continue
-        credited = credit.credited(part, verdicts)
-        paid.update(credited)
-        points[name] = float(sum(p for check, p in part.checks.items() if (v := credited.get(check)) and v.passed))
+    with use_language("ko", assignment.messages_dir):  # the credit rule's own messages in Korean too
+        verdicts = run_checks(assignment.checks_dir, CheckContext(student=student(case), seed=0))
+        for name, part in config.parts.items():
+            if name == "training":
+                continue
+            credited = credit.credited(part, verdicts)
+            paid.update(credited)
+            points[name] = float(sum(p for check, p in part.checks.items() if (v := credited.get(check)) and v.passed))
     return paid, points
 
 

@@ -12,6 +12,7 @@ from autograder.i18n import t_in
 
 # The class each failing check's message speaks of.
 CLASSES = {
+    "mha_eval_output": "MultiHeadAttention",
     "encoder_eval_output": "Encoder",
     "encoder_layer_eval_output": "EncoderLayer",
     "decoder_eval_output": "Decoder",
@@ -45,7 +46,7 @@ def test_an_answer_that_follows_the_assignment_gets_full_marks(case: StyleCase) 
 @pytest.mark.parametrize("case", [c for c in cases() if c.deviation], ids=lambda c: c.id)
 def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None:
     paid, points = grade(case)
-    assert case.check is not None
+    assert case.check is not None and case.deviation is not None
     verdict = paid[case.check]
     assert not verdict.passed
     if case.deviation == "criterion_ignored":
@@ -56,6 +57,8 @@ def test_a_kept_deviation_is_named_by_the_failing_check(case: StyleCase) -> None
         want = _message(case, f"{prefix}.deviation.{case.deviation}", cls=CLASSES[case.check])
     assert verdict.message == want
     assert sum(points.values()) < sum(full_marks(case.assignment).values())
+    if case.deviation.startswith("heads_"):  # every failing MHA check names it: transplant, padding, permutation
+        assert {v.message for c, v in paid.items() if c.startswith("mha_") and not v.passed} == {want}
 
 
 @pytest.mark.e2e  # every case graded and run through the public checks, Part 1's soundness corpus too
