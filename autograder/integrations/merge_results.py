@@ -17,7 +17,7 @@ from autograder.exit_codes import command_error
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
-from autograder.reports.common import ConfigParts
+from autograder.reports.common import ConfigParts, csv_text
 from autograder.reports.files import RESERVED_STEMS, write_reports
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
@@ -44,10 +44,7 @@ class MergeLog:
 
     def write(self, path: Path) -> None:
         """Write the log as CSV (source, outcome, detail)."""
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(["source", "outcome", "detail"])
-            writer.writerows(self.rows)
+        path.write_text(csv_text([("source", "outcome", "detail"), *self.rows]), encoding="utf-8", newline="")
 
 
 def validate(result: SubmissionResult, config_parts: ConfigParts) -> SubmissionResult:
