@@ -12,15 +12,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
-import yaml
-
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
 from autograder.assignment_folder import grader_yml_of
-from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS, ConfigError, GraderConfig
+from autograder.cli_table import add_flags, flag_table
+from autograder.config import ConfigError, GraderConfig
 from autograder.config.sections import FeedbackConfig
-from autograder.executors import EXECUTORS, ClusterTooSmall, make_executor
+from autograder.executors import ClusterTooSmall, make_executor
 from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
 from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from autograder.exit_codes import EXIT_OK as EXIT_OK
@@ -35,40 +34,10 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# The options of grade (each with the grader.yml key it overrides, if any), report and similarity:
-# one table per command, read once.
-FLAGS: dict[str, list[dict[str, Any]]] = yaml.safe_load(
-    Path(__file__).with_name("cli_flags.yml").read_text(encoding="utf-8")
-)
-# What the table's `type`, `choices` and `action` words stand for (other words go to argparse as they are).
-FLAG_WORDS: dict[str, Any] = {
-    "path": Path,
-    "int": int,
-    "float": float,
-    "optional": argparse.BooleanOptionalAction,
-    "language": FEEDBACK_LANGUAGES,
-    "isolation": ISOLATION_LEVELS,
-    "executor": EXECUTORS,
-}
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
-    spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in FLAGS["grade"] if "key" in spec
+    spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in flag_table()["grade"] if "key" in spec
 }
-
-
-def add_flags(parser: argparse.ArgumentParser, command: str) -> None:
-    """Add a command's options from the table (`FLAGS`) to its parser.
-
-    Args:
-        parser: the command's parser.
-        command: its name in the table.
-    """
-    for spec in FLAGS[command]:
-        options = {name: value for name, value in spec.items() if name not in ("flags", "key")}
-        for name in ("type", "choices", "action"):
-            if name in options and options[name] in FLAG_WORDS:
-                options[name] = FLAG_WORDS[options[name]]
-        parser.add_argument(*spec["flags"], **options)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.cli_table import add_flags
 from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import say, set_language, use_language
 from autograder.reports.regrade import PointsChange, changed_submissions
@@ -28,23 +29,7 @@ def add_export_parser(commands: Any) -> None:
         description="Write grades_long.csv (student, assignment, part, points) and, with --roster, "
         "canvas_import.csv for Canvas's gradebook import, from the results stored in OUT_DIR.",
     )
-    export.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="a folder written by grade")
-    export.add_argument(
-        "--roster", type=Path, metavar="FILE", help="the course's Canvas gradebook export (Grades > Export)"
-    )
-    export.add_argument(
-        "--match-column",
-        default="SIS Login ID",
-        metavar="COLUMN",
-        help="roster column equal to each submission's file name without extension (default: SIS Login ID)",
-    )
-    export.add_argument(
-        "--canvas-column",
-        metavar="NAME",
-        help="the assignment column's header, e.g. 'Transformer, Part 2 (1234)' to update that "
-        "Canvas assignment (default: the assignment's title, which Canvas creates as a new one)",
-    )
-    export.add_argument("--dest", type=Path, metavar="DIR", help="where to write the CSVs (default: OUT_DIR)")
+    add_flags(export, "export")
 
 
 def print_changes(changes: Sequence[PointsChange], path: Path) -> None:

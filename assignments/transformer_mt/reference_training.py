@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assignments.transformer_mt.settings import data_settings, training_settings
+from autograder.cli_table import add_flags
 from autograder.config import ConfigError, load_config, parse_settings
 from reference.transformer_mt.train import TrainingRun, run
 
@@ -31,33 +32,7 @@ def _profile_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m assignments.transformer_mt.reference_training", description=__doc__)
-    p.add_argument("--profile", help="training profile in grader.yml (default: training.profile)")
-    p.add_argument("--config", help="grader.yml to read (default: the project's)")
-    p.add_argument("--out", help="output folder (default: runs/<profile>)")
-    p.add_argument("--target-bleu", type=float, help="stop at this BLEU (default: threshold_bleu)")
-    p.add_argument("--max-epochs", type=int, help="override the profile's max_epochs")
-    p.add_argument("--time-budget", type=float, help="override time_budget_s (seconds)")
-    p.add_argument("--seed", type=int, help="default: grading.seed")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override any profile key, e.g. --set embedding_dim=128 (repeatable)",
-    )
-    p.add_argument("--data-dir", help="raw Multi30k folder (default: data.local_dir / $MULTI30K_DIR)")
-    p.add_argument(
-        "--expected-counts",
-        metavar="train=N,validation=N,test=N",
-        help="line counts of a test slice instead of the real 29,000/1,014/1,000",
-    )
-    p.add_argument("--device", help="cpu or cuda (default: cuda if available)")
-    p.add_argument(
-        "--teacher-forced",
-        action="store_true",
-        help="also report the original notebook's teacher-forced BLEU (labelled, not graded)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
+    add_flags(p, "reference_training", Path(__file__).with_suffix(".yml"))
     return p
 
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
+from autograder.cli_table import add_flags
 from autograder.config import parse_moment
 from autograder.exit_codes import command_error
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
@@ -297,18 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         0, or 2 for a bad deadline or list.
     """
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.collect_submissions")
-    parser.add_argument("--repos", type=Path, required=True, help="file listing the repositories")
-    parser.add_argument("--deadline", required=True, help="ISO 8601 with time zone")
-    parser.add_argument("--out", type=Path, default=Path("submissions"))
-    parser.add_argument("--notebook", default="", help="notebook path in each repository")
-    parser.add_argument("--base-url", default=GITHUB)
-    parser.add_argument(
-        "--sidecar-names",
-        default="",
-        metavar="NAMES",
-        help="comma-separated files to copy from beside each notebook, {stem} standing for its stem: the "
-        "assignment's side files (Part 2's checkpoint mode: grader.yml training.checkpoint_names)",
-    )
+    add_flags(parser, "collect_submissions")
     args = parser.parse_args(argv)
     try:
         deadline = deadline_moment(args.deadline)

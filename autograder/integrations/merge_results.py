@@ -12,11 +12,12 @@ from pathlib import Path
 
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.cli_table import add_flags
 from autograder.exit_codes import command_error
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath
-from autograder.reports.common import ConfigParts
+from autograder.reports.common import ConfigParts, csv_text
 from autograder.reports.files import RESERVED_STEMS, write_reports
 from autograder.results import STATUS_ERROR, STATUS_GRADED, STATUS_UNREADABLE, CheckResult, PartResult, SubmissionResult
 
@@ -43,10 +44,7 @@ class MergeLog:
 
     def write(self, path: Path) -> None:
         """Write the log as CSV (source, outcome, detail)."""
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(["source", "outcome", "detail"])
-            writer.writerows(self.rows)
+        path.write_text(csv_text([("source", "outcome", "detail"), *self.rows]), encoding="utf-8", newline="")
 
 
 def validate(result: SubmissionResult, config_parts: ConfigParts) -> SubmissionResult:
@@ -270,14 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code (2 when no results were found).
     """
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.merge_results")
-    parser.add_argument("folders", nargs="+", type=Path, help="report folders, later ones win per part")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--config", type=Path)
-    parser.add_argument("--html", action="store_true")
-    parser.add_argument("--reporter-payload", action="store_true")
-    parser.add_argument(
-        "--manifest", type=Path, help="collect_submissions' manifest.csv: every roster repository gets a row"
-    )
+    add_flags(parser, "merge_results")
     args = parser.parse_args(argv)
     config = grader_config.load_config(args.config)
     log = MergeLog()

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.cli_table import add_flags
 from autograder.exit_codes import command_error
-from autograder.integrations.collect_submissions import GITHUB, deadline_moment, read_repo_list
+from autograder.integrations.collect_submissions import deadline_moment, read_repo_list
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
@@ -25,30 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Classroom50: student-side autograder and hidden grading.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    build = commands.add_parser("build", help="write the autograder folder for <classroom>/autograders/<slug>/")
-    build.add_argument("--assignment", help="assignment folder name (default: grader.yml's)")
-    build.add_argument("--out", type=Path, required=True, help="the folder to write")
-    build.add_argument("--language", choices=("ko", "en"), help="default: grader.yml feedback.language")
-
-    collect = commands.add_parser("collect", help="copy each repository's latest submit/* notebook")
-    collect.add_argument("--repos", type=Path, required=True, help="file listing the student repositories")
-    collect.add_argument("--deadline", required=True, help="ISO 8601 with a time zone")
-    collect.add_argument("--out", type=Path, default=Path("submissions"))
-    collect.add_argument("--notebook", default="", help="notebook path in each repository")
-    collect.add_argument("--classroom", default="", help="classroom short name (finds <username> in repo names)")
-    collect.add_argument("--slug", default="", help="assignment slug (finds <username> in repo names)")
-    collect.add_argument("--base-url", default=GITHUB)
-
-    publish = commands.add_parser("publish", help="per-student result.json/release-body.md and gradebook.csv")
-    publish.add_argument("grading", type=Path, help="report folder of `python -m autograder grade`")
-    publish.add_argument("--manifest", type=Path, required=True, help="the collector's manifest.csv")
-    publish.add_argument("--out", type=Path, required=True)
-    publish.add_argument("--classroom", required=True, help="classroom short name (result.json `classroom`)")
-    publish.add_argument("--slug", required=True, help="assignment slug (result.json `assignment`)")
-    publish.add_argument("--assignment", help="assignment folder name (default: grader.yml's)")
-    publish.add_argument("--config", type=Path, help="grader.yml (default: the project's)")
-    publish.add_argument("--language", choices=("ko", "en"))
-    publish.add_argument("--base-url", default=GITHUB)
+    for name, summary in (
+        ("build", "write the autograder folder for <classroom>/autograders/<slug>/"),
+        ("collect", "copy each repository's latest submit/* notebook"),
+        ("publish", "per-student result.json/release-body.md and gradebook.csv"),
+    ):
+        add_flags(commands.add_parser(name, help=summary), f"classroom50 {name}")
     return parser
 
 
