@@ -53,6 +53,16 @@ class ModulePart:
     # reference module compute that deviation (hooks, a replaced forward, an extra layer). When no
     # transplant reproduces the reference, the first deviation one reproduces names the cause.
     deviations: dict[str, Callable[[nn.Module], None]] = field(default_factory=dict)
+    layout_key: str = ""  # the catalogue key of the documented layout, ending the structural messages
+    # (before, after, kept positions): cases that differ only where a padding mask hides keys; the
+    # outputs at the kept positions (dim 1) must not change (the `padding` check).
+    padding_pair: Callable[[torch.Generator], CasePair] | None = None
+    # (before, after, k): cases equal up to position k; the outputs there must not change (`causal`).
+    causal_pair: Callable[[torch.Generator], CasePair] | None = None
+    # (before, after, j): cases equal except at a visible position j; a module doing its work changes
+    # an output at another position (a later one when the part is causal). Properties about what a
+    # position sees are credited only then (`require_context_use`).
+    context_change: Callable[[torch.Generator], CasePair] | None = None
 
 
 class ModuleTexts:
@@ -94,7 +104,7 @@ class ModuleTexts:
 
     def hint(self, part: ModulePart) -> str:
         """The part's documented layout, ending the structural messages."""
-        raise NotImplementedError
+        return self.translate(part.layout_key)
 
     def parameters(self, part: ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
         """The parameter tensors differ from the documented layout."""
@@ -123,6 +133,14 @@ class ModuleTexts:
     def no_context(self, part: ModulePart, marker: Any) -> str:
         """Positions do not look at each other, so a property about them cannot be credited."""
         raise NotImplementedError
+
+    def padding_leaks(self, part: ModulePart) -> str:
+        """Changing masked (padding) keys changed the outputs at the other positions."""
+        return self.say("padding_leaks", cls=part.cls)
+
+    def sees_future(self, part: ModulePart, k: int) -> str:
+        """Changing inputs after position k changed an output at or before k."""
+        return self.say("sees_future", cls=part.cls, k=k)
 
     def dropout_never(self, part: ModulePart) -> str:
         """Train and eval mode give the same output at drop_prob=0.5."""
@@ -365,40 +383,50 @@ class ModuleChecks:
         """Eval-mode outputs equal the reference's on every case under transplanted weights."""
         self.transplant(ctx, part)
 
-    def require_context_use(
-        self,
-        ctx: CheckContext,
-        part: ModulePart,
-        change: Callable[[torch.Generator], CasePair],
-        influenced: Callable[[Any, int], list[int]],
-    ) -> None:
+    def require_context_use(self, ctx: CheckContext, part: ModulePart) -> None:
         """Fail unless changing one position changes an output at another one (eval mode).
 
         A module that returns its input, or works position by position, has the properties about
         what a position may see for free; they are credited only once positions do look at each
-        other. Cached per run (the property checks share it).
-
-        Args:
-            ctx: the grading context.
-            part: the module part.
-            change: cases equal but at one position (the marker).
-            influenced: (marker, sequence length) -> output positions (dim 1) where a module doing
-                its work changes something.
+        other (`part.context_change`; a causal part's later positions). Cached per run (the
+        property checks share it); a part without `context_change` is not asked.
         """
         key = f"context-use:{part.cls}"
+        if part.context_change is None:
+            return
         if key not in ctx.cache:
             handle = self.student_module(ctx, part, part.drop_prob)
-            before, after, marker = change(torch.Generator().manual_seed(ctx.seed + 31))
+            before, after, j = part.context_change(torch.Generator().manual_seed(ctx.seed + 31))
             outputs = [self.output(part, self.run(ctx, part, handle, case, "eval")) for case in (before, after)]
-            positions = influenced(marker, outputs[0].shape[1]) if outputs[0].dim() >= 2 else []
+            length = outputs[0].shape[1] if outputs[0].dim() >= 2 else 0
+            first = j + 1 if part.causal_pair is not None else 0
+            positions = [i for i in range(first, length) if i != j]
             used_context = (
                 outputs[0].shape == outputs[1].shape
                 and bool(positions)
                 and not all_close(outputs[0][:, positions], outputs[1][:, positions])
             )
-            ctx.cache[key] = None if used_context else self.texts.no_context(part, marker)
+            ctx.cache[key] = None if used_context else self.texts.no_context(part, j)
         if ctx.cache[key]:
             fail(ctx.cache[key])
+
+    def check_padding(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Changing what sits at masked (padding) key positions never changes the outputs at the
+        other positions, and outputs do depend on other visible positions (not vacuous)."""
+        if part.padding_pair is None:
+            raise RuntimeError(f"{part.cls} has no padding cases")
+        self.check_unchanged(ctx, part, part.padding_pair, lambda kept: kept, lambda _: self.texts.padding_leaks(part))
+        self.require_context_use(ctx, part)
+
+    def check_causal(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Changing inputs after position k never changes outputs at positions <= k (eval mode),
+        and later outputs do depend on earlier inputs (so the property is not vacuous)."""
+        if part.causal_pair is None:
+            raise RuntimeError(f"{part.cls} has no causal cases")
+        self.check_unchanged(
+            ctx, part, part.causal_pair, lambda k: list(range(k + 1)), lambda k: self.texts.sees_future(part, k)
+        )
+        self.require_context_use(ctx, part)
 
     def check_unchanged(
         self,

@@ -36,9 +36,9 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: (*case[0].shape, VOCAB),
     causal_pair=lambda gen: later_tokens_redrawn(_case(gen, 3, 9, ragged=False), 0, VOCAB, gen),
-    earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 0, VOCAB, gen),
+    context_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 0, VOCAB, gen),
     substitute={"DecoderLayer": "ProbeDecoderLayer"},
-    layout_hint_key="checks.layout.decoder",
+    layout_key="checks.layout.decoder",
     deviations={
         "sqrt_d_scaling": variants.sqrt_d_scaling,
         "log_softmax_output": variants.log_softmax_output,
@@ -62,7 +62,7 @@ def test_decoder_eval_output(ctx: CheckContext) -> None:
 
 
 def test_decoder_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
+    mc.CHECKS.check_causal(ctx, PART)
 
 
 def test_decoder_dropout(ctx: CheckContext) -> None:

@@ -50,9 +50,9 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: tuple(case[0].shape),
     causal_pair=_causal_pair,
-    earlier_change=_earlier_change,
+    context_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
-    layout_hint_key="checks.layout.decoder_layer",
+    layout_key="checks.layout.decoder_layer",
     deviations={"swapped_masks": variants.swapped_masks, "pre_norm": variants.pre_norm},
 )
 
@@ -70,7 +70,7 @@ def test_decoder_layer_eval_output(ctx: CheckContext) -> None:
 
 
 def test_decoder_layer_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
+    mc.CHECKS.check_causal(ctx, PART)
 
 
 def test_decoder_layer_dropout(ctx: CheckContext) -> None:

@@ -36,10 +36,10 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
     causal_pair=lambda gen: later_tokens_redrawn(_case(gen, 3, 9, ragged=False), 1, TGT_VOCAB, gen),
-    earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 1, TGT_VOCAB, gen),
+    context_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 1, TGT_VOCAB, gen),
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
-    layout_hint_key="checks.layout.transformer",
+    layout_key="checks.layout.transformer",
     deviations={"log_softmax_output": variants.log_softmax_output, "swapped_masks": variants.swapped_masks},
 )
 
@@ -65,7 +65,7 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
         if not all_close(*_outputs(ctx, handle, [src, noisy], tgt, src_mask, tgt_mask)):
             fail(t("checks.forward.padding_leaks"))
     _require_source_use(ctx, handle)
-    mc.require_context_use(ctx, PART)
+    mc.CHECKS.require_context_use(ctx, PART)
 
 
 def _require_source_use(ctx: CheckContext, handle: int) -> None:
@@ -90,7 +90,7 @@ def _outputs(ctx: CheckContext, handle: int, sources: list[Any], *rest: Any) -> 
 
 
 def test_transformer_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
+    mc.CHECKS.check_causal(ctx, PART)
 
 
 def test_transformer_gradients(ctx: CheckContext) -> None:
