@@ -16,62 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from torch import Tensor
 
+from autograder.assignment_folder import MODULE_KINDS, read_declared
 from autograder.checks.support import CheckContext, all_close, check_context, expect_tensor, fail, max_difference
 from autograder.checks.support import require as require_defined
 from autograder.i18n import t, t_in
-
-DECLARED_FILE = "declared.yml"  # in the assignment's checks/ folder
-# The checks of a module class: autograder.checks.modules.ModuleChecks' methods of that name.
-MODULE_KINDS = ("builds", "parameters", "eval_output", "padding", "causal", "dropout", "gradients")
-FUNCTION_KINDS = ("shape", "values")
-# The credit rule a kind implies (docs/SOUNDNESS.md): what compares outputs with the reference
-# gates the part; what an answer doing no work passes is structure; every other kind is gated.
-GATE_KINDS, STRUCTURE_KINDS = ("values", "eval_output"), ("shape", "builds")
-
-
-def read_declared(checks_dir: Path) -> dict[str, dict[str, Any]]:
-    """checks/declared.yml's parts, each check given as {kind: ..., ...} (empty: no file).
-
-    Args:
-        checks_dir: the assignment's checks folder.
-
-    Returns:
-        part -> its declaration, `checks` normalised to check id -> mapping with a `kind`.
-    """
-    path = checks_dir / DECLARED_FILE
-    if not path.is_file():
-        return {}
-    parts: dict[str, dict[str, Any]] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("parts") or {}
-    for name, part in parts.items():
-        checks = {cid: spec if isinstance(spec, dict) else {"kind": spec} for cid, spec in part["checks"].items()}
-        for cid, spec in checks.items():
-            if spec.get("kind") not in (*MODULE_KINDS, *FUNCTION_KINDS):
-                raise ValueError(f"{path}: parts.{name}.checks.{cid}: unknown kind {spec.get('kind')!r}")
-        part["checks"] = checks
-    return parts
-
-
-def credit_lists(checks_dir: Path) -> dict[str, dict[str, list[str]]]:
-    """The credit rule the declared kinds imply, per part: {"gate": [...], "structure": [...]}.
-
-    Args:
-        checks_dir: the assignment's checks folder.
-
-    Returns:
-        part -> its gate and structure lists (a check's `credit: gate|structure|gated` overrides its kind).
-    """
-    lists: dict[str, dict[str, list[str]]] = {}
-    for name, part in read_declared(checks_dir).items():
-        credit = {
-            cid: spec.get("credit")
-            or ("gate" if spec["kind"] in GATE_KINDS else "structure" if spec["kind"] in STRUCTURE_KINDS else "gated")
-            for cid, spec in part["checks"].items()
-        }
-        lists[name] = {key: [c for c, kind in credit.items() if kind == key] for key in ("gate", "structure")}
-    return lists
 
 
 def declared_checks(module_file: str, part: str | None = None) -> dict[str, Callable[..., None]]:
@@ -89,7 +39,7 @@ def declared_checks(module_file: str, part: str | None = None) -> dict[str, Call
     checks_dir = Path(module_file).resolve().parent
     package = f"assignments.{checks_dir.parent.name}"
     tests: dict[str, Callable[..., None]] = {}
-    for part_name, declared in read_declared(checks_dir).items():
+    for part_name, declared in read_declared(checks_dir.parent).items():
         for check_id, spec in declared["checks"].items():
             if part in (None, part_name):
                 tests[f"test_{check_id}"] = check = _declared_test(package, declared, spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -204,3 +205,32 @@ class InProcessStudent:
         if grad_wrt:
             result["grads"] = [args[i].grad for i in grad_wrt]
         return result
+
+
+class ReferenceModuleStudent(InProcessStudent):
+    """Answers with the definitions of one trusted module: an assignment's reference (`reference.py`)."""
+
+    def __init__(self, module: ModuleType, grader_globals: Mapping[str, Any], helpers: Mapping[str, Any] = {}) -> None:
+        """Serve the module's functions and classes.
+
+        Args:
+            module: the reference module (trusted code).
+            grader_globals: the names the grader provides.
+            helpers: the grader helpers, by name.
+        """
+        super().__init__(grader_globals, helpers)
+        self.module = module
+
+    def has(self, name: str) -> bool:
+        """Whether the module defines a function or class of that name."""
+        return callable(getattr(self.module, name, None))
+
+    def function(self, name: str) -> Callable[..., Any]:
+        """The module's function (or class) of that name."""
+        found: Callable[..., Any] = getattr(self.module, name)
+        return found
+
+    @contextlib.contextmanager
+    def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
+        """The module's class (a reference without probes substitutes nothing)."""
+        yield getattr(self.module, cls)

@@ -16,25 +16,20 @@ import reference.attention_encoder as part1
 import reference.transformer_mt.model
 from assignments.attention_encoder.checks.helpers import helpers_namespace
 from assignments.attention_encoder.checks.module_checks import CHECKS
-from autograder.checks.inprocess import InProcessStudent
+from autograder.checks.inprocess import ReferenceModuleStudent
 
 
-class ReferenceStudent(InProcessStudent):
+class ReferenceStudent(ReferenceModuleStudent):
     """Implements the worker's request interface with the reference, in process."""
 
     NAMES = (*part1.GRADED, *part1.GIVEN)
 
     def __init__(self, grader_globals: dict[str, Any]) -> None:
-        super().__init__(grader_globals, helpers_namespace())
+        super().__init__(part1, grader_globals, helpers_namespace())
 
     def has(self, name: str) -> bool:
         """Whether the name is defined."""
         return name in self.NAMES
-
-    def function(self, name: str) -> Callable[..., Any]:
-        """The reference's function (or class) of that name."""
-        found: Callable[..., Any] = getattr(part1, name)
-        return found
 
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
