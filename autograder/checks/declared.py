@@ -81,7 +81,7 @@ def generated(spec: Any, gen: torch.Generator) -> Any:
     """One argument of a declared case, drawn from the seeded generator.
 
     `{randn: shape, scale: s}` a normal tensor (times s), `{uniform: shape, low: a, high: b}`,
-    `{causal: n}` a bool (1, 1, n, n) lower-triangular mask, `{mask: shape}` a random bool mask
+    `{causal: n}` a bool (n, n) lower-triangular mask, `{mask: shape}` a random bool mask
     whose first key is always visible; a list is a list of arguments; anything else is itself.
 
     Args:
@@ -101,7 +101,7 @@ def generated(spec: Any, gen: torch.Generator) -> Any:
         low, high = float(spec.get("low", 0.0)), float(spec.get("high", 1.0))
         return low + (high - low) * torch.rand(spec["uniform"], generator=gen)
     if "causal" in spec:
-        return torch.ones(spec["causal"], spec["causal"], dtype=torch.bool).tril()[None, None]
+        return torch.ones(spec["causal"], spec["causal"], dtype=torch.bool).tril()
     if "mask" in spec:
         mask = torch.rand(spec["mask"], generator=gen) > 0.4
         mask[..., 0] = True
