@@ -13,7 +13,7 @@ import torch
 
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
-from autograder.checks.support import CheckContext
+from autograder.checks.declared import declared_checks
 from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
@@ -49,25 +49,5 @@ PART = mc.ModulePart(
 )
 
 
-def test_decoder_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_decoder_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_decoder_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_decoder_causal(ctx: CheckContext) -> None:
-    mc.CHECKS.check_causal(ctx, PART)
-
-
-def test_decoder_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_decoder_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "decoder"))

@@ -14,6 +14,7 @@ import torch
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from assignments.transformer_mt.messages import t
+from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
 from reference.transformer_mt import variants
 
@@ -42,14 +43,6 @@ PART = mc.ModulePart(
     layout_key="checks.layout.transformer",
     deviations={"log_softmax_output": variants.log_softmax_output, "swapped_masks": variants.swapped_masks},
 )
-
-
-def test_transformer_output_shape(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_transformer_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_transformer_mask_routing(ctx: CheckContext) -> None:
@@ -89,9 +82,5 @@ def _outputs(ctx: CheckContext, handle: int, sources: list[Any], *rest: Any) -> 
     ]
 
 
-def test_transformer_causal(ctx: CheckContext) -> None:
-    mc.CHECKS.check_causal(ctx, PART)
-
-
-def test_transformer_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "transformer_forward"))

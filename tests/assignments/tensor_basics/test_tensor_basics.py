@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e  # CLI gradings of seven notebooks (about half a minute)
+
 REPO = Path(__file__).resolve().parents[3]
 FOLDER = REPO / "assignments" / "tensor_basics"
 MASTER = FOLDER / "tensor_basics.ipynb"
