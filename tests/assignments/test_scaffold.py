@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 # What the copy needs: the engine, the assignments package and its builders, the tests' invariants.
 COPIED = ("autograder", "assignments", "reference", "mtkit", "container", "tests", "grader.yml", "pyproject.toml")
 COPIED_FILES = ("requirements.lock",)
-INVARIANT = "tests/autograder/test_credit.py::test_every_part_of_both_assignments_has_a_gate_and_a_small_structural_share"
+INVARIANT = (
+    "tests/autograder/test_credit.py::test_every_part_of_both_assignments_has_a_gate_and_a_small_structural_share"
+)
 
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -50,8 +52,10 @@ def test_the_scaffold_is_one_folder_that_grades_100_solved_and_0_untouched(proje
     shutil.copy(project / "student_template" / "demo" / "demo.ipynb", untouched)
     graded = run(project, "autograder", "grade", "--assignment", "demo", str(solved), str(untouched), "--out", "out")
     assert graded.returncode == 0, graded.stderr
-    points = {p.stem: json.loads((project / "out" / f"{p.stem}.json").read_text())["points"] for p in (solved, untouched)}
-    assert points == {"solved": 10.0, "untouched": 0.0}
+    results = {
+        path.stem: json.loads((project / "out" / f"{path.stem}.json").read_text()) for path in (solved, untouched)
+    }
+    assert {stem: result["points"] for stem, result in results.items()} == {"solved": 10.0, "untouched": 0.0}
     again = run(project, "autograder", "new-assignment", "demo")
     assert again.returncode == 2 and "demo" in again.stderr  # an existing folder is never overwritten
 
