@@ -25,9 +25,8 @@ DECLARED_FILE = "checks/declared.yml"  # the checks declared by kind (autograder
 # The checks of a module class: autograder.checks.modules.ModuleChecks' methods of that name.
 MODULE_KINDS = ("builds", "parameters", "eval_output", "padding", "causal", "dropout", "gradients")
 FUNCTION_KINDS = ("shape", "values")  # a function's output against the reference's
-# The credit rule a kind implies (docs/SOUNDNESS.md): what compares outputs with the reference
-# gates the part; what an answer doing no work passes is structure; every other kind is gated.
-GATE_KINDS, STRUCTURE_KINDS = ("values", "eval_output"), ("shape", "builds")
+# The credit rule a kind implies (docs/SOUNDNESS.md); every other kind is paid behind the gate.
+CREDIT_OF_KIND = {"values": "gate", "eval_output": "gate", "shape": "structure", "builds": "structure"}
 
 
 class AssignmentError(Exception):
@@ -213,11 +212,16 @@ def read_settings(folder: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise AssignmentError(f"{path}: expected a mapping at the top level")
-    # A part without its own credit rule takes the one its declared checks' kinds imply.
-    for name, lists in credit_lists(folder).items():
+    # A part without its own credit rule takes the one its declared checks' kinds imply: what
+    # compares outputs with the reference gates it, what an answer doing no work passes is its
+    # structure, the rest is paid behind the gate (docs/SOUNDNESS.md); `credit:` overrides a kind.
+    for name, declared in read_declared(folder).items():
         part = (data.get("parts") or {}).get(name)
         if isinstance(part, dict) and "gate" not in part:
-            part.update(lists)
+            credit = {
+                cid: spec.get("credit") or CREDIT_OF_KIND.get(spec["kind"]) for cid, spec in declared["checks"].items()
+            }
+            part.update({key: [cid for cid, rule in credit.items() if rule == key] for key in ("gate", "structure")})
     return data
 
 
@@ -291,47 +295,3 @@ def read_declared(folder: Path) -> dict[str, dict[str, Any]]:
                 raise AssignmentError(f"{path}: parts.{name}.checks.{cid}: unknown kind {spec.get('kind')!r}")
         part["checks"] = checks
     return parts
-
-
-def credit_lists(folder: Path) -> dict[str, dict[str, list[str]]]:
-    """The credit rule the declared kinds imply, per part: {"gate": [...], "structure": [...]}.
-
-    Args:
-        folder: assignments/<name>/.
-
-    Returns:
-        part -> its gate and structure lists (a check's `credit: gate|structure|gated` overrides its kind).
-    """
-    lists: dict[str, dict[str, list[str]]] = {}
-    for name, part in read_declared(folder).items():
-        credit = {
-            cid: spec.get("credit")
-            or ("gate" if spec["kind"] in GATE_KINDS else "structure" if spec["kind"] in STRUCTURE_KINDS else "gated")
-            for cid, spec in part["checks"].items()
-        }
-        lists[name] = {key: [c for c, kind in credit.items() if kind == key] for key in ("gate", "structure")}
-    return lists
-
-
-def write_scaffold(name: str, assignments_dir: Path = ASSIGNMENTS_DIR) -> Path:
-    """Write a working minimal assignment: one graded function, its reference, a declared value
-    check behind the credit gate, Korean and English messages and a master notebook.
-
-    Args:
-        name: the new folder's name (a Python identifier, not taken).
-        assignments_dir: where to write it (the project's assignments/).
-
-    Returns:
-        The new folder.
-
-    Raises:
-        AssignmentError: the name is not an identifier, or the folder exists.
-    """
-    folder = assignments_dir / name
-    if not name.isidentifier() or folder.exists():
-        raise AssignmentError(f"{folder}: expected a new folder named by a Python identifier")
-    for template in sorted(p for p in SCAFFOLD_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        target = folder / str(template.relative_to(SCAFFOLD_DIR)).replace("__NAME__", name).removesuffix(".txt")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(template.read_text(encoding="utf-8").replace("__NAME__", name), encoding="utf-8")
-    return folder

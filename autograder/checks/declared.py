@@ -4,7 +4,7 @@
 # checks by kind (docs/ASSIGNMENTS.md, "Declared checks"); `declared_checks` turns them into the
 # `test_<id>` functions of a module of checks/, so the engine's runner collects, runs and reports
 # them as any other check. Points stay in assignment.yml; a part whose assignment.yml gives no
-# `gate` takes its credit rule from the kinds (`credit_lists`). What is not common stays a
+# `gate` takes its credit rule from the kinds (`read_settings`). What is not common stays a
 # hand-written `test_<id>` function beside them.
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Properties earn points only with evidence of work (see `ModuleChecks.require_con
 from __future__ import annotations
 
 import reference.transformer_mt.model
+from assignments.attention_encoder.checks.helpers import helpers_namespace
 from assignments.attention_encoder.checks.messages import t
-from assignments.attention_encoder.checks.probes import probe_namespace
 from autograder.checks import modules
 from autograder.checks.modules import Case, CasePair, ModulePart
 from autograder.checks.support import expect_tensor
@@ -25,6 +25,6 @@ __all__ = ["CHECKS", "Case", "CasePair", "ModulePart", "expect_tensor"]
 CHECKS = modules.ModuleChecks(
     modules.ModuleTexts(t, "ae.module", outputs_floating=True, layout_message=True),
     reference.transformer_mt.model,
-    probe_namespace,
+    helpers_namespace,  # the probes, run afresh (with the training helpers, unused here)
     optional_probes=True,
 )

@@ -11,7 +11,7 @@ import yaml
 from namespace_student import NamespaceStudent  # the tests' helper (tests/namespace_student.py)
 
 from autograder.assignment import load_assignment
-from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, credit_lists, read_declared, read_settings
+from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, read_declared, read_settings
 from autograder.checks.declared import generated
 from autograder.checks.support import CheckContext
 from autograder.i18n import use_language
@@ -41,7 +41,6 @@ def test_kinds_give_a_part_without_its_own_rule_its_gate_and_structure(tmp_path:
         "parts:\n  p: {points: 3, checks: {a: 1, b: 1, c: 1}}\n"
         "  q: {points: 2, checks: {d: 1, e: 1}, gate: [d], structure: []}\n",
     )
-    assert credit_lists(folder)["p"] == {"gate": ["b"], "structure": ["a"]}
     parts = read_settings(folder)["parts"]
     assert (parts["p"]["gate"], parts["p"]["structure"]) == (["b"], ["a"])
     assert (parts["q"]["gate"], parts["q"]["structure"]) == (["d"], [])  # a part's own rule wins
