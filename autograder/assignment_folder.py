@@ -295,3 +295,27 @@ def read_declared(folder: Path) -> dict[str, dict[str, Any]]:
                 raise AssignmentError(f"{path}: parts.{name}.checks.{cid}: unknown kind {spec.get('kind')!r}")
         part["checks"] = checks
     return parts
+
+
+def write_scaffold(name: str, assignments_dir: Path = ASSIGNMENTS_DIR) -> Path:
+    """Write a working minimal assignment: one graded function, its reference, a declared value
+    check behind the credit gate, Korean and English messages and a master notebook.
+
+    Args:
+        name: the new folder's name (a Python identifier, not taken).
+        assignments_dir: where to write it (the project's assignments/).
+
+    Returns:
+        The new folder.
+
+    Raises:
+        AssignmentError: the name is not an identifier, or the folder exists.
+    """
+    folder = assignments_dir / name
+    if not name.isidentifier() or folder.exists():
+        raise AssignmentError(f"{folder}: expected a new folder named by a Python identifier")
+    for template in sorted(p for p in SCAFFOLD_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        target = folder / str(template.relative_to(SCAFFOLD_DIR)).replace("__NAME__", name).removesuffix(".txt")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(template.read_text(encoding="utf-8").replace("__NAME__", name), encoding="utf-8")
+    return folder
