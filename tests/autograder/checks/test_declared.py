@@ -98,3 +98,20 @@ def test_every_declaration_names_its_parts_checks_and_catalogued_messages(name: 
                 assert "function" in declared and ("cases" in declared or "cases" in spec), (folder.name, check)
             else:
                 assert {"engine", "module"} <= set(declared), (folder.name, check)
+
+
+def test_checks_bound_together_carry_their_part_for_the_runner() -> None:
+    """A worker failure stops the rest of the failing check's part only (the runner's `_part_of`)."""
+    from types import SimpleNamespace
+
+    from autograder.checks.declared import declared_checks
+    from autograder.runner import _part_of
+
+    checks_dir = ASSIGNMENTS_DIR / "tensor_basics" / "checks"
+    every = declared_checks(str(checks_dir / "test_declared.py"))
+    module = SimpleNamespace(__name__="assignments.tensor_basics.checks.test_declared")
+    parts = {name: _part_of(SimpleNamespace(function=check, module=module)) for name, check in every.items()}  # type: ignore[arg-type]
+    assert parts["test_softmax_stable"] == "softmax" and parts["test_layer_norm_eps"] == "layer_norm"
+    one_part = declared_checks(str(checks_dir / "test_declared.py"), "attention")
+    assert sorted(one_part) == ["test_attention_masking", "test_attention_shape", "test_attention_values"]
+    assert _part_of(SimpleNamespace(function=one_part["test_attention_shape"], module=module)) == module.__name__  # type: ignore[arg-type]
