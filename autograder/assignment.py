@@ -160,7 +160,7 @@ class Assignment:
 
 @cache
 def load_assignment(name: str | None = None) -> Assignment:
-    """Import assignments/<name>/assignment.py and return its ASSIGNMENT.
+    """Import assignments/<name>/assignment.py and return its ASSIGNMENT (without one: `declared_assignment`).
 
     Args:
         name: the folder name; None: the only assignment there is (`default_assignment_name`).
@@ -172,9 +172,11 @@ def load_assignment(name: str | None = None) -> Assignment:
         AssignmentError: no such folder, or it exposes no Assignment.
     """
     name = name or default_assignment_name()
-    if not name.isidentifier() or not (ASSIGNMENTS_DIR / name / "assignment.py").is_file():
+    if not name.isidentifier() or name not in available_assignments():
         known = ", ".join(available_assignments()) or "none"
         raise AssignmentError(f"unknown assignment {name!r} (assignments: {known})")
+    if not (ASSIGNMENTS_DIR / name / "assignment.py").is_file():
+        return declared_assignment(ASSIGNMENTS_DIR / name)
     module = importlib.import_module(f"assignments.{name}.assignment")
     assignment = getattr(module, ASSIGNMENT_OBJECT, None)
     if not isinstance(assignment, Assignment):
@@ -184,6 +186,38 @@ def load_assignment(name: str | None = None) -> Assignment:
             f"assignments/{name}: a training hook and assignment.yml's `training_part` go together, one is missing"
         )
     return assignment
+
+
+def declared_assignment(folder: Path) -> Assignment:
+    """An assignment folder without assignment.py: its assignment.yml, checks/ and reference.py say it all.
+
+    The reference is the folder's `reference.py` (trusted code, importable on its own as
+    `assignments.<name>.reference`); assignment.yml may give `grader_globals` (the names the grader
+    defines in the worker) and `worker_preload` (installed modules the notebooks import).
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        The assignment, with no hooks (no training part, the engine's report sections).
+    """
+    settings = read_settings(folder)
+    grader_globals = dict(settings.get("grader_globals") or {})
+
+    def reference_student() -> Student:
+        from autograder.checks.inprocess import ReferenceModuleStudent
+
+        return ReferenceModuleStudent(importlib.import_module(f"assignments.{folder.name}.reference"), grader_globals)
+
+    return Assignment(
+        name=folder.name,
+        folder=folder,
+        checks_dir=folder / "checks",
+        grader_globals=grader_globals,
+        reference_student=reference_student,
+        worker_preload=tuple(settings.get("worker_preload") or ("torch.nn",)),
+        messages_dir=folder / "messages",
+    )
 
 
 def bundled_data_of(config: GraderConfig) -> BundledData | None:

@@ -16,8 +16,17 @@ import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
+# What `python -m autograder new-assignment NAME` copies (data files: `__NAME__` is NAME, and a
+# `.txt` ending is dropped, so that its Python templates are not the engine's code).
+SCAFFOLD_DIR = Path(__file__).resolve().parent / "scaffold"
 ASSIGNMENT_FILE = "assignment.yml"  # title and parts, beside assignment.py
 GRADER_FILE = "grader.yml"  # the settings a grading uses: the project's, or an assignment folder's own
+DECLARED_FILE = "checks/declared.yml"  # the checks declared by kind (autograder/checks/declared.py)
+# The checks of a module class: autograder.checks.modules.ModuleChecks' methods of that name.
+MODULE_KINDS = ("builds", "parameters", "eval_output", "padding", "causal", "dropout", "gradients")
+FUNCTION_KINDS = ("shape", "values")  # a function's output against the reference's
+# The credit rule a kind implies (docs/SOUNDNESS.md); every other kind is paid behind the gate.
+CREDIT_OF_KIND = {"values": "gate", "eval_output": "gate", "shape": "structure", "builds": "structure"}
 
 
 class AssignmentError(Exception):
@@ -181,7 +190,7 @@ def grader_yml_of(name: str) -> Path:
 
 
 def read_settings(folder: Path) -> dict[str, Any]:
-    """An assignment folder's assignment.yml.
+    """An assignment folder's assignment.yml, its parts' credit rule filled in from checks/declared.yml.
 
     Args:
         folder: assignments/<name>/.
@@ -203,18 +212,28 @@ def read_settings(folder: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise AssignmentError(f"{path}: expected a mapping at the top level")
+    # A part without its own credit rule takes the one its declared checks' kinds imply: what
+    # compares outputs with the reference gates it, what an answer doing no work passes is its
+    # structure, the rest is paid behind the gate (docs/SOUNDNESS.md); `credit:` overrides a kind.
+    for name, declared in read_declared(folder).items():
+        part = (data.get("parts") or {}).get(name)
+        if isinstance(part, dict) and "gate" not in part:
+            credit = {
+                cid: spec.get("credit") or CREDIT_OF_KIND.get(spec["kind"]) for cid, spec in declared["checks"].items()
+            }
+            part.update({key: [cid for cid, rule in credit.items() if rule == key] for key in ("gate", "structure")})
     return data
 
 
 def available_assignments() -> list[str]:
-    """The assignment folders of this project (those with an assignment.py).
+    """The assignment folders of this project (those with an assignment.yml).
 
     Returns:
         Folder names, sorted.
     """
     if not ASSIGNMENTS_DIR.is_dir():
         return []
-    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob("*/assignment.py"))
+    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob(f"*/{ASSIGNMENT_FILE}"))
 
 
 def default_assignment_name() -> str:
@@ -254,3 +273,49 @@ def read_training_part(folder: Path) -> str | None:
     if part is not None and not (isinstance(part, str) and part):
         raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: training_part: expected a part name")
     return part
+
+
+def read_declared(folder: Path) -> dict[str, dict[str, Any]]:
+    """checks/declared.yml's parts, each check given as {kind: ..., ...} (empty: no file).
+
+    Args:
+        folder: assignments/<name>/.
+
+    Returns:
+        part -> its declaration, `checks` normalised to check id -> mapping with a `kind`.
+    """
+    path = folder / DECLARED_FILE
+    if not path.is_file():
+        return {}
+    parts: dict[str, dict[str, Any]] = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("parts") or {}
+    for name, part in parts.items():
+        checks = {cid: spec if isinstance(spec, dict) else {"kind": spec} for cid, spec in part["checks"].items()}
+        for cid, spec in checks.items():
+            if spec.get("kind") not in (*MODULE_KINDS, *FUNCTION_KINDS):
+                raise AssignmentError(f"{path}: parts.{name}.checks.{cid}: unknown kind {spec.get('kind')!r}")
+        part["checks"] = checks
+    return parts
+
+
+def write_scaffold(name: str, assignments_dir: Path = ASSIGNMENTS_DIR) -> Path:
+    """Write a working minimal assignment: one graded function, its reference, a declared value
+    check behind the credit gate, Korean and English messages and a master notebook.
+
+    Args:
+        name: the new folder's name (a Python identifier, not taken).
+        assignments_dir: where to write it (the project's assignments/).
+
+    Returns:
+        The new folder.
+
+    Raises:
+        AssignmentError: the name is not an identifier, or the folder exists.
+    """
+    folder = assignments_dir / name
+    if not name.isidentifier() or folder.exists():
+        raise AssignmentError(f"{folder}: expected a new folder named by a Python identifier")
+    for template in sorted(p for p in SCAFFOLD_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        target = folder / str(template.relative_to(SCAFFOLD_DIR)).replace("__NAME__", name).removesuffix(".txt")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(template.read_text(encoding="utf-8").replace("__NAME__", name), encoding="utf-8")
+    return folder

@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder grade | report | export | public-checks | config | validate-config`."""
+"""Command line: `python -m autograder grade | report | export | public-checks | config | validate-config | ...`."""
 
 from __future__ import annotations
 
@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--assignment", metavar="NAME", help="check it as grading this assignment (default: grader.yml's)"
     )
+    scaffold = commands.add_parser("new-assignment", help="write a working minimal assignment folder")
+    scaffold.add_argument("name", help="its folder under assignments/ (a Python identifier)")
     return parser
 
 
@@ -329,6 +331,18 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
     raise SystemExit(code)
 
 
+def _command_new_assignment(name: str) -> int:
+    """Write assignments/NAME/ from the scaffold (docs/ASSIGNMENTS.md). Args: name. Returns: the exit code."""
+    from autograder.assignment_folder import AssignmentError, write_scaffold
+
+    try:
+        folder = write_scaffold(name)
+    except AssignmentError as error:
+        return command_error(error)
+    say("console.new_assignment", folder=folder, name=name)
+    return EXIT_OK
+
+
 def _run_command(args: argparse.Namespace) -> int:
     """Args: the parsed command line. Returns: its exit code (Ctrl-C and crashes included)."""
     try:
@@ -340,6 +354,8 @@ def _run_command(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.command == "validate-config":
             return _command_validate(args.file, args.assignment)
+        if args.command == "new-assignment":
+            return _command_new_assignment(args.name)
         if args.command == "report":
             return _command_report(args)
         if args.command == "export":

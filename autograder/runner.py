@@ -74,7 +74,9 @@ def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:
 
 
 def _part_of(item: pytest.Item) -> str:
-    """The check module (one part's checks) a collected check comes from."""
+    """The part a declared check grades (autograder.checks.declared), else the check module it comes from."""
+    if part := getattr(getattr(item, "function", None), "part", None):
+        return str(part)
     module = getattr(item, "module", None)  # set on pytest.Function, which every check is
     return module.__name__ if module is not None else ""
 

@@ -28,11 +28,15 @@ def reference_student() -> Any:
     """The reference solution behind the worker's request interface (checks run on their own).
 
     Returns:
-        A fresh `ReferenceStudent`.
+        A fresh answerer over reference.attention_encoder, with the checks' probes and helpers.
     """
-    from assignments.attention_encoder.checks.reference_student import ReferenceStudent
+    import reference.attention_encoder as part1
+    from assignments.attention_encoder.checks.helpers import helpers_namespace
+    from assignments.attention_encoder.checks.module_checks import CHECKS
+    from autograder.checks.inprocess import ReferenceModuleStudent
 
-    return ReferenceStudent(GRADER_GLOBALS)
+    # Part 1's classes are Part 2's given code, re-exported: built with the probes the checks substitute.
+    return ReferenceModuleStudent(part1, GRADER_GLOBALS, helpers_namespace(), stand_ins=CHECKS.reference_with_probes)
 
 
 def run_training(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -204,3 +205,42 @@ class InProcessStudent:
         if grad_wrt:
             result["grads"] = [args[i].grad for i in grad_wrt]
         return result
+
+
+class ReferenceModuleStudent(InProcessStudent):
+    """Answers with the definitions of one trusted module: an assignment's reference."""
+
+    def __init__(
+        self,
+        module: ModuleType,
+        grader_globals: Mapping[str, Any],
+        helpers: Mapping[str, Any] | None = None,
+        stand_ins: Callable[[Mapping[str, str]], contextlib.AbstractContextManager[None]] | None = None,
+    ) -> None:
+        """Serve the module's functions and classes.
+
+        Args:
+            module: the reference module (trusted code).
+            grader_globals: the names the grader provides.
+            helpers: the grader helpers, by name.
+            stand_ins: substitute -> a context in which the probes stand in for the reference's
+                classes (`ModuleChecks.reference_with_probes`); None: nothing is substituted.
+        """
+        super().__init__(grader_globals, helpers or {})
+        self.module = module
+        self.stand_ins = stand_ins
+
+    def has(self, name: str) -> bool:
+        """Whether the module defines a function or class of that name."""
+        return callable(getattr(self.module, name, None))
+
+    def function(self, name: str) -> Callable[..., Any]:
+        """The module's function (or class) of that name."""
+        found: Callable[..., Any] = getattr(self.module, name)
+        return found
+
+    @contextlib.contextmanager
+    def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
+        """The module's class, built with the probes standing in for the substituted classes."""
+        with self.stand_ins(substitute) if self.stand_ins else contextlib.nullcontext():
+            yield getattr(self.module, cls)

@@ -54,96 +54,47 @@ class ModulePart:
     # reference module compute that deviation (hooks, a replaced forward, an extra layer). When no
     # transplant reproduces the reference, the first deviation one reproduces names the cause.
     deviations: dict[str, Callable[[nn.Module], None]] = field(default_factory=dict)
+    layout_key: str = ""  # the catalogue key of the documented layout, ending the structural messages
+    # (before, after, kept positions): cases that differ only where a padding mask hides keys; the
+    # outputs at the kept positions (dim 1) must not change (the `padding` check).
+    padding_pair: Callable[[torch.Generator], CasePair] | None = None
+    # (before, after, k): cases equal up to position k; the outputs there must not change (`causal`).
+    causal_pair: Callable[[torch.Generator], CasePair] | None = None
+    # (before, after, j): cases equal except at a visible position j; a module doing its work changes
+    # an output at another position (a later one when the part is causal). Properties about what a
+    # position sees are credited only then (`require_context_use`).
+    context_change: Callable[[torch.Generator], CasePair] | None = None
 
 
+@dataclass(frozen=True)
 class ModuleTexts:
     """The student-facing messages of the module checks: `<prefix>.<name>` of an assignment's catalogue.
 
-    The messages whose fields every assignment fills alike are worded here; a subclass words the rest.
+    Every message has the same fields for every assignment (a catalogue may leave a field unused);
+    the flags say where assignments word them differently.
     """
 
-    # Whether the property checks (context use, invariance, dropout) require a float output.
-    outputs_floating: bool | None = None
-
-    def __init__(self, translate: Callable[..., str], prefix: str) -> None:
-        """Word the messages from one catalogue.
-
-        Args:
-            translate: the assignment's `t` (key, then the message's fields).
-            prefix: the keys' common start, e.g. "checks.module".
-        """
-        self.translate = translate
-        self.prefix = prefix
+    translate: Callable[..., str]  # the assignment's `t` (key, then the message's fields)
+    prefix: str  # the keys' common start, e.g. "checks.module"
+    outputs_floating: bool | None = None  # whether the property checks require a float output
+    method_in_names: bool = False  # the build and output messages name `Class.method` rather than `Class`
+    layout_message: bool = False  # `<prefix>.layout` says why no weights fit (else the transplant's mismatch)
 
     def say(self, key: str, /, **fields: Any) -> str:
         """The message `<prefix>.<key>` with its fields (positional-only: a field may be called `name`)."""
         return self.translate(f"{self.prefix}.{key}", **fields)
 
-    def expect_tensor(
-        self, value: Any, what: str, shape: tuple[int, ...] | None = None, floating: bool | None = None
-    ) -> Tensor:
-        """Fail unless value is a tensor of that shape (see autograder.checks.support.expect_tensor)."""
-        return expect_tensor(value, what, shape=shape, floating=floating)
-
     def output_name(self, cls: str) -> str:
         """How a module's output is called in messages (cls: a class, or `Class.submodule`)."""
         return self.say("output_name", cls=cls)
 
-    def built_output_name(self, part: ModulePart) -> str:
-        """How the output is called by the check that the module builds."""
-        return self.output_name(part.cls)
+    def named(self, part: ModulePart) -> str:
+        """The part as the build and eval-output messages name it."""
+        return f"{part.cls}.{part.method}" if self.method_in_names else part.cls
 
     def hint(self, part: ModulePart) -> str:
         """The part's documented layout, ending the structural messages."""
-        raise NotImplementedError
-
-    def parameters(self, part: ModulePart, count: int, numbers: int, want_count: int, want_numbers: int) -> str:
-        """The parameter tensors differ from the documented layout."""
-        return self.say(
-            "parameters",
-            cls=part.cls,
-            count=count,
-            numbers=f"{numbers:,}",
-            want_count=want_count,
-            want_numbers=f"{want_numbers:,}",
-            hint=self.hint(part),
-        )
-
-    def layout(self, part: ModulePart) -> str | None:
-        """Why no weights can be transplanted (shapes differ); None leaves it to the transplant."""
-        return None
-
-    def eval_output(self, part: ModulePart, difference: float) -> str:
-        """With the expected weights, the eval-mode output differs."""
-        raise NotImplementedError
-
-    def deviation(self, part: ModulePart, name: str) -> str:
-        """The outputs are the reference's under a known deviation of public code (`deviation.<name>`)."""
-        return self.say(f"deviation.{name}", cls=part.cls)
-
-    def no_context(self, part: ModulePart, marker: Any) -> str:
-        """Positions do not look at each other, so a property about them cannot be credited."""
-        raise NotImplementedError
-
-    def dropout_never(self, part: ModulePart) -> str:
-        """Train and eval mode give the same output at drop_prob=0.5."""
-        return self.say("dropout_never", cls=part.cls)
-
-    def dropout_place(self, part: ModulePart) -> str:
-        """At drop_prob=1.0 in train mode the output differs from the reference's."""
-        return self.say("dropout_place", cls=part.cls)
-
-    def submodule_dropout(self, part: ModulePart, name: str, class_name: str) -> str:
-        """A submodule that takes drop_prob was not given the module's."""
-        return self.say("submodule_dropout", cls=part.cls, name=name, class_name=class_name)
-
-    def no_gradient(self, part: ModulePart, name: str) -> str:
-        """No gradient reaches a parameter."""
-        return self.say("no_gradient", cls=part.cls, name=name)
-
-    def gradient(self, part: ModulePart, name: str, difference: float) -> str:
-        """A parameter's gradient differs from the reference's."""
-        return self.say("gradient", name=name, difference=f"{difference:.3g}")
+        return self.translate(part.layout_key)
 
 
 class ModuleChecks:
@@ -266,16 +217,16 @@ class ModuleChecks:
 
     def output(self, part: ModulePart, value: Any) -> Tensor:
         """The student's output, failing unless it is a tensor (float where the assignment says so)."""
-        return self.texts.expect_tensor(value, self.texts.output_name(part.cls), floating=self.texts.outputs_floating)
+        return expect_tensor(value, self.texts.output_name(part.cls), floating=self.texts.outputs_floating)
 
     # -- checks --------------------------------------------------------------------------------------
     def check_builds(self, ctx: CheckContext, part: ModulePart) -> None:
         """It constructs with the documented arguments and returns a float tensor of the right shape."""
         handle = self.student_module(ctx, part, part.drop_prob)
         for case in self.cases(ctx, part):
-            self.texts.expect_tensor(
+            expect_tensor(
                 self.run(ctx, part, handle, case, "eval"),
-                self.texts.built_output_name(part),
+                self.texts.output_name(self.texts.named(part)),
                 shape=part.output_shape(case),
                 floating=True,
             )
@@ -290,12 +241,14 @@ class ModuleChecks:
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
         if actual not in layouts:
             fail(
-                self.texts.parameters(
-                    part,
+                self.texts.say(
+                    "parameters",
+                    cls=part.cls,
                     count=len(actual),
-                    numbers=sum(torch.Size(s).numel() for s in actual),
+                    numbers=f"{sum(torch.Size(s).numel() for s in actual):,}",
                     want_count=len(layouts[0]),
-                    want_numbers=sum(torch.Size(s).numel() for s in layouts[0]),
+                    want_numbers=f"{sum(torch.Size(s).numel() for s in layouts[0]):,}",
+                    hint=self.texts.hint(part),
                 )
             )
 
@@ -315,7 +268,14 @@ class ModuleChecks:
         if isinstance(found, Transplant):
             ctx.cache[key] = found
             return found
-        reason = self.texts.eval_output(part, diffs[0]) if diffs else self.texts.layout(part)
+        hint, cls = self.texts.hint(part), self.texts.named(part)
+        reason = (
+            self.texts.say("eval_output", cls=cls, difference=f"{diffs[0]:.3g}", hint=hint)
+            if diffs
+            else self.texts.say("layout", cls=part.cls, hint=hint)
+            if self.texts.layout_message
+            else None
+        )
         if reason is None:  # no reference had the student's parameter shapes
             ref_params = [(n, list(p.shape)) for n, p in refs[0].named_parameters()]
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
@@ -326,7 +286,7 @@ class ModuleChecks:
                 change(ref)
                 _vary_constants(ref, ctx.seed + 1013)
             if isinstance(self._transplant_any(ctx, part, handle, refs, []), Transplant):
-                reason = ctx.cache[f"deviation:{part.cls}"] = self.texts.deviation(part, name)
+                reason = ctx.cache[f"deviation:{part.cls}"] = self.texts.say(f"deviation.{name}", cls=part.cls)
                 break
         ctx.cache[key] = reason
         fail(reason)
@@ -348,7 +308,7 @@ class ModuleChecks:
 
             def reproduces(_mapping: dict[str, str], expected: list[Tensor] = expected) -> bool:
                 for case, want in zip(cases, expected, strict=True):
-                    got = self.texts.expect_tensor(
+                    got = expect_tensor(
                         self.run(ctx, part, handle, case, "eval"),
                         self.texts.output_name(part.cls),
                         shape=tuple(want.shape),
@@ -374,40 +334,60 @@ class ModuleChecks:
         """Eval-mode outputs equal the reference's on every case under transplanted weights."""
         self.transplant(ctx, part)
 
-    def require_context_use(
-        self,
-        ctx: CheckContext,
-        part: ModulePart,
-        change: Callable[[torch.Generator], CasePair],
-        influenced: Callable[[Any, int], list[int]],
-    ) -> None:
+    def require_context_use(self, ctx: CheckContext, part: ModulePart) -> None:
         """Fail unless changing one position changes an output at another one (eval mode).
 
         A module that returns its input, or works position by position, has the properties about
         what a position may see for free; they are credited only once positions do look at each
-        other. Cached per run (the property checks share it).
-
-        Args:
-            ctx: the grading context.
-            part: the module part.
-            change: cases equal but at one position (the marker).
-            influenced: (marker, sequence length) -> output positions (dim 1) where a module doing
-                its work changes something.
+        other (`part.context_change`; a causal part's later positions). Cached per run (the
+        property checks share it); a part without `context_change` is not asked.
         """
         key = f"context-use:{part.cls}"
+        if part.context_change is None:
+            return
         if key not in ctx.cache:
             handle = self.student_module(ctx, part, part.drop_prob)
-            before, after, marker = change(torch.Generator().manual_seed(ctx.seed + 31))
+            before, after, j = part.context_change(torch.Generator().manual_seed(ctx.seed + 31))
             outputs = [self.output(part, self.run(ctx, part, handle, case, "eval")) for case in (before, after)]
-            positions = influenced(marker, outputs[0].shape[1]) if outputs[0].dim() >= 2 else []
+            length = outputs[0].shape[1] if outputs[0].dim() >= 2 else 0
+            first = j + 1 if part.causal_pair is not None else 0
+            positions = [i for i in range(first, length) if i != j]
             used_context = (
                 outputs[0].shape == outputs[1].shape
                 and bool(positions)
                 and not all_close(outputs[0][:, positions], outputs[1][:, positions])
             )
-            ctx.cache[key] = None if used_context else self.texts.no_context(part, marker)
+            ctx.cache[key] = None if used_context else self.texts.say("no_context", cls=part.cls, j=j, later=j + 1)
         if ctx.cache[key]:
             fail(ctx.cache[key])
+
+    def check_padding(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Changing what sits at masked (padding) key positions never changes the outputs at the
+        other positions, and outputs do depend on other visible positions (not vacuous)."""
+        if part.padding_pair is None:
+            raise RuntimeError(f"{part.cls} has no padding cases")
+        self.check_unchanged(
+            ctx,
+            part,
+            part.padding_pair,
+            lambda kept: kept,
+            lambda _: self.deviation_shown(ctx, part) or self.texts.say("padding_leaks", cls=part.cls),
+        )
+        self.require_context_use(ctx, part)
+
+    def check_causal(self, ctx: CheckContext, part: ModulePart) -> None:
+        """Changing inputs after position k never changes outputs at positions <= k (eval mode),
+        and later outputs do depend on earlier inputs (so the property is not vacuous)."""
+        if part.causal_pair is None:
+            raise RuntimeError(f"{part.cls} has no causal cases")
+        self.check_unchanged(
+            ctx,
+            part,
+            part.causal_pair,
+            lambda k: list(range(k + 1)),
+            lambda k: self.texts.say("sees_future", cls=part.cls, k=k),
+        )
+        self.require_context_use(ctx, part)
 
     def check_unchanged(
         self,
@@ -443,13 +423,13 @@ class ModuleChecks:
         eval_out = self.output(part, self.run(ctx, part, handle, case, "eval"))
         train_out = self.output(part, self.run(ctx, part, handle, case, "train", seed=1))
         if all_close(eval_out, train_out):
-            fail(self.texts.dropout_never(part))
+            fail(self.texts.say("dropout_never", cls=part.cls))
         moved = self.transplant(ctx, part, drop_prob=1.0)
         for case in self.cases(ctx, part):
             want = self.reference_run(moved.reference, part, case, "train")
             got = self.output(part, self.run(ctx, part, moved.handle, case, "train"))
             if not all_close(got, want):
-                fail(self.texts.dropout_place(part))
+                fail(self.texts.say("dropout_place", cls=part.cls))
         self._check_submodule_dropout(ctx, part, moved.handle)
 
     def _check_submodule_dropout(self, ctx: CheckContext, part: ModulePart, handle: int) -> None:
@@ -464,14 +444,14 @@ class ModuleChecks:
             if not name or class_name not in part.dropout_submodules:
                 continue
             outputs = [
-                self.texts.expect_tensor(
+                expect_tensor(
                     ctx.student.run(handle, f"{name}.forward", [x], mode="train", set_globals=part.set_globals or None),
                     self.texts.output_name(f"{part.cls}.{name}"),
                 )
                 for x in inputs
             ]
             if not all_close(*outputs):
-                fail(self.texts.submodule_dropout(part, name, class_name))
+                fail(self.texts.say("submodule_dropout", cls=part.cls, name=name, class_name=class_name))
 
     def check_gradients(self, ctx: CheckContext, part: ModulePart) -> None:
         """Gradients reach every parameter and equal the reference's (eval mode, same weights)."""
@@ -491,12 +471,12 @@ class ModuleChecks:
             student_name = moved.mapping[ref_name]
             got = grads.get(student_name)
             if got is None or not bool(got.abs().sum() > 0):
-                fail(self.texts.no_gradient(part, student_name))
+                fail(self.texts.say("no_gradient", cls=part.cls, name=student_name))
             want = param.grad
             if want is None:  # every reference parameter takes part in its output
                 raise RuntimeError(f"reference parameter {ref_name} got no gradient")
             if not all_close(got, want):
-                fail(self.texts.gradient(part, student_name, max_difference(got, want)))
+                fail(self.texts.say("gradient", name=student_name, difference=f"{max_difference(got, want):.3g}"))
 
 
 def _vary_constants(module: nn.Module, seed: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -71,6 +72,12 @@ def check_context(request: Any, assignment: str) -> CheckContext:
     if plugin is not None:
         context: CheckContext = plugin.context
         return context
+    return _reference_context(assignment)
+
+
+@functools.cache  # one per assignment and process: the fixture and the declared checks share it
+def _reference_context(assignment: str) -> CheckContext:
+    """The context of an assignment's checks run on their own: its reference student, seed 0."""
     from autograder.assignment import load_assignment
 
     return CheckContext(student=load_assignment(assignment).reference_student(), seed=0)

@@ -15,8 +15,6 @@ its constructor arguments, dropout), so a class that routes something wrongly is
 
 from __future__ import annotations
 
-from typing import Any
-
 PROBE_SOURCE = """
 import torch
 from torch import nn
@@ -90,14 +88,3 @@ class ProbeEncoderLayer(nn.Module):
         hidden = torch.tanh(self.mix(torch.matmul(weights, x) + 0.5 * x))
         return x + self.dropout(self.back(hidden)) * self.head_gain.mean()
 """
-
-
-def probe_namespace() -> dict[str, Any]:
-    """Run PROBE_SOURCE in the trusted process (for the reference side of a check).
-
-    Returns:
-        Its globals: the probe classes, fresh.
-    """
-    probes: dict[str, Any] = {}
-    exec(compile(PROBE_SOURCE, "<attention_encoder probes>", "exec"), probes)  # our own code
-    return probes

@@ -14,7 +14,7 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, other_tokens, padded_ids
-from autograder.checks.support import CheckContext
+from autograder.checks.declared import declared_checks
 from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 17, 20, 16, 32, 4, 2
@@ -29,7 +29,7 @@ def _cases(gen: torch.Generator) -> list[list[Any]]:
     return [_case(gen, [6, 3], 6), _case(gen, [1], 1), _case(gen, [11, 4, 9], 11)]
 
 
-def _padding_pair(gen: torch.Generator) -> mc.PaddingPair:
+def _padding_pair(gen: torch.Generator) -> mc.CasePair:
     before = _case(gen, [4, 4, 4], 7)
     ids = before[0].clone()
     ids[:, 4:] = other_tokens(gen, ids[:, 4:], VOCAB)  # real tokens now, still hidden by the mask
@@ -60,25 +60,5 @@ PART = mc.ModulePart(
 )
 
 
-def test_encoder_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_encoder_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_encoder_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_encoder_padding(ctx: CheckContext) -> None:
-    mc.check_padding(ctx, PART)
-
-
-def test_encoder_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_encoder_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "encoder"))

@@ -13,7 +13,7 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
-from autograder.checks.support import CheckContext
+from autograder.checks.declared import declared_checks
 from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
@@ -27,7 +27,7 @@ def _cases(gen: torch.Generator) -> list[list[Any]]:
     return [_case(gen, [5, 3], 5), _case(gen, [1], 1), _case(gen, [7, 2, 6, 7], 7)]
 
 
-def _padding_pair(gen: torch.Generator) -> mc.PaddingPair:
+def _padding_pair(gen: torch.Generator) -> mc.CasePair:
     before = _case(gen, [4, 4, 4], 7)
     after = [before[0].clone(), before[1]]
     after[0][:, 4:] = torch.randn(3, 3, D_MODEL, generator=gen) * 3
@@ -55,25 +55,5 @@ PART = mc.ModulePart(
 )
 
 
-def test_encoder_layer_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_encoder_layer_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_encoder_layer_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_encoder_layer_padding(ctx: CheckContext) -> None:
-    mc.check_padding(ctx, PART)
-
-
-def test_encoder_layer_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_encoder_layer_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "encoder_layer"))

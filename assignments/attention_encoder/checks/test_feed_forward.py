@@ -8,6 +8,7 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.messages import t
+from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, fail
 
 D_MODEL, FF_DIM = 16, 32
@@ -24,18 +25,6 @@ PART = mc.ModulePart(
     output_shape=lambda case: tuple(case[0].shape),
     layout_key="ae.layout.feed_forward",
 )
-
-
-def test_ffn_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_ffn_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_ffn_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_ffn_position_wise(ctx: CheckContext) -> None:
@@ -58,9 +47,5 @@ def test_ffn_position_wise(ctx: CheckContext) -> None:
         fail(t("ae.ffn.affine"))
 
 
-def test_ffn_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_ffn_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "feed_forward"))

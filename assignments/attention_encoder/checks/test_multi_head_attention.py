@@ -14,6 +14,7 @@ import torch
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
+from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, fail
 from reference.transformer_mt import variants
 
@@ -32,7 +33,7 @@ def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, [5, 3], 5), _case(gen, [1], 1), _case(gen, [6, 6, 4], 6, self_attention=False)]
 
 
-def _padding_pair(gen: torch.Generator) -> mc.PaddingPair:
+def _padding_pair(gen: torch.Generator) -> mc.CasePair:
     before = _case(gen, [4, 4, 7], 7, self_attention=False)
     after = list(before)
     for index in (1, 2):  # key and value change where the first rows are padding
@@ -61,22 +62,6 @@ PART = mc.ModulePart(
 )
 
 
-def test_mha_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_mha_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_mha_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_mha_padding(ctx: CheckContext) -> None:
-    mc.check_padding(ctx, PART)
-
-
 def test_mha_permutation(ctx: CheckContext) -> None:
     """Reordering the positions (and the mask with them) reorders the output the same way: no
     position is tied to a head or to another position by the splitting. Credited only when the
@@ -91,8 +76,8 @@ def test_mha_permutation(ctx: CheckContext) -> None:
     out_permuted = mc.expect_tensor(mc.CHECKS.run(ctx, PART, handle, permuted, "eval"), name)
     if out.shape != out_permuted.shape or not all_close(out[:, order], out_permuted):
         fail(mc.CHECKS.deviation_shown(ctx, PART) or t("ae.mha.permutation"))
-    mc.require_context_use(ctx, PART)
+    mc.CHECKS.require_context_use(ctx, PART)
 
 
-def test_mha_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "multi_head_attention"))

@@ -13,7 +13,7 @@ import torch
 
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
-from autograder.checks.support import CheckContext
+from autograder.checks.declared import declared_checks
 from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
@@ -36,9 +36,9 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: (*case[0].shape, VOCAB),
     causal_pair=lambda gen: later_tokens_redrawn(_case(gen, 3, 9, ragged=False), 0, VOCAB, gen),
-    earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 0, VOCAB, gen),
+    context_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 0, VOCAB, gen),
     substitute={"DecoderLayer": "ProbeDecoderLayer"},
-    layout_hint_key="checks.layout.decoder",
+    layout_key="checks.layout.decoder",
     deviations={
         "sqrt_d_scaling": variants.sqrt_d_scaling,
         "log_softmax_output": variants.log_softmax_output,
@@ -49,25 +49,5 @@ PART = mc.ModulePart(
 )
 
 
-def test_decoder_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_decoder_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_decoder_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_decoder_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
-
-
-def test_decoder_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_decoder_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "decoder"))

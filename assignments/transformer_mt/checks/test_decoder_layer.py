@@ -8,7 +8,7 @@ import torch
 
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import masked_batches
-from autograder.checks.support import CheckContext
+from autograder.checks.declared import declared_checks
 from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
@@ -50,32 +50,12 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: tuple(case[0].shape),
     causal_pair=_causal_pair,
-    earlier_change=_earlier_change,
+    context_change=_earlier_change,
     dropout_submodules=("FeedForwardNeuralNetwork",),
-    layout_hint_key="checks.layout.decoder_layer",
+    layout_key="checks.layout.decoder_layer",
     deviations={"swapped_masks": variants.swapped_masks, "pre_norm": variants.pre_norm},
 )
 
 
-def test_decoder_layer_builds(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_decoder_layer_parameters(ctx: CheckContext) -> None:
-    mc.CHECKS.check_parameters(ctx, PART)
-
-
-def test_decoder_layer_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
-
-
-def test_decoder_layer_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
-
-
-def test_decoder_layer_dropout(ctx: CheckContext) -> None:
-    mc.CHECKS.check_dropout(ctx, PART)
-
-
-def test_decoder_layer_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "decoder_layer"))

@@ -14,6 +14,7 @@ import torch
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from assignments.transformer_mt.messages import t
+from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
 from reference.transformer_mt import variants
 
@@ -36,20 +37,12 @@ PART = mc.ModulePart(
     make_cases=_cases,
     output_shape=lambda case: (*case[1].shape, TGT_VOCAB),
     causal_pair=lambda gen: later_tokens_redrawn(_case(gen, 3, 9, ragged=False), 1, TGT_VOCAB, gen),
-    earlier_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 1, TGT_VOCAB, gen),
+    context_change=lambda gen: token_changed(_case(gen, 3, 8, ragged=False), 1, TGT_VOCAB, gen),
     substitute={"Decoder": "ProbeDecoder"},
     set_globals={"vocab_size": dict(VOCAB_SIZES)},
-    layout_hint_key="checks.layout.transformer",
+    layout_key="checks.layout.transformer",
     deviations={"log_softmax_output": variants.log_softmax_output, "swapped_masks": variants.swapped_masks},
 )
-
-
-def test_transformer_output_shape(ctx: CheckContext) -> None:
-    mc.CHECKS.check_builds(ctx, PART)
-
-
-def test_transformer_eval_output(ctx: CheckContext) -> None:
-    mc.CHECKS.check_eval_output(ctx, PART)
 
 
 def test_transformer_mask_routing(ctx: CheckContext) -> None:
@@ -65,7 +58,7 @@ def test_transformer_mask_routing(ctx: CheckContext) -> None:
         if not all_close(*_outputs(ctx, handle, [src, noisy], tgt, src_mask, tgt_mask)):
             fail(t("checks.forward.padding_leaks"))
     _require_source_use(ctx, handle)
-    mc.require_context_use(ctx, PART)
+    mc.CHECKS.require_context_use(ctx, PART)
 
 
 def _require_source_use(ctx: CheckContext, handle: int) -> None:
@@ -89,9 +82,5 @@ def _outputs(ctx: CheckContext, handle: int, sources: list[Any], *rest: Any) -> 
     ]
 
 
-def test_transformer_causal(ctx: CheckContext) -> None:
-    mc.check_causal(ctx, PART)
-
-
-def test_transformer_gradients(ctx: CheckContext) -> None:
-    mc.CHECKS.check_gradients(ctx, PART)
+# The declared checks of this part (declared.yml): builds, parameters, outputs, ...
+globals().update(declared_checks(__file__, "transformer_forward"))

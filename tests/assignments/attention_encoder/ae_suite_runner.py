@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from autograder import credit
+from autograder.assignment_folder import read_settings
 from autograder.checks.support import CheckContext
 from autograder.config.sections import PartConfig
 from autograder.runner import Verdict
@@ -26,9 +26,8 @@ CONTEXT_PLUGIN = "autograder-check-context"
 
 
 def parts() -> dict[str, dict[str, Any]]:
-    """assignment.yml's parts."""
-    loaded: dict[str, Any] = yaml.safe_load((ASSIGNMENT / "assignment.yml").read_text(encoding="utf-8"))
-    result: dict[str, dict[str, Any]] = loaded["parts"]
+    """assignment.yml's parts (the credit rule of declared parts filled in, as the engine reads them)."""
+    result: dict[str, dict[str, Any]] = read_settings(ASSIGNMENT)["parts"]
     return result
 
 

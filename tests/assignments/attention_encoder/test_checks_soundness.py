@@ -9,8 +9,8 @@ from ae_corpus import CORRECT_PATH, CorpusCase, cases_of
 from ae_inprocess import InProcessStudent
 from ae_suite_runner import parts, points, run_suite
 
+from assignments.attention_encoder.assignment import reference_student
 from assignments.attention_encoder.checks.conftest import GRADER_GLOBALS
-from assignments.attention_encoder.checks.reference_student import ReferenceStudent
 
 UNIT_PARTS = [name for name in parts() if name != "training"]
 
@@ -26,7 +26,7 @@ def _full() -> dict[str, float]:
 
 
 def test_every_configured_check_exists_and_passes_on_the_reference() -> None:
-    verdicts = run_suite(ReferenceStudent(GRADER_GLOBALS))
+    verdicts = run_suite(reference_student())
     configured = sorted(c for name in UNIT_PARTS for c in parts()[name]["checks"])
     assert sorted(verdicts) == configured, "assignment.yml and the suite disagree on check ids"
     assert {c: m for c, m in verdicts.items() if m is not None} == {}
@@ -34,7 +34,7 @@ def test_every_configured_check_exists_and_passes_on_the_reference() -> None:
 
 
 def test_the_reference_passes_for_another_seed() -> None:
-    verdicts = run_suite(ReferenceStudent(GRADER_GLOBALS), seed=12345)
+    verdicts = run_suite(reference_student(), seed=12345)
     assert {c: m for c, m in verdicts.items() if m is not None} == {}
 
 

@@ -1,0 +1,1 @@
+"""The assignment tensor_basics (made by `python -m autograder new-assignment`; docs/ASSIGNMENTS.md)."""

@@ -1,0 +1,1 @@
+"""tensor_basics's hidden checks: declared.yml, bound by test_declared.py."""
