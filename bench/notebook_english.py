@@ -191,18 +191,18 @@ def _is_value(line: str) -> bool:
     return True
 
 
-def measure(assignment: str, env: dict[str, str] | None = None) -> tuple[list[str], int]:
+def measure(assignment: str, env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """Run the buggy notebook of `assignment` (`execute`'s env).
 
     Returns:
-        (its English-only output lines, the number of its non-empty output lines)
+        (its English-only output lines, every non-empty output line), lines stripped
     """
     with tempfile.TemporaryDirectory(prefix="notebook-english-") as scratch:
         notebook = execute(assignment, Path(scratch), env)
         tests = Path(scratch) / "student" / "tests"
         shown = [shown_text(o) for cell in notebook.cells for o in cell.get("outputs", [])]
-        total = sum(1 for text in shown for line in text.splitlines() if line.strip())
-        return english_lines(notebook, tests), total
+        every = [line.strip() for text in shown for line in text.splitlines() if line.strip()]
+        return english_lines(notebook, tests), every
 
 
 def main() -> None:
@@ -215,8 +215,8 @@ def main() -> None:
         nbformat.write(buggy_notebook((args.assignment or ["transformer_mt"])[0]), args.write)
         return
     for assignment in args.assignment or sorted(BUGS):
-        lines, total = measure(assignment)
-        print(json.dumps({"assignment": assignment, "english_only": len(lines), "output_lines": total}))
+        lines, every = measure(assignment)
+        print(json.dumps({"assignment": assignment, "english_only": len(lines), "output_lines": len(every)}))
         for line in lines if args.show else []:
             print("    " + line)
 

@@ -118,7 +118,7 @@ class CheckResult:
         return f"<p><strong style='color: {color};'>{html.escape(title)}</strong></p>{body}"
 
 
-class Notebook(otter.Notebook):
+class Notebook(otter.Notebook):  # type: ignore[misc]  # Otter has no type information
     """Otter's `Notebook`, whose `check` results are worded from the course's catalogue."""
 
     def check(self, question: str, global_env: dict[str, Any] | None = None) -> Any:
