@@ -414,7 +414,8 @@ def test_otters_questions_are_worded_in_the_students_language_and_pickle_as_otte
     assert q1.splitlines()[0] == f"q1 결과: {points:g}/10점"
     assert ": mask_blocks_future: ❌ 실패\n        0번 위치가 1번 위치를 볼 수 있습니다." in q1
     assert ": mask_shape_and_dtype: ✅ 통과" in q1
-    assert q2 == f"decoder_layer: 모든 검사를 통과했습니다({PARTS['decoder_layer'].points:g}/{PARTS['decoder_layer'].points:g}점) ✅"
+    full = PARTS["decoder_layer"].points
+    assert q2 == f"decoder_layer: 모든 검사를 통과했습니다({full:g}/{full:g}점) ✅"
     assert not any(english in q1 + q2 for english in ("results:", "result:", "passed", "All test cases"))
     stored = pickle.dumps(results.results["q1"])
     assert b"otter_bridge" not in stored and type(pickle.loads(stored)) is OKTestFile
@@ -422,7 +423,7 @@ def test_otters_questions_are_worded_in_the_students_language_and_pickle_as_otte
 
 
 def test_the_plugins_report_times_the_engine_in_the_students_language() -> None:
-    merged = {"parts": []}
+    merged: dict[str, Any] = {"parts": []}
     runs = [EngineRun(["look_ahead_mask"], {}, "", 2.0), EngineRun(["decoder"], None, "멈춤", 3.0, "tail")]
     with use_language("ko"):
         report = bridge.EnginePlugin._report(merged, runs, 5.5)

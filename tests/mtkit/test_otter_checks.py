@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from mtkit.otter_checks import KEYS, WORDS_FILE, CheckResult, Notebook, case_det
 
 # An Otter test file (exception format): an assertion with a hint, a bare assertion, and one that
 # reaches a name the notebook does not define.
-TEST_FILE = '''
+TEST_FILE = """
 from otter.test_files import test_case
 
 OK_FORMAT = False
@@ -32,7 +33,7 @@ def test_hint(env):
 @test_case(points=2, hidden=False)
 def test_missing(env):
     env["missing_function"]()
-'''
+"""
 ENGLISH_FRAME = ("results:", "Test case failed", "Error at line", "Test case passed", "passed!")
 
 
@@ -60,7 +61,7 @@ def test_a_check_in_the_notebook_is_worded_in_korean(tests_dir: Path) -> None:
     assert "(검사 q1의 " in text and "번째 줄에서 멈춤)" in text
     # Any other exception: Python's text quoted in the catalogue's sentence, the test's line as code.
     assert "`KeyError: missing_function` 예외가 발생했습니다" in text
-    assert "`env[\"missing_function\"]()`" in text
+    assert '`env["missing_function"]()`' in text
     html = result._repr_html_()
     for shown in (text, html, repr(result)):
         assert not any(frame in shown for frame in ENGLISH_FRAME), shown
@@ -69,8 +70,8 @@ def test_a_check_in_the_notebook_is_worded_in_korean(tests_dir: Path) -> None:
 
 def test_the_calling_cells_globals_are_checked_by_default(tests_dir: Path) -> None:
     grader = Notebook(tests_dir=str(tests_dir))
-    namespace = {"grader": grader, "answer": 41}
-    exec("result = grader.check('q1')", namespace)  # noqa: S102 (a notebook cell's globals)
+    namespace: dict[str, Any] = {"grader": grader, "answer": 41}
+    exec("result = grader.check('q1')", namespace)  # as a notebook cell runs
     assert "q1 - 1: ❌ 실패" in namespace["result"].summary()  # answer 41 fails the first case
 
 
@@ -94,4 +95,5 @@ def test_without_the_words_file_otters_result_is_unchanged(tests_dir: Path) -> N
 
 def test_a_message_outside_otters_frame_is_kept() -> None:
     words = {key: t(f"otter.check.{key}", language="ko") for key in KEYS}
-    assert case_details("모양이 (2, 6)인 배치에서\n열려 있습니다", words) == ["모양이 (2, 6)인 배치에서", "열려 있습니다"]
+    said = "모양이 (2, 6)인 배치에서\n열려 있습니다"
+    assert case_details(said, words) == said.splitlines()
