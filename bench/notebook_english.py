@@ -14,6 +14,8 @@ at the failing line), a tensor's repr (`tensor(`, `dtype=torch.int32`) and a lin
 value (`True`, a dict). Python's exception text (`NameError: name 'x' is not defined`) is counted.
 
 Usage: MULTI30K_DIR=... python bench/notebook_english.py [--assignment transformer_mt] [--show]
+       python bench/notebook_english.py --write buggy.ipynb   (then `otter run` it)
+       python bench/notebook_english.py --otter-results out/results.json
 """
 
 from __future__ import annotations
@@ -205,12 +207,32 @@ def measure(assignment: str, env: dict[str, str] | None = None) -> tuple[list[st
         return english_lines(notebook, tests), every
 
 
+def otter_results_english(results_json: Path) -> list[str]:
+    """The English-only lines of an Otter results.json's outputs (what Gradescope shows the student).
+
+    Args:
+        results_json: written by `otter run` / `otter grade` (e.g. on `--write`'s notebook).
+
+    Returns:
+        The lines, stripped.
+    """
+    results = json.loads(results_json.read_text(encoding="utf-8"))
+    texts = [results.get("output", ""), *(test.get("output", "") for test in results.get("tests", []))]
+    return [line.strip() for text in texts for line in text.splitlines() if lacks_korean(line)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", choices=sorted(BUGS), action="append")
     parser.add_argument("--show", action="store_true", help="print the English-only lines")
     parser.add_argument("--write", type=Path, help="only write the buggy notebook (first assignment) there")
+    parser.add_argument("--otter-results", type=Path, help="only count the English-only lines of a results.json")
     args = parser.parse_args()
+    if args.otter_results:
+        lines = otter_results_english(args.otter_results)
+        print(json.dumps({"results_json": str(args.otter_results), "english_only": len(lines)}))
+        print("".join(f"    {line}\n" for line in lines), end="")
+        return
     if args.write:
         nbformat.write(buggy_notebook((args.assignment or ["transformer_mt"])[0]), args.write)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -42,3 +43,10 @@ def test_the_buggy_notebook_run_shows_no_more_english_only_lines(assignment: str
     assert failed in shown, shown
     assert "q2: 모든 검사를 통과했습니다(20/20점) ✅" in shown, shown
     assert len(lines) <= ALLOWED[assignment], lines
+
+
+def test_otters_results_json_is_counted_as_gradescope_shows_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    tests = [{"output": "q1 results:\n    mask: ❌ 실패"}, {"output": "q2: 모든 검사를 통과했습니다(20/20점) ✅"}]
+    path.write_text(json.dumps({"output": "점수: 62/80", "tests": tests}), encoding="utf-8")
+    assert load_bench("notebook_english").otter_results_english(path) == ["q1 results:"]
