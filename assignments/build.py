@@ -135,7 +135,8 @@ def stage(workdir: Path, part: Target = PART) -> Path:
             continue
         if (REPO / item).is_dir():
             shutil.copytree(REPO / item, folder / item, ignore=IGNORED)
-        else:
+        else:  # a file, possibly inside a folder (Part 1's mtkit/otter_checks.py)
+            (folder / item).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(REPO / item, folder / item)
     (folder / "requirements.txt").write_text(requirements_text(), encoding="utf-8")
     return folder / part.master.name
@@ -154,7 +155,9 @@ def run_assign(workdir: Path, part: Target = PART) -> Path:
     """
     from autograder.assignment import load_assignment
     from autograder.config import load_config
+    from autograder.i18n import t
     from autograder.integrations.public_checks import GLOBALS_FILE, LIBRARY_CALLS_FILE
+    from mtkit.otter_checks import KEYS, WORDS_FILE
 
     staged = stage(workdir, part)
     out = workdir / "out"
@@ -172,9 +175,13 @@ def run_assign(workdir: Path, part: Target = PART) -> Path:
     provided = dict(load_assignment(part.name).grader_globals)
     text = json.dumps(provided, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     (out / "student" / "tests" / GLOBALS_FILE).write_text(text, encoding="utf-8")
-    parts = load_config(overrides={"assignment.name": part.name}).parts.values()
-    calls = list(dict.fromkeys(name for config in parts for name in config.forbidden_calls))
+    config = load_config(overrides={"assignment.name": part.name})
+    calls = list(dict.fromkeys(name for part_config in config.parts.values() for name in part_config.forbidden_calls))
     (out / "student" / "tests" / LIBRARY_CALLS_FILE).write_text(json.dumps(calls, indent=1) + "\n", encoding="utf-8")
+    # grader.check's words (mtkit/otter_checks.py), in the course's language: the student has no catalogue.
+    words = {key: t(f"otter.check.{key}", language=config.feedback.language) for key in KEYS}
+    text = json.dumps(words, indent=1, ensure_ascii=False) + "\n"
+    (out / "student" / "tests" / WORDS_FILE).write_text(text, encoding="utf-8")
     return out
 
 
@@ -270,6 +277,7 @@ def write_student(generated: Path, destination: Path = STUDENT_DIR, part: Target
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target, ignore=IGNORED)
         elif source.suffix == ".ipynb":

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import copyreg
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ from autograder.integrations.otter_upload import (
 from autograder.integrations.upload_guard import read_beneath, write_new
 from autograder.results import CheckResult, PartResult
 from autograder.sidecar_files import locate_sidecar
+from mtkit.otter_checks import KEYS, question_summary
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
 # Result statuses with a catalogue word (report.status.<status>).
@@ -307,6 +309,21 @@ def _merge(
     }
 
 
+class EngineQuestion(OKTestFile):  # type: ignore[misc]  # Otter has no type information
+    """A graded part as Otter's question, its text (Gradescope's test output) in the catalogue's words,
+    taken when it is made: Otter words it later, outside the plugin's language."""
+
+    words: dict[str, str]
+
+    def summary(self, public_only: bool = False) -> str:
+        """The question's result, worded as `grader.check`'s in the notebook (mtkit/otter_checks.py)."""
+        return question_summary(self, self.words)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as Otter's own class: `otter grade` unpickles the results on a host that may lack this project.
+        return (copyreg._reconstructor, (OKTestFile, object, None), self.__dict__)  # type: ignore[attr-defined]
+
+
 def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
     """One graded part as an Otter test file: one test case per hidden check, with its message."""
     checks = part["checks"] or [
@@ -330,8 +347,9 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
         cases.append(case)
         message = t("otter.passed") if check["passed"] else (check.get("message") or t("gradescope.check_failed"))
         outcomes.append(TestCaseResult(test_case=case, message=message, passed=bool(check["passed"])))
-    test_file = OKTestFile(question, f"grader.yml:parts.{part['part']}", cases, all_or_nothing=False)
+    test_file = EngineQuestion(question, f"grader.yml:parts.{part['part']}", cases, all_or_nothing=False)
     test_file.test_case_results = outcomes
+    test_file.words = {key: t(f"otter.check.{key}") for key in KEYS}
     if abs(test_file.score - part["points"]) > 1e-9:
         test_file.update_score(part["points"])
     return test_file
@@ -541,8 +559,13 @@ class EnginePlugin(AbstractOtterPlugin):  # type: ignore[misc]  # Otter has no t
             for p in merged["parts"]
         ]
         lines += [
-            f"engine run [{','.join(r.parts)}]: {r.seconds:.1f} s, "
-            + ("ok" if r.result is not None else f"FAILED: {r.failure}\n  log tail:\n{r.log_tail}")
+            t(
+                "otter.report.run" if r.result is not None else "otter.report.run_failed",
+                parts=",".join(r.parts),
+                seconds=r.seconds,
+                failure=r.failure,
+                log_tail=r.log_tail,
+            )
             for r in runs
         ]
-        return "\n".join([*lines, f"total engine time: {seconds:.1f} s"])
+        return "\n".join([*lines, t("otter.report.total", seconds=seconds)])

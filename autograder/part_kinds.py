@@ -17,7 +17,7 @@ from autograder.assignment import Assignment
 from autograder.checks.support import CheckContext
 from autograder.config import GraderConfig
 from autograder.i18n import t
-from autograder.runner import Verdict, run_checks
+from autograder.runner import Verdict, run_checks, student_line
 from autograder.sandbox import Limits, Worker
 
 
@@ -91,8 +91,10 @@ def worker_limits(config: GraderConfig, preload: Sequence[str] = ()) -> Limits:
 
 
 def _load_error(error: dict[str, Any]) -> str:
-    """A worker load error as 'cell 2, line 9: ModuleNotFoundError: ... (statement skipped)'."""
-    where = ", ".join(str(x) for x in (error.get("label"), f"line {error['line']}" if error.get("line") else None) if x)
+    """A worker load error as '2번 셀 9번째 줄: ModuleNotFoundError: ... (statement skipped)', the cell
+    and line worded as the other load problems and the checks' exceptions (`student_line`)."""
+    label = str(error.get("label") or "")
+    where = student_line(f"{label}, line {error['line']}") if label and error.get("line") else label
     text = f"{error.get('exc_type', 'Error')}: {error.get('message', '')}".strip()
     if where:
         return t("engine.statement_skipped", where=where, text=text)

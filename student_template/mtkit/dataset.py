@@ -66,21 +66,24 @@ class PreparedData:
     cache_path: Path | None = field(default=None, repr=False)
 
     def summary(self) -> str:
-        """Human-readable sizes: vocabularies, pairs per split, length statistics, filtering."""
+        """Human-readable sizes: vocabularies, pairs per split, length statistics, filtering.
+
+        In Korean, the course's language: the student notebook prints it (the grader never shows it).
+        """
         src, tgt = self.src_language, self.tgt_language
-        origin = "from cache" if self.from_cache else "freshly prepared"
+        origin = "캐시에서 읽음" if self.from_cache else "새로 준비함"
         lines = [
-            f"Multi30k {src}->{tgt}, tokenizer {self.tokenizer!r}, max_length {self.max_length} ({origin})",
-            f"  vocab: {src} {len(self.vocabs[src]):,}, {tgt} {len(self.vocabs[tgt]):,}",
+            f"Multi30k {src}->{tgt}, 토크나이저 {self.tokenizer!r}, 최대 길이(max_length) {self.max_length} ({origin})",
+            f"  어휘 크기: {src} {len(self.vocabs[src]):,}, {tgt} {len(self.vocabs[tgt]):,}",
         ]
         for name, split in self.splits.items():
-            action = "dropped" if split.filtered else "kept"
+            action = "버림" if split.filtered else "유지"
             src_lengths = [len(seq) for seq in split.src] or [0]
             tgt_lengths = [len(seq) for seq in split.tgt] or [0]
             lines.append(
-                f"  {name}: {len(split):,} pairs; {split.n_too_long} longer than {self.max_length} {action}; "
-                f"length with <sos>/<eos> {src} max {max(src_lengths)} mean {sum(src_lengths) / len(src_lengths):.1f}, "
-                f"{tgt} max {max(tgt_lengths)} mean {sum(tgt_lengths) / len(tgt_lengths):.1f}"
+                f"  {name}: {len(split):,}쌍; {self.max_length}보다 긴 쌍 {split.n_too_long}개 {action}; "
+                f"<sos>/<eos> 포함 길이 {src} 최대 {max(src_lengths)} 평균 {sum(src_lengths) / len(src_lengths):.1f}, "
+                f"{tgt} 최대 {max(tgt_lengths)} 평균 {sum(tgt_lengths) / len(tgt_lengths):.1f}"
             )
         return "\n".join(lines)
 

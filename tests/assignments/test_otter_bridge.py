@@ -392,3 +392,45 @@ def test_the_plugins_report_names_the_parts_in_the_students_language() -> None:
     with use_language("ko", load_assignment("transformer_mt").messages_dir):
         report = bridge.EnginePlugin._report(merged, [], 1.0)
     assert report.splitlines()[:2] == ["Look-ahead 마스크: 1/10", "학습 (BLEU): 채점 안 함"]
+
+
+def test_otters_questions_are_worded_in_the_students_language_and_pickle_as_otters() -> None:
+    """Gradescope's test output is Otter's question summary: "q1 결과: …", not "q1 results:", though
+    Otter words it after the plugin's language block; `otter grade` unpickles it without this project."""
+    import pickle
+
+    from otter.test_files.ok_test import OKTestFile
+
+    failing = {"mask_blocks_future": "0번 위치가 1번 위치를 볼 수 있습니다."}
+    merged, _ = bridge.grade_parts(Path("sub.ipynb"), REPO, BridgeOptions(train=False), FakeRunner(failing=failing))
+    results = GradingResults([])
+    with use_language("ko"):
+        bridge.fill_otter_results(results, merged, BridgeOptions(questions={"look_ahead_mask": "q1"}))
+    document = results.to_gradescope_dict(
+        AutograderConfig({"show_hidden": True, "show_all_public": True, "force_public_test_summary": False})
+    )
+    q1, q2 = document["tests"][0]["output"], document["tests"][1]["output"]
+    points = next(p["points"] for p in merged["parts"] if p["part"] == "look_ahead_mask")
+    assert q1.splitlines()[0] == f"q1 결과: {points:g}/10점"
+    assert ": mask_blocks_future: ❌ 실패\n        0번 위치가 1번 위치를 볼 수 있습니다." in q1
+    assert ": mask_shape_and_dtype: ✅ 통과" in q1
+    full = PARTS["decoder_layer"].points
+    assert q2 == f"decoder_layer: 모든 검사를 통과했습니다({full:g}/{full:g}점) ✅"
+    assert not any(english in q1 + q2 for english in ("results:", "result:", "passed", "All test cases"))
+    stored = pickle.dumps(results.results["q1"])
+    assert b"otter_bridge" not in stored and type(pickle.loads(stored)) is OKTestFile
+    assert pickle.loads(stored).score == points
+
+
+def test_the_plugins_report_times_the_engine_in_the_students_language() -> None:
+    merged: dict[str, Any] = {"parts": []}
+    runs = [EngineRun(["look_ahead_mask"], {}, "", 2.0), EngineRun(["decoder"], None, "멈춤", 3.0, "tail")]
+    with use_language("ko"):
+        report = bridge.EnginePlugin._report(merged, runs, 5.5)
+    assert report.splitlines() == [
+        "엔진 실행 [look_ahead_mask]: 2.0초, 정상",
+        "엔진 실행 [decoder]: 3.0초, 실패: 멈춤",
+        "  로그 끝부분:",
+        "tail",
+        "엔진 전체 시간: 5.5초",
+    ]

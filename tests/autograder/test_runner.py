@@ -102,3 +102,15 @@ def test_a_stop_raised_in_a_check_ends_the_session_and_is_raised_again(tmp_path:
     (folder / "test_error_probe.py").write_text(STOPPED.format(mark=str(mark), stop="ValueError()"), encoding="utf-8")
     verdicts = run_checks(folder, CheckContext(student=None, seed=0))  # type: ignore[arg-type]
     assert mark.exists() and not verdicts["a_stops"].passed and not verdicts["c_pytest_fail_is_a_failure"].passed
+
+
+def test_a_statement_skipped_at_load_says_its_cell_and_line_as_the_checks_do() -> None:
+    """One form for where: "2번 셀 9번째 줄" as in the checks' exceptions, not the worker's "cell 2, line 9"."""
+    from autograder.i18n import t, use_language
+    from autograder.part_kinds import _load_error
+
+    error = {"label": "cell 2", "line": 9, "exc_type": "ModuleNotFoundError", "message": "No module named 'x'"}
+    with use_language("ko"):
+        text = _load_error(error)
+        where = t("engine.where", cell=2, line=9)
+    assert text.startswith(f"{where}: ModuleNotFoundError: No module named 'x'") and "cell 2" not in text

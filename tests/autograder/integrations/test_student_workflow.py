@@ -93,6 +93,10 @@ def test_buggy_notebook_fails_the_mask_check_and_the_strict_step(checked) -> Non
     summary = (repo / ".runner" / "summary.md").read_text(encoding="utf-8")
     first_row = next(line for line in summary.splitlines() if line.startswith("| q1 "))
     assert "❌" in first_row
+    # Otter's "Error at line 32 in test q1:" in the catalogue's words, as grader.check shows it (the
+    # repository has no mtkit/: the bundle's own copy of mtkit/otter_checks.py words it).
+    assert "Error at line" not in summary and "번째 줄에서 멈춤)" in summary
+    assert not (repo / "mtkit").exists()
     assert float(read_outputs(repo / ".runner" / "output")["score"]) < float(
         read_outputs(repo / ".runner" / "output")["max-score"]
     )

@@ -1,8 +1,8 @@
 """Public checks in a student repository: Otter test files run against the notebook's definitions."""
 
 # This module is copied into the student template (.github/autograding/, see student_bundle.py)
-# together with the notebook loader, github.py and reports/reporter_payload.py, so it imports only
-# the standard library, the loader, nbformat, otter-grader and (lazily) torch. It never sees the
+# together with the notebook loader, github.py, reports/reporter_payload.py and mtkit/otter_checks.py,
+# so it imports only the standard library, those, nbformat, otter-grader and (lazily) torch. It never sees the
 # hidden checks: those live in assignments/<name>/checks/, which is not copied. The notebook is loaded the
 # way the grader loads it (definitions only: top-level training, downloads and plots are not run),
 # then every Otter test file in the tests folder (OK format or exception format) runs on a copy of
@@ -30,6 +30,7 @@ from autograder.integrations.github import append_summary, reporter_outputs, wri
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
 from autograder.worker_runtime.library_calls import install
+from mtkit.otter_checks import KEYS, case_details
 
 # The module globals the grader injects, as the assignment declares them (`Assignment.grader_globals`):
 # the template build writes them beside the public tests, so this module names no assignment.
@@ -190,10 +191,13 @@ def load_definitions(
 
 
 def _case_message(message: str | None, failure_message: str | None) -> str:
-    """The test's own hint (failure_message) followed by what actually went wrong."""
+    """The test's own hint (failure_message) followed by what actually went wrong, Otter's "Error at
+    line …" frame in the catalogue's words as `grader.check` shows it (mtkit/otter_checks.py)."""
     text = (message or "").replace("❌ Test case failed", "").strip()
     if "Failed example:" in text:  # keep doctest's report of the failing line, not the whole run
         text = text[text.index("Failed example:") :].split("\nTrying:\n", 1)[0]
+    else:
+        text = "\n".join(case_details(text, {key: t(f"otter.check.{key}") for key in KEYS}))
     if failure_message:
         text = failure_message.strip() + ("\n\n" + text if text else "")
     return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + "\n..."
