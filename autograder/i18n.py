@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
 from collections.abc import Iterator
 from functools import cache
@@ -166,3 +167,16 @@ def assignment_title(title: str) -> str:
     if folder is None:
         return title
     return catalogue(_language.get(), folder).get("assignment.title", title)
+
+
+# Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
+_STUDENT_LINE = re.compile(r"cell (\d+), line (\d+)(?:, in (.+))?")
+
+
+def student_line(where: str) -> str:
+    """The worker's "cell 15, line 13, in forward" in the catalogue's words, as the load problems say
+    cells and lines (another form is shown as it is). Args: where. Returns: the text."""
+    if (found := _STUDENT_LINE.fullmatch(where)) is None:
+        return where
+    cell, line, function = found.groups()
+    return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)

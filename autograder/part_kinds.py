@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from autograder.assignment import Assignment
 from autograder.checks.support import CheckContext
 from autograder.config import GraderConfig
-from autograder.i18n import t
-from autograder.runner import Verdict, run_checks, student_line
+from autograder.i18n import student_line, t
+from autograder.runner import Verdict, run_checks
 from autograder.sandbox import Limits, Worker
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from autograder.checks.support import CONTEXT_PLUGIN, CheckContext, CheckFailed
+from autograder.i18n import student_line
 
 PROBE_NAME = re.compile(r"\bProbe([A-Z]\w*)")  # the assignments' stand-in classes (checks/probes.py)
 
@@ -26,21 +27,6 @@ class Verdict:
     internal_error: str = ""  # grader-side failure (never shown as the student's fault)
     blocking: bool = False  # the student's code could not run at all (see CheckFailed)
     library_calls: tuple[str, ...] = ()  # watched library calls the worker recorded during the check
-
-
-# Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
-_STUDENT_LINE = re.compile(r"cell (\d+), line (\d+)(?:, in (.+))?")
-
-
-def student_line(where: str) -> str:
-    """The worker's "cell 15, line 13, in forward" in the catalogue's words, as the load problems say
-    cells and lines (another form is shown as it is). Args: where. Returns: the text."""
-    from autograder.i18n import t
-
-    if (found := _STUDENT_LINE.fullmatch(where)) is None:
-        return where
-    cell, line, function = found.groups()
-    return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)
 
 
 def explain_exception(error: BaseException, budget_s: float = 0.0) -> Verdict:

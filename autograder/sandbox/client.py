@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import torch
 
+from autograder.i18n import student_line, t
 from autograder.worker_runtime import library_calls
 from autograder.worker_runtime.protocol import ProtocolError, Ref, ValueReader, ValueWriter, load_blob, pack_frame
 
@@ -306,8 +307,8 @@ class Worker:
                 if exc.kind == "timeout" and cut:
                     raise BudgetSpent(BUDGET_REASON) from None
                 reason = {
-                    "timeout": f"timed out after {timeout:g} s",
-                    "died": f"worker process {exc.detail} during the request",
+                    "timeout": t("worker.timed_out", seconds=timeout),
+                    "died": t("worker.died_during_request", how=exc.detail),
                     "memory": exc.detail,
                 }.get(exc.kind, f"worker sent a malformed reply: {exc.detail}")  # "protocol"
                 raise WorkerFailure(reason) from None
@@ -339,7 +340,8 @@ class Worker:
             self._discard()
             where = text(header.get("where"))
             raise WorkerFailure(
-                f"ran out of memory (limit {self.limits.memory_mb} MB)" + (f" at {where}" if where else "")
+                t("worker.out_of_memory", limit=self.limits.memory_mb)
+                + (t("worker.at", where=student_line(where)) if where else "")
             )
         if status == "invalid":
             raise WorkerFailure(f"the worker rejected the request: {text(header.get('message'))}")

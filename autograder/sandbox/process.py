@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from autograder.i18n import t
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
 
 from .treewatch import TreeMemoryWatch, kill_members, kill_tree, snapshot, wait_gone
@@ -23,14 +24,15 @@ F_SETPIPE_SZ = 1031
 EXIT_ORPHANED = 77  # the launcher found the grader gone before it started
 KILL_WAIT_S = 10.0  # how long kill() waits for the sandbox's processes to be gone
 _READ_CHUNK = 1 << 20
+# How a worker ended, in the catalogue's words (worker.ended.*): shown to students inside their reports.
 _SIGNAL_MEANINGS: dict[int, str] = {
-    signal.SIGKILL: "was killed (SIGKILL: a memory or CPU limit, or the system's out-of-memory killer)",
-    signal.SIGXCPU: "exceeded its CPU-time limit (SIGXCPU)",
-    signal.SIGSEGV: "crashed (SIGSEGV, segmentation fault)",
-    signal.SIGXFSZ: "wrote a file larger than its limit (SIGXFSZ)",
-    signal.SIGABRT: "aborted (SIGABRT)",
+    signal.SIGKILL: "worker.ended.sigkill",
+    signal.SIGXCPU: "worker.ended.sigxcpu",
+    signal.SIGSEGV: "worker.ended.sigsegv",
+    signal.SIGXFSZ: "worker.ended.sigxfsz",
+    signal.SIGABRT: "worker.ended.sigabrt",
 }
-_EXIT_MEANINGS: dict[int | None, str] = {86: "ran out of memory while replying (exit code 86)"}
+_EXIT_MEANINGS: dict[int | None, str] = {86: "worker.ended.memory_reply"}
 
 
 class ExchangeError(Exception):
@@ -279,9 +281,7 @@ class WorkerProcess:
     def _raise_died(self) -> None:
         description = self.exit_description()
         if self.memory_watch is not None and self.memory_watch.tripped:
-            raise ExchangeError(
-                "memory", f"ran out of memory (limit {self.memory_watch.limit_mb} MB, all its processes together)"
-            )
+            raise ExchangeError("memory", t("worker.ended.memory_tree", limit=self.memory_watch.limit_mb))
         raise ExchangeError("died", description)
 
     def exit_description(self) -> str:
@@ -299,14 +299,10 @@ class WorkerProcess:
         if not status and self.status_r >= 0 and code is not None and 128 < code < 128 + 65:
             signum = code - 128  # the reaper itself was killed; unshare/bwrap report 128 + signal
         if signum:
-            return _SIGNAL_MEANINGS.get(
-                signum,
-                f"was killed by signal {signal.Signals(signum).name}"
-                if signum in signal.Signals._value2member_map_
-                else f"signal {signum}",
-            )
+            name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+            return t(_SIGNAL_MEANINGS.get(signum, "worker.ended.signal"), name=name)
         exit_code = status.get("exit_code", code) if status else code
-        return _EXIT_MEANINGS.get(exit_code, f"exited (code {exit_code})")
+        return t(_EXIT_MEANINGS.get(exit_code, "worker.ended.exit"), code=exit_code)
 
     def kill(self) -> None:
         """Kill every process of the worker's tree (and with its pid 1 its pid namespace), reap

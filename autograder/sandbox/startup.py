@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from autograder.i18n import student_line, t
 from autograder.worker_runtime.protocol import ProtocolError, ValueReader, ValueWriter, load_blob, pack_frame
 
 from .errors import BudgetSpent, WorkerFailure
@@ -252,11 +253,11 @@ class Launcher:
     def _skip(self, at: tuple[int, int], line: Any, exc: ExchangeError) -> None:
         label = self.statements[at[0]][0]
         if exc.kind == "timeout":
-            message = f"this statement ran longer than {self.limits.timeout_s:g} s; it was skipped"
+            message = t("worker.skipped_timeout", seconds=self.limits.timeout_s)
         elif exc.kind in ("died", "memory"):
-            message = f"the worker process {exc.detail} while running this statement; it was skipped"
+            message = t("worker.skipped_died", how=exc.detail)
         else:
-            message = f"this statement broke the worker protocol ({exc.detail}); it was skipped"
+            message = t("worker.skipped_protocol", detail=exc.detail)
         self.skipped[at] = {
             "label": label,
             "line": line,
@@ -268,14 +269,13 @@ class Launcher:
 
     def _failure(self, exc: ExchangeError, running: dict[str, Any]) -> str:
         if exc.kind == "timeout":  # the statement's own limit, or the start-up's before any statement ran
-            detail = f"timed out after {self.limits.timeout_s if running else self.limits.startup_timeout_s:g} s"
+            detail = t("worker.timed_out", seconds=self.limits.timeout_s if running else self.limits.startup_timeout_s)
         else:
-            detail = f"worker process {exc.detail}" if exc.kind in ("died", "memory") else exc.detail
-        where = f" while running {self.statements[running['at'][0]][0]}, line {running['line']}" if running else ""
+            detail = t("worker.process", how=exc.detail) if exc.kind in ("died", "memory") else exc.detail
+        if running:
+            label = self.statements[running["at"][0]][0]
+            detail += t("worker.while_running", where=student_line(f"{label}, line {running['line']}"))
         tail = self.output.tail(3) if not running else ""  # bootstrap errors, not student prints
-        hint = (
-            f" (memory_mb={self.limits.memory_mb} may be too low to import torch)"
-            if "failed to map segment" in tail or "MemoryError" in tail
-            else ""
-        )
-        return f"worker failed to start: {detail}{where}{hint}" + (f"; it printed: {tail}" if tail else "")
+        if "failed to map segment" in tail or "MemoryError" in tail:
+            detail += t("worker.memory_hint", memory_mb=self.limits.memory_mb)
+        return t("worker.start_failed", detail=detail) + (t("worker.printed", tail=tail) if tail else "")

@@ -260,3 +260,28 @@ def test_forged_results_never_reach_the_grader(hostile):
     assert not (PROJECT_ROOT / f"forged-{marker}.json").exists()
     assert not Path(f"/tmp/forged-{marker}.json").exists()
     assert not (Path.cwd() / "results.json").exists()
+
+
+def test_worker_failures_are_worded_in_the_students_language():
+    """A student's report says how the worker failed in the catalogue's words, cells and lines as the
+    checks' exceptions say them (no English "cell 3, line 2" inside a Korean sentence)."""
+    from autograder.i18n import use_language
+
+    exit_source, hang_source = ((FIXTURES / name).read_text() for name in ("exit_at_import.py", "hang_at_import.py"))
+    exit_line = line_of("exit_at_import.py", "os._exit(0)")
+    with (
+        use_language("ko"),
+        Worker([("cell 3", 1, exit_source), ("cell 4", 1, hang_source)], Limits(timeout_s=1.5), {}) as worker,
+    ):
+        messages = {
+            e["label"]: e["message"] for e in worker.load_report()["errors"] if e["exc_type"] == "WorkerFailure"
+        }
+    assert messages == {
+        "cell 3": "이 문장을 실행하던 프로세스가 종료되었습니다(종료 코드 0)",
+        "cell 4": "이 문장이 1.5초보다 오래 걸렸습니다",
+    }
+    with use_language("ko"), Worker([("cell 3", 1, exit_source)], Limits(max_skipped_statements=0), {}) as worker:
+        assert worker.load_report()["failure"] == (
+            "코드를 불러오지 못했습니다: 코드를 실행하던 프로세스가 종료되었습니다(종료 코드 0)"
+            f" (3번 셀 {exit_line}번째 줄을 실행하던 중)"
+        )

@@ -15,6 +15,7 @@ import pytest
 from identities import as_container_root, in_default_container
 from identities import as_user as _as_user
 
+from autograder.i18n import t
 from autograder.sandbox import IsolationUnavailable, Limits, choose_isolation
 
 HERE = Path(__file__).resolve().parent
@@ -171,7 +172,8 @@ def test_attack_gains_nothing(corpus, attack):
 def test_tree_memory_attack_is_reported_as_memory(corpus):
     _, matrix, _ = corpus
     messages = matrix["memory_hogs"]["messages"]
-    assert any("ran out of memory (limit 1536 MB" in m for m in messages), matrix["memory_hogs"]
+    worded = [t("worker.ended.memory_tree", language=language, limit=1536) for language in ("ko", "en")]
+    assert any(text in m for m in messages for text in worded), matrix["memory_hogs"]
 
 
 def test_refusal_without_a_jail_is_one_line(monkeypatch):
