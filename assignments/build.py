@@ -34,9 +34,10 @@ from autograder.assignment_folder import (  # noqa: E402
     read_manifest,
     shipped_files,
 )
+from autograder.cli_table import add_flags  # noqa: E402
 from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
-DEFAULT_ASSIGNMENT = "transformer_mt"
+DEFAULT_ASSIGNMENT = "transformer_mt"  # also the default of --assignment (autograder/cli_flags.yml)
 ZIP_NAME = "autograder.zip"
 GRADER_YML = "grader.yml"
 # Items Otter Assign writes itself (the public tests); the others of `ships.student` besides the
@@ -347,25 +348,17 @@ def build(
     return {"zip": zip_path, "solution": solution, "student": student_dir}
 
 
-def main(argv: list[str] | None = None, default: str = DEFAULT_ASSIGNMENT) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Command line entry point.
 
     Args:
         argv: arguments after the program name.
-        default: the assignment built when --assignment is not given.
 
     Returns:
         The exit status (1 when --check finds the template stale).
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--assignment", default=default, metavar="NAME", help=f"the assignment (default: {default})")
-    parser.add_argument("--check", action="store_true", help="only report whether student_template/ is stale")
-    parser.add_argument(
-        "--data",
-        type=Path,
-        metavar="DIR",
-        help="bundle these raw Multi30k files into the zip (offline training grading)",
-    )
+    add_flags(parser, "assignments.build")
     args = parser.parse_args(argv)
     part = target(args.assignment)
     if args.check:

@@ -12,6 +12,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
+import yaml
+
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
@@ -27,13 +29,15 @@ from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
 from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
 from autograder.exit_codes import command_error
 from autograder.i18n import say, set_language, t, use_language
-from autograder.instructor_commands import add_export_parser, command_compare, command_export, print_changes
+from autograder.instructor_commands import command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
 from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
+# The subcommands and their --help texts; their options are in autograder/cli_flags.yml.
+COMMAND_TABLE = Path(__file__).with_name("cli_commands.yml")
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
     spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in flag_table()["grade"] if "key" in spec
@@ -50,43 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m autograder", description="Grade notebook submissions with an assignment's hidden checks."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    grade = commands.add_parser(
-        "grade",
-        help="grade notebooks/scripts and write reports",
-        description="Grade submissions; flags override grader.yml keys.",
-    )
-    add_flags(grade, "grade")
-    report = commands.add_parser(
-        "report",
-        help="rebuild the gradebook, summary and reports of a report folder from its stored results",
-        description="Rebuild the reports of OUT_DIR from the results stored "
-        "there so far (also while a batch is still grading).",
-    )
-    add_flags(report, "report")
-    similarity = commands.add_parser(
-        "similarity",
-        help="rank pairs of submissions by how much of what the students wrote they share",
-        description="Compare what each student wrote (the template's given code removed) by winnowed "
-        "fingerprints; write pairs.csv and pairs.html into --out.",
-    )
-    add_flags(similarity, "similarity")
-    add_export_parser(commands)
-    commands.add_parser(
-        "public-checks", add_help=False, help="run the public Otter checks on a notebook, as the student workflow does"
-    )
-    describe = commands.add_parser("config", help="describe every grader.yml key and its default")
-    describe.add_argument(
-        "--assignment",
-        metavar="NAME",
-        help="include this assignment's own sections (default: the one grader.yml names)",
-    )
-    validate = commands.add_parser("validate-config", help="check a grader.yml")
-    validate.add_argument("file", nargs="?", type=Path, help="the file (default: the assignment's grader.yml)")
-    validate.add_argument(
-        "--assignment", metavar="NAME", help="check it as grading this assignment (default: grader.yml's)"
-    )
-    scaffold = commands.add_parser("new-assignment", help="write a working minimal assignment folder")
-    scaffold.add_argument("name", help="its folder under assignments/ (a Python identifier)")
+    for name, texts in yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8")).items():
+        add_flags(commands.add_parser(name, **texts), name)
     return parser
 
 

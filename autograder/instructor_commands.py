@@ -6,30 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from autograder.cli_table import add_flags
 from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import say, set_language, use_language
 from autograder.reports.regrade import PointsChange, changed_submissions
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment
-
-
-def add_export_parser(commands: Any) -> None:
-    """Register `export` on the CLI's subcommands.
-
-    Args:
-        commands: the `add_subparsers` object of `python -m autograder`.
-    """
-    export = commands.add_parser(
-        "export",
-        help="write the grades of a report folder for an LMS (Canvas import CSV, long CSV)",
-        description="Write grades_long.csv (student, assignment, part, points) and, with --roster, "
-        "canvas_import.csv for Canvas's gradebook import, from the results stored in OUT_DIR.",
-    )
-    add_flags(export, "export")
 
 
 def print_changes(changes: Sequence[PointsChange], path: Path) -> None:

@@ -16,4 +16,4 @@ from assignments.build import *  # noqa: F403  (the module interface tests and b
 from assignments.build import main
 
 if __name__ == "__main__":
-    sys.exit(main(default="transformer_mt"))
+    sys.exit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -163,10 +163,15 @@ def transplant_matching(
     ref_params = [(n, list(p.shape)) for n, p in reference_module.named_parameters()]
     student_params = student.params(handle)
     state = {n: p.detach().clone() for n, p in reference_module.named_parameters()}
+    # The owner-level pairings cannot reorder sublayers made of many same-shaped tensors (two
+    # attention blocks hold eight alike Linear layers), so a module that registers its
+    # cross-attention before its self-attention would find no mapping: the last candidates pair
+    # each direct submodule (a parameter of the module itself is its own) as a whole with one of
+    # the student's holding the same shapes in the same order, in every order among alike ones
+    # (at most 48 such mappings).
+    sublayers = owner_pairings(ref_params, student_params, owner=lambda name: name.split(".", 1)[0])
     seen: list[dict[str, str]] = []
-    for mapping in itertools.chain(
-        candidate_mappings(ref_params, student_params), sublayer_mappings(ref_params, student_params)
-    ):
+    for mapping in itertools.chain(candidate_mappings(ref_params, student_params), itertools.islice(sublayers, 48)):
         if mapping in seen:
             continue
         seen.append(mapping)
@@ -176,29 +181,6 @@ def transplant_matching(
     if not seen:
         fail(t("checks.layout_mismatch", what=what, mismatch=describe_mismatch(ref_params, student_params)))
     raise NoMatch(len(seen))
-
-
-def sublayer_mappings(
-    reference: list[tuple[str, list[int]]], student: list[tuple[str, list[int]]], limit: int = 48
-) -> Iterator[dict[str, str]]:
-    """Pair whole direct submodules of the same structure, in every order (when at most 3 alike).
-
-    The owner-level pairings of autograder.transplant cannot reorder sublayers made of many
-    same-shaped tensors (two attention blocks hold eight alike Linear layers), so a module that
-    registers its cross-attention before its self-attention would find no mapping. Here each
-    direct submodule (a parameter of the module itself is its own) is matched as a whole with one
-    of the student's submodules holding the same shapes in the same order, trying every
-    assignment among alike submodules.
-
-    Args:
-        reference: the reference's (name, shape) parameters in registration order.
-        student: the student's, likewise.
-        limit: at most this many mappings.
-
-    Returns:
-        An iterator of reference name -> student name mappings.
-    """
-    return itertools.islice(owner_pairings(reference, student, owner=lambda name: name.split(".", 1)[0]), limit)
 
 
 class NoMatch(Exception):

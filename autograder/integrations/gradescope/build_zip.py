@@ -18,6 +18,7 @@ from autograder.assignment_folder import (
     shipped_files,
 )
 from autograder.assignment_folder import PROJECT_ROOT as ROOT
+from autograder.cli_table import add_flags
 from autograder.exit_codes import command_error
 from autograder.integrations.student_bundle import named_assignment
 
@@ -95,13 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code.
     """
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.build_zip")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="zip to write (default: dist/)")
-    parser.add_argument(
-        "--data",
-        type=Path,
-        help="the assignment's data folder to bundle (assignment.yml `data:`; its training part then runs offline)",
-    )
-    parser.add_argument("--assignment", metavar="NAME", help="the assignment to ship (default: grader.yml's)")
+    add_flags(parser, "gradescope.build_zip")
+    parser.set_defaults(out=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.data is not None and not args.data.is_dir():
         return command_error(f"--data {args.data}: no such folder")

@@ -14,6 +14,7 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
+from autograder.cli_table import add_flags
 from autograder.i18n import assignment_title, t, use_language
 from autograder.integrations.merge_results import missing_result
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
@@ -180,14 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 when results.json was written.
     """
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.run")
-    parser.add_argument("--submission-dir", type=Path, default=Path("/autograder/submission"))
-    parser.add_argument("--results", type=Path, default=Path("/autograder/results/results.json"))
-    parser.add_argument("--config", type=Path, help="grader.yml (default: the project's)")
-    parser.add_argument(
-        "--prefer",
-        default=os.environ.get("AUTOGRADER_NOTEBOOK", ""),
-        help="notebook name to grade when several are uploaded",
-    )
+    add_flags(parser, "gradescope.run")
+    parser.set_defaults(prefer=os.environ.get("AUTOGRADER_NOTEBOOK", ""))
     args = parser.parse_args(argv)
     result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
     config = grader_config.load_config(args.config, environment_overrides())
