@@ -15,6 +15,16 @@ from pathlib import Path
 import pytest
 
 IS_ROOT = os.geteuid() == 0
+# CI runs its tiers side by side on one checkout. A root grading in the jail without namespaces
+# closes the checkout to other users while it runs (as_container_root, exclusive), so a command run
+# as another user reading it (as_user, shared) waits for it, and it for them.
+CHECKOUT_LOCK = Path(__file__).resolve().parents[2] / ".cache" / "checkout-modes.lock"
+
+
+def _holding(mode: str, argv: list[str]) -> list[str]:
+    """argv run while holding the checkout's lock (`--shared` or `--exclusive`)."""
+    CHECKOUT_LOCK.parent.mkdir(exist_ok=True)
+    return ["flock", mode, str(CHECKOUT_LOCK), *argv]
 
 
 def _blocked_ancestor(path: str) -> tuple[str, str] | None:
@@ -41,7 +51,7 @@ def as_user(user: str, argv: list[str]) -> list[str]:
     drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
     blocked = _blocked_ancestor(sys.base_prefix)
     if blocked is None:
-        return drop + argv
+        return _holding("--shared", drop + argv)
     parent, child = blocked
     below = Path(os.path.realpath(sys.base_prefix))
     if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
@@ -50,21 +60,10 @@ def as_user(user: str, argv: list[str]) -> list[str]:
         'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
         'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
     )
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        child,
-        parent,
-        *drop,
-        *argv,
-    ]
+    return _holding(
+        "--shared",
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", child, parent, *drop, *argv],
+    )
 
 
 @contextlib.contextmanager
@@ -149,21 +148,10 @@ def as_container_root(argv: list[str], project: Path) -> list[str]:
         script += f'mkdir -p "{child}"; mount --move /mnt "{child}"; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
     drop = ["setpriv", f"--bounding-set=-all,+{DOCKER_DEFAULT_CAPS.replace(',', ',+')}", "--inh-caps=-all", "--"]
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        *others,
-        "--",
-        *drop,
-        *argv,
-    ]
+    return _holding(
+        "--exclusive",
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *others, "--", *drop, *argv],
+    )
 
 
 def other_checkouts(project: Path) -> list[str]:
