@@ -166,3 +166,27 @@ def test_part_1_folder_gives_the_master_solution_full_public_marks(tmp_path: Pat
     result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
     assert result_problems(result) == [] and result["score"] == result["max-score"] == 100
     assert [t["test-name"] for t in result["tests"]][2] == "위치 인코딩"
+
+
+@pytest.mark.parametrize(
+    ("notebook", "score"),
+    [("assignments/tensor_basics/tensor_basics.ipynb", 100), ("student_template/tensor_basics/tensor_basics.ipynb", 0)],
+)
+def test_an_assignment_grown_from_the_scaffold_scores_its_solution_full_and_its_template_zero(
+    tmp_path: Path, notebook: str, score: int
+) -> None:
+    """tensor_basics (docs/ASSIGNMENTS.md's example, written from `new-assignment`) on Classroom50's
+    route: its Otter master (the solution) and its untouched student notebook."""
+    if not can_switch_uid():
+        pytest.skip("autograder.py runs the notebook as a fresh uid: needs root or sudo without a password")
+    if not (ROOT / notebook).is_file():
+        subprocess.run(
+            [sys.executable, "-m", "assignments.build", "--assignment", "tensor_basics"], cwd=ROOT, check=True
+        )
+    bundle = tmp_path / "autograder"
+    build("tensor_basics", bundle)
+    checkout = student_checkout(tmp_path / "checkout", ROOT / notebook)
+    done = run_autograder(bundle, checkout, tmp_path / "output", ASSIGNMENT="tensor-basics")
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    assert result_problems(result) == [] and (result["score"], result["max-score"]) == (score, 100)
