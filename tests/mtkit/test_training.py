@@ -115,8 +115,12 @@ def test_time_budget_respected(small_data):
     result = run(small_data, quick_recipe(max_epochs=10_000, time_budget_s=budget), evaluate=lambda model: 0.0)
     elapsed = time.perf_counter() - start
     assert result.stop_reason == "time_budget"
-    assert budget <= result.wall_s < budget + 1.0  # stops at the first step boundary past it
-    assert elapsed < budget + 2.0
+    final = result.history["evals"][-1]
+    stopped_at = final["wall_s"] - final["eval_s"]  # the final evaluation runs after the stopping step
+    # It stops at the first step boundary past the budget: a step takes milliseconds here, the margin
+    # is for a machine loaded by other work (a run at load 5 took 1.7 s past it, evaluation included).
+    assert budget <= stopped_at < budget + 5.0
+    assert elapsed < budget + 10.0
     assert result.history["evals"][-1]["step"] == result.steps  # final evaluation of the stopped model
 
 
