@@ -43,13 +43,12 @@ from autograder.integrations.otter_upload import (
     quarantine_for_plugin,
 )
 from autograder.integrations.upload_guard import read_beneath, write_new
+from autograder.reports.markdown import status_label
 from autograder.results import CheckResult, PartResult
 from autograder.sidecar_files import locate_sidecar
 from mtkit.otter_checks import KEYS, question_summary
 
 PLUGIN_NAME = ENGINE_PLUGIN  # this class's import path, as otter_config.json names it
-# Result statuses with a catalogue word (report.status.<status>).
-_STATUSES = frozenset({"graded", "unreadable", "grader-error"})
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_TRAINING_TIMEOUT_S = 3600.0
 KERNEL_START_TIMEOUT_S = 600  # Otter's kernel runs a blank notebook; only a loaded machine makes it slow
@@ -358,15 +357,10 @@ def part_test_file(part: Mapping[str, Any], question: str) -> OKTestFile:
 def summary_text(merged: Mapping[str, Any], assignment: str = "") -> str:
     """The top-level output shown to the student (score, skipped parts, loading problems, notes)."""
     lines = [assignment] if assignment else []
-    status = merged["status"]
-    lines.append(
-        t(
-            "otter.score",
-            points=merged["points"],
-            max_points=merged["max_points"],
-            status=t(f"report.status.{status}") if status in _STATUSES else status,
-        )
+    score = t(
+        "otter.score", points=merged["points"], max_points=merged["max_points"], status=status_label(merged["status"])
     )
+    lines.append(score)
     skipped = [
         f"{part_title(p['part'], p['title'])}: {p['checks'][0]['message']}" for p in merged["parts"] if _is_skipped(p)
     ]

@@ -70,15 +70,12 @@ def pick_submission(files: list[str]) -> str | None:
     return None
 
 
-def _clear(folder: Path, keep: tuple[str, ...]) -> None:
-    """Delete every entry of `folder` except `keep`, never following a link (rmtree unlinks them)."""
-    for entry in os.scandir(folder):
-        if entry.name in keep:
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
+def _remove(path: str | Path) -> None:
+    """Delete a file, link or folder if there is one, never following a link (rmtree unlinks them)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
 
 
 def quarantine(submission_dir: Path, destination: Path, chosen: str = "", keep: tuple[str, ...] = ()) -> Quarantine:
@@ -111,7 +108,9 @@ def quarantine(submission_dir: Path, destination: Path, chosen: str = "", keep: 
             refused[chosen] = t("upload.unreadable")
     else:
         picked = pick_submission(taken)
-    _clear(submission_dir, keep)
+    for entry in os.scandir(submission_dir):
+        if entry.name not in keep:
+            _remove(entry.path)
     # Otter needs a file to "execute" even when there is nothing to grade (the plugin then reports why).
     placeholder = chosen or picked or "submission.ipynb"
     write_new(submission_dir / placeholder, b"" if placeholder.endswith(".py") else blank_notebook_bytes())
@@ -193,9 +192,5 @@ def prepare_autograder(autograder_dir: Path) -> Quarantine:
     Returns:
         The quarantine, also recorded for the plugin in <autograder>/upload.
     """
-    stale = autograder_dir / UPLOAD_DIR
-    if stale.is_dir() and not stale.is_symlink():
-        shutil.rmtree(stale)
-    elif os.path.lexists(stale):
-        os.unlink(stale)
+    _remove(autograder_dir / UPLOAD_DIR)  # a stale one
     return quarantine(autograder_dir / "submission", autograder_dir / UPLOAD_DIR)

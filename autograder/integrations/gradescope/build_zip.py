@@ -19,8 +19,8 @@ from autograder.assignment_folder import (
 )
 from autograder.assignment_folder import PROJECT_ROOT as ROOT
 from autograder.cli_table import add_flags
+from autograder.config import load_config
 from autograder.exit_codes import command_error
-from autograder.integrations.student_bundle import named_assignment
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "dist" / "gradescope-autograder.zip"
@@ -44,7 +44,7 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     Raises:
         AssignmentError: data to bundle, and the assignment declares none (assignment.yml `data:`).
     """
-    name = named_assignment(assignment)
+    name = assignment or load_config().assignment_name()
     entries = [(entry, HERE / entry) for entry in ENTRY_POINTS]
     entries += [(entry, ROOT / entry) for entry in INSTALL_FILES]
     for item in read_manifest(ASSIGNMENTS_DIR / name).grader:

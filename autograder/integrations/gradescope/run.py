@@ -132,8 +132,8 @@ def upload_time(metadata_path: Path) -> SubmissionTime:
 def grade_upload(
     submission_dir: Path, results_path: Path, config_path: Path | None = None, preferred: str = ""
 ) -> SubmissionResult:
-    """Grade the upload and write Gradescope's results.json (the late policy applied with the
-    submission time and due date of the submission_metadata.json Gradescope puts beside the upload).
+    """Grade the upload, write Gradescope's results.json and print the report for staff (the late policy
+    applied with the submission time and due date of Gradescope's submission_metadata.json beside the upload).
 
     Args:
         submission_dir: the folder Gradescope puts the upload in.
@@ -168,6 +168,7 @@ def grade_upload(
         apply_late_policy(result, upload_time(submission_dir.parent / METADATA_NAME), config.late)
         results_path.parent.mkdir(parents=True, exist_ok=True)
         write_gradescope_results(result, results_path, config.parts, assignment_title(config.assignment.title))
+        sys.stdout.write(render_report([result], config.parts, width=100))  # for staff (Gradescope hides stdout)
     return result
 
 
@@ -184,10 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_flags(parser, "gradescope.run")
     parser.set_defaults(prefer=os.environ.get("AUTOGRADER_NOTEBOOK", ""))
     args = parser.parse_args(argv)
-    result = grade_upload(args.submission_dir, args.results, args.config, args.prefer)
-    config = grader_config.load_config(args.config, environment_overrides())
-    with use_language(config.feedback.language, assignment_of(config).messages_dir):  # staff read it as the console
-        sys.stdout.write(render_report([result], config.parts, width=100))  # for staff (stdout hidden)
+    grade_upload(args.submission_dir, args.results, args.config, args.prefer)
     return 0
 
 
