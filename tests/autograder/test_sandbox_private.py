@@ -27,7 +27,7 @@ from autograder.sandbox.plan import choose_isolation
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "fixtures" / "worker" / "shared_objects_driver.py"
 sys.path.append(str(ROOT / "tests" / "security"))  # the throwaway users' helpers
-from identities import IS_ROOT, as_user, throwaway_user  # noqa: E402
+from identities import IS_ROOT, as_user, holding_checkout, throwaway_user  # noqa: E402
 
 GRADER_TOKEN, SECRET_ENV = "token-5f1d0c", "AUTOGRADER_GRADER_SECRET"  # as the driver sets them
 OBJECTS = ("msg", "sem", "shm", "abstract_socket", "posix_shm")
@@ -38,7 +38,13 @@ def _drive(mode: str, work: Path, user: str | None = None) -> dict[str, Any]:
     argv = [sys.executable, str(DRIVER), mode]
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(work), "LANG": "C.UTF-8"}
     done = subprocess.run(
-        as_user(user, argv) if user else argv, cwd=work, env=env, capture_output=True, text=True, timeout=600
+        # as another user: while no other tier's root grading has the checkout closed (identities.py)
+        holding_checkout("--shared", as_user(user, argv)) if user else argv,
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout)

@@ -16,13 +16,20 @@ import pytest
 
 IS_ROOT = os.geteuid() == 0
 # CI runs its tiers side by side on one checkout. A root grading in the jail without namespaces
-# closes the checkout to other users while it runs (as_container_root, exclusive), so a command run
-# as another user reading it (as_user, shared) waits for it, and it for them.
+# closes the checkout to other users while it runs (as_container_root, exclusive), so a test of
+# another tier that reads it as another user (shared) waits for it, and it for them.
 CHECKOUT_LOCK = Path(__file__).resolve().parents[2] / ".cache" / "checkout-modes.lock"
 
 
-def _holding(mode: str, argv: list[str]) -> list[str]:
-    """argv run while holding the checkout's lock (`--shared` or `--exclusive`)."""
+def holding_checkout(mode: str, argv: list[str]) -> list[str]:
+    """argv run while holding the checkout's lock (`--shared` or `--exclusive`). flock(1) forks the
+    command: a test that signals the process it starts must not wrap it.
+
+    Args:
+        mode: flock's option; argv: the command.
+    Returns:
+        the command line.
+    """
     CHECKOUT_LOCK.parent.mkdir(exist_ok=True)
     return ["flock", mode, str(CHECKOUT_LOCK), *argv]
 
@@ -51,7 +58,7 @@ def as_user(user: str, argv: list[str]) -> list[str]:
     drop = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
     blocked = _blocked_ancestor(sys.base_prefix)
     if blocked is None:
-        return _holding("--shared", drop + argv)
+        return drop + argv
     parent, child = blocked
     below = Path(os.path.realpath(sys.base_prefix))
     if any(not os.stat(p).st_mode & stat.S_IXOTH for p in [below, *below.parents] if p.is_relative_to(child)):
@@ -60,10 +67,21 @@ def as_user(user: str, argv: list[str]) -> list[str]:
         'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=755,size=1m tmpfs "$2"; '
         'mkdir -p "$1"; mount --move /mnt "$1"; shift 2; exec "$@"'
     )
-    return _holding(
-        "--shared",
-        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", child, parent, *drop, *argv],
-    )
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        child,
+        parent,
+        *drop,
+        *argv,
+    ]
 
 
 @contextlib.contextmanager
@@ -148,7 +166,7 @@ def as_container_root(argv: list[str], project: Path) -> list[str]:
         script += f'mkdir -p "{child}"; mount --move /mnt "{child}"; '
     script += 'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
     drop = ["setpriv", f"--bounding-set=-all,+{DOCKER_DEFAULT_CAPS.replace(',', ',+')}", "--inh-caps=-all", "--"]
-    return _holding(
+    return holding_checkout(
         "--exclusive",
         ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *others, "--", *drop, *argv],
     )
