@@ -5,12 +5,15 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import shutil
 import socket
 import stat
 import struct
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -47,6 +50,19 @@ def _as_uid(uid: int | None, probe) -> int:
     os.close(read_end)
     os.waitpid(pid, 0)
     return int(struct.unpack("=i", data)[0])
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A folder straight under /tmp (mode 1777) for the tests that seal: sealing opens the way down
+    to what it keeps, and under pytest's shared base (/tmp/pytest-of-root, 0700) it would change and
+    put back that folder's mode under the feet of the tests beside these (CI's tiers run side by
+    side: a root grading of the attack corpus in this jail seals its own folders there too)."""
+    path = Path(tempfile.mkdtemp(prefix="uidjail-test-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _readable(path: Path) -> int:
