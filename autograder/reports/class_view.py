@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,16 +118,15 @@ def _scores_section(data: dict[str, Any]) -> str:
     return f'<section><h2>{t("class.scores")}</h2><div class="grid">{"".join(plots)}</div></section>'
 
 
+def _count_table(heading: str, counts: dict[str, int], name: Callable[[str], str]) -> str:
+    """A table of how many there are of each kind (a status, a stop reason), each kind in words by `name`."""
+    rows = "".join(f'<tr><td>{escape_html(name(key))}</td><td class="num">{n}</td></tr>' for key, n in counts.items())
+    return f'<table><tr><th>{heading}</th><th class="num">{t("class.count")}</th></tr>{rows}</table>'
+
+
 def _statuses_section(data: dict[str, Any]) -> str:
-    rows = "".join(
-        f'<tr><td>{escape_html(_status_name(status))}</td><td class="num">{count}</td></tr>'
-        for status, count in data["statuses"].items()
-    )
-    return (
-        f"<section><h2>{t('class.statuses')}</h2><table><tr><th>{t('report.status')}</th>"
-        f'<th class="num">{t("class.count")}</th></tr>{rows}</table>'
-        f'<p class="note">{t("class.statuses_note")}</p></section>'
-    )
+    table = _count_table(t("report.status"), data["statuses"], _status_name)
+    return f'<section><h2>{t("class.statuses")}</h2>{table}<p class="note">{t("class.statuses_note")}</p></section>'
 
 
 def _status_name(status: str) -> str:
@@ -197,15 +196,8 @@ def _training_section(data: dict[str, Any]) -> str:
     if training is None:
         return ""
     metric = training["metric"] or t("class.metric")
-    stops = "".join(
-        f'<tr><td>{escape_html(_stop_reason(reason))}</td><td class="num">{count}</td></tr>'
-        for reason, count in training["stop_reasons"].items()
-    )
-    stop_table = (
-        f'<table><tr><th>{t("class.stop_reason")}</th><th class="num">{t("class.count")}</th></tr>{stops}</table>'
-        if stops
-        else ""
-    )
+    stops = training["stop_reasons"]
+    stop_table = _count_table(t("class.stop_reason"), stops, _stop_reason) if stops else ""
     line = t(
         "class.training_line",
         trained=training["trained"],
