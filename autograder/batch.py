@@ -270,8 +270,9 @@ def grade_batch(
     """
     from autograder.i18n import use_language
     from autograder.late import apply_late_policy
+    from autograder.reports.common import write_csv
     from autograder.reports.publish import publish_reports, remove_scratch
-    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
+    from autograder.reports.regrade import REGRADE_NAME, diff_results, render_regrade_csv
     from autograder.results_store import ResultsStore, StoredResult, inputs_digest, sidecar_files
     from autograder.submission_snapshot import SnapshotFolder
     from autograder.submission_times import submission_times
@@ -363,7 +364,7 @@ def grade_batch(
             old = {submissions[i].label: stored[i].result for i in regraded}
             changes = diff_results(old, {submissions[i].label: results[i] for i in regraded})
             with use_language(config.feedback.language, assignment.messages_dir):
-                write_regrade_csv(changes, out_dir / REGRADE_NAME)
+                write_csv(out_dir / REGRADE_NAME, render_regrade_csv(changes))
         return BatchRun(
             ordered,
             [submissions[i].label for i in todo],

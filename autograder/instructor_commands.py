@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import say, set_language, use_language
+from autograder.reports.common import write_csv
 from autograder.reports.regrade import PointsChange, changed_submissions
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int
         The exit code.
     """
     from autograder.batch import load_stored_batch
-    from autograder.reports.regrade import REGRADE_NAME, diff_results, write_regrade_csv
+    from autograder.reports.regrade import REGRADE_NAME, diff_results, render_regrade_csv
 
     try:
         config, new, _, _ = load_stored_batch(out_dir)
@@ -54,7 +55,7 @@ def command_compare(out_dir: Path, old_out: Path, assignment: Assignment) -> int
     changes = diff_results({r.submission: r for r in old}, {r.submission: r for r in new})
     path = out_dir / REGRADE_NAME
     with use_language(config.feedback.language, assignment.messages_dir):
-        write_regrade_csv(changes, path)
+        write_csv(path, render_regrade_csv(changes))
         print_changes(changes, path)
     return EXIT_OK
 
@@ -92,7 +93,7 @@ def command_export(args: argparse.Namespace) -> int:
     if roster is not None:
         matching = match(roster, results)
         canvas = dest / CANVAS_NAME
-        canvas.write_text(render_canvas_csv(roster, matching, args.canvas_column or title), encoding="utf-8-sig")
+        write_csv(canvas, render_canvas_csv(roster, matching, args.canvas_column or title))
         students = {result.submission: roster.rows[i]["Student"] for i, result in matching.by_row.items()}
         say("console.canvas", path=canvas, matched=len(matching.by_row), rows=len(roster.rows))
         if matching.unmatched:
@@ -100,7 +101,7 @@ def command_export(args: argparse.Namespace) -> int:
         if matching.ambiguous:
             say("console.ambiguous", names=", ".join(matching.ambiguous))
     long_path = dest / LONG_NAME
-    long_path.write_text(render_long_csv(results, title, students), encoding="utf-8-sig")  # BOM: for Excel
+    write_csv(long_path, render_long_csv(results, title, students))
     say("console.long_csv", path=long_path, count=len(results))
     if missing:
         say("console.not_graded_yet", count=len(missing), names=", ".join(missing))

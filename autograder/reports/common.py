@@ -171,6 +171,16 @@ def csv_text(rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
+def write_csv(path: Path, text: str) -> None:
+    """Write CSV text with a UTF-8 BOM: Excel, what Korean staff open the tables with, then reads their Hangul.
+
+    Args:
+        path: the destination.
+        text: the table, e.g. from `csv_text`.
+    """
+    path.write_text(text, encoding="utf-8-sig", newline="")
+
+
 def skip_reason(part: PartResult) -> str:
     """Why a skipped part was not graded, from its checks' messages (may be empty).
 

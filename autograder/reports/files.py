@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.i18n import assignment_title, use_language
-from autograder.reports.common import part_columns
+from autograder.reports.common import part_columns, write_csv
 from autograder.reports.feedback import render_feedback_markdown, reporter_document
-from autograder.reports.gradebook import write_gradebook
+from autograder.reports.gradebook import render_gradebook
 from autograder.reports.gradescope import gradescope_results
 from autograder.reports.html import render_html
 from autograder.reports.markdown import render_markdown, render_submission
@@ -104,7 +104,7 @@ def write_reports(
                 path.write_text(text, encoding="utf-8")
                 written.append(path)
         gradebook_path = out_dir / GRADEBOOK_NAME
-        write_gradebook(results, gradebook_path, config_parts)
+        write_csv(gradebook_path, render_gradebook(results, config_parts))
         summary_path = out_dir / SUMMARY_NAME
         summary_path.write_text(render_markdown(results, config_parts, title), encoding="utf-8")
         return [*written, gradebook_path, summary_path]

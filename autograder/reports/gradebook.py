@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from autograder.reports.common import (
     ConfigParts,
@@ -140,16 +139,3 @@ def render_gradebook(
         for result in sorted(results, key=lambda result: result.submission)
     ]
     return csv_text([gradebook_header(columns, late), *points, *rows])
-
-
-def write_gradebook(results: Sequence[SubmissionResult], path: Path, config_parts: ConfigParts | None = None) -> None:
-    """Write `render_gradebook(...)` to a file.
-
-    Args:
-        results: the graded submissions.
-        path: the destination, e.g. `<out>/gradebook.csv`.
-        config_parts: `config.parts`.
-    """
-    path.write_text(
-        render_gradebook(results, config_parts), encoding="utf-8-sig", newline=""
-    )  # a BOM: Excel reads Hangul

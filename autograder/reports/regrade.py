@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from autograder.i18n import t
 from autograder.reports.common import csv_text, final_total, find_part, format_points
@@ -127,13 +126,3 @@ def render_regrade_csv(changes: Sequence[PointsChange]) -> str:
     ]
     # labels are student-chosen file names
     return csv_text([header, *([csv_cell(cell) for cell in row] for row in rows)])
-
-
-def write_regrade_csv(changes: Sequence[PointsChange], path: Path) -> None:
-    """Write `render_regrade_csv(changes)` to a file.
-
-    Args:
-        changes: from `diff_results`.
-        path: e.g. `<out>/regrade.csv`.
-    """
-    path.write_text(render_regrade_csv(changes), encoding="utf-8-sig", newline="")  # a BOM: Excel reads Hangul

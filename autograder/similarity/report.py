@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.i18n import t
-from autograder.reports.common import csv_text, page_asset
+from autograder.reports.common import csv_text, page_asset, write_csv
 from autograder.reports.md_safe import csv_cell
 from autograder.similarity.compare import Pair, Submission, compare_pair, copy_groups
 
@@ -138,8 +138,8 @@ def write_similarity_report(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, groups_path, html_path = out_dir / PAIRS_CSV, out_dir / GROUPS_CSV, out_dir / PAIRS_HTML
-    csv_path.write_text(pairs_csv(pairs), encoding="utf-8-sig")  # a BOM: Excel reads Hangul names
+    write_csv(csv_path, pairs_csv(pairs))
     groups = [[n, len(g), csv_cell(" ".join(g))] for n, g in enumerate(copy_groups(pairs), start=1)]
-    groups_path.write_text(csv_text([["group", "size", "members"], *groups]), encoding="utf-8-sig")
+    write_csv(groups_path, csv_text([["group", "size", "members"], *groups]))
     html_path.write_text(pairs_html(pairs, submissions, limit), encoding="utf-8")
     return [csv_path, groups_path, html_path]

@@ -7,7 +7,8 @@ import io
 from pathlib import Path
 
 from autograder.config import load_config
-from autograder.reports.gradebook import render_gradebook, write_gradebook
+from autograder.reports.common import write_csv
+from autograder.reports.gradebook import render_gradebook
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
@@ -85,7 +86,7 @@ def test_grader_error_row_is_kept_with_zeros():
 
 def test_written_file_uses_newline_line_endings(tmp_path):
     path = tmp_path / "gradebook.csv"
-    write_gradebook(results("partial", "full_marks"), path, PARTS)
+    write_csv(path, render_gradebook(results("partial", "full_marks"), PARTS))
     data = path.read_bytes()
     assert b"\r" not in data
     assert data.count(b"\n") == 4

@@ -56,16 +56,19 @@ def test_the_csv_files_start_with_a_utf8_bom_so_that_excel_reads_their_hangul(tm
     """Excel on Windows takes a CSV without a BOM for the local code page and garbles Hangul; a
     reader that honours the BOM (Python's utf-8-sig, as Excel and LibreOffice do) gets the text."""
     from autograder.reports.class_view import CLASS_CHECKS_CSV
-    from autograder.reports.gradebook import write_gradebook
-    from autograder.reports.regrade import write_regrade_csv
+    from autograder.reports.common import write_csv
+    from autograder.reports.gradebook import render_gradebook
+    from autograder.reports.regrade import render_regrade_csv
 
     old = read_submission_json(FIXTURES / "partial.json")
     new = copy.deepcopy(old)
     new.parts[0].points -= 1
     old.submission = new.submission = "김민준.ipynb"
     with use_language("ko"):
-        write_regrade_csv(diff_results({old.submission: old}, {new.submission: new}), tmp_path / "regrade.csv")
-        write_gradebook([new], tmp_path / "gradebook.csv")
+        write_csv(
+            tmp_path / "regrade.csv", render_regrade_csv(diff_results({old.submission: old}, {new.submission: new}))
+        )
+        write_csv(tmp_path / "gradebook.csv", render_gradebook([new]))
     for name in ("regrade.csv", "gradebook.csv"):
         raw = (tmp_path / name).read_bytes()
         assert raw.startswith(b"\xef\xbb\xbf") and raw.count(b"\xef\xbb\xbf") == 1, name
