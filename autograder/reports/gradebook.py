@@ -35,32 +35,6 @@ LATE_COLUMNS = ["submitted_at", "time_source", "raw_points", "late_penalty", "fi
 OTTER_COMPLETED = "Completed"  # Otter's grading_status of a submission that was graded
 
 
-def gradebook_header(columns: Sequence[PartColumn], late: bool = False) -> list[str]:
-    """The CSV header for the given part columns.
-
-    Args:
-        columns: the part columns in grader.yml order.
-        late: add the late-work columns.
-
-    Returns:
-        The column names.
-    """
-    return [FILE_COLUMN, *(column.name for column in columns), *TOTAL_COLUMNS, *(LATE_COLUMNS if late else [])]
-
-
-def percent_correct(points: float, possible: float) -> float:
-    """Otter's `percent_correct`: the fraction earned, rounded to 4 digits (0 if nothing possible).
-
-    Args:
-        points: points earned.
-        possible: points possible.
-
-    Returns:
-        A number between 0 and 1.
-    """
-    return round(points / possible, 4) if possible else 0
-
-
 def _part_value(result: SubmissionResult, name: str) -> str:
     part = graded_part(result, name)
     return "" if part is None else format_points(part.points)
@@ -96,7 +70,7 @@ def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn], lat
         *(_part_value(result, column.name) for column in columns),
         format_points(total),
         format_points(possible),
-        str(percent_correct(total, possible)),
+        str(round(total / possible, 4) if possible else 0),  # percent_correct
         grading_status(result),
         result.status,
         f"{result.grading_seconds:.2f}",
@@ -138,4 +112,5 @@ def render_gradebook(
         [csv_cell(cell) for cell in _submission_row(result, columns, late)]
         for result in sorted(results, key=lambda result: result.submission)
     ]
-    return csv_text([gradebook_header(columns, late), *points, *rows])
+    header = [FILE_COLUMN, *(column.name for column in columns), *TOTAL_COLUMNS, *(LATE_COLUMNS if late else [])]
+    return csv_text([header, *points, *rows])
