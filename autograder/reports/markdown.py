@@ -28,19 +28,6 @@ from autograder.reports.md_safe import md_code, md_text
 from autograder.results import PartResult, SubmissionResult
 
 
-def escape_cell(text: str) -> str:
-    """Make text safe inside a Markdown table cell: one line, pipes escaped, no Markdown or HTML
-    structure of its own (see `md_text`); `code` spans stay code spans.
-
-    Args:
-        text: any text.
-
-    Returns:
-        The text on one line.
-    """
-    return md_text(text, table=True)
-
-
 def status_label(status: str) -> str:
     """A result status ("graded", "unreadable", "grader-error") in the feedback language."""
     return t(f"report.status.{status}") if status in ("graded", "unreadable", "grader-error") else status
@@ -52,7 +39,7 @@ def score_cell(cell: str) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
-    """A GFM table; the cells must already be Markdown-safe (see `escape_cell`)."""
+    """A GFM table; the cells must already be Markdown-safe (see `md_safe.md_text`)."""
     align = ["---:" if is_number else "---" for is_number in numeric]
     return [f"| {' | '.join(header)} |", f"|{'|'.join(align)}|", *(f"| {' | '.join(row)} |" for row in rows)]
 
@@ -60,7 +47,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequen
 def _failed_checks(part: PartResult, shown: set[str]) -> str:
     """The cell of failed-check messages (Markdown-safe)."""
     if part.skipped:
-        return escape_cell(skip_reason(part))
+        return md_text(skip_reason(part), table=True)
     by_message: dict[str, list[str]] = {}
     for check in part.checks:
         if not check.passed and not check.skipped:
@@ -69,7 +56,7 @@ def _failed_checks(part: PartResult, shown: set[str]) -> str:
     for message, checks in by_message.items():
         # A message shared by many checks (e.g. an unreadable file) is written once.
         text = t("report.same_message") if message in shown else message
-        lines.append(f"{', '.join(checks)}: {escape_cell(text)}")
+        lines.append(f"{', '.join(checks)}: {md_text(text, table=True)}")
         shown.add(message)
     return "<br>".join(lines)
 
@@ -91,13 +78,18 @@ def render_submission(result: SubmissionResult, columns: Sequence[PartColumn] = 
         total = t("late.total", raw=total, final=format_points(record["final_points"]))
     shown: set[str] = set()
     rows = [
-        [escape_cell(part_title(part.part, part.title)), score_cell(part_score(part)), _failed_checks(part, shown)]
+        [
+            md_text(part_title(part.part, part.title), table=True),
+            score_cell(part_score(part)),
+            _failed_checks(part, shown),
+        ]
         for part in ordered_parts(result, columns)
     ]
     rows.append([f"**{t('report.total')}**", f"**{total}**", ""])
     header = [t("report.part"), t("report.points"), t("report.failed_checks")]
+    status = md_text(status_label(result.status), table=True)
     lines = [
-        f"{'#' * heading_level} {md_code(result.submission)}: {total} ({escape_cell(status_label(result.status))})",
+        f"{'#' * heading_level} {md_code(result.submission)}: {total} ({status})",
         "",
         *_table(header, rows, [False, True, False]),
     ]
@@ -126,11 +118,11 @@ def render_markdown(
         section per submission.
     """
     columns = part_columns(config_parts, results)
-    lines = [f"## {escape_cell(title or t('report.summary_title'))}", ""]
+    lines = [f"## {md_text(title or t('report.summary_title'), table=True)}", ""]
     if len(results) > 1:
         header = [
             t("report.submission"),
-            *(escape_cell(part_title(column.name, column.title)) for column in columns),
+            *(md_text(part_title(column.name, column.title), table=True) for column in columns),
             t("report.total"),
             t("report.status"),
         ]
@@ -139,7 +131,7 @@ def render_markdown(
                 md_code(result.submission, table=True),
                 *(score_cell(part_cell(result, c.name)) for c in columns),
                 format_score(result.points, graded_possible(result)),
-                escape_cell(status_label(result.status)),
+                md_text(status_label(result.status), table=True),
             ]
             for result in results
         ]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from autograder.config import load_config
 from autograder.reports.common import part_columns
-from autograder.reports.markdown import escape_cell, render_markdown, render_submission
+from autograder.reports.markdown import render_markdown, render_submission
+from autograder.reports.md_safe import md_text
 from autograder.reports.submission_json import read_submission_json
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
@@ -67,8 +68,8 @@ def test_batch_summary_has_an_overview_and_a_section_per_submission():
     assert "Traceback" not in text
 
 
-def test_escape_cell_keeps_a_cell_on_one_line():
-    assert escape_cell("a | b\nc\\d") == "a \\| b<br>c\\\\d"
+def test_a_table_cell_stays_on_one_line():
+    assert md_text("a | b\nc\\d", table=True) == "a \\| b<br>c\\\\d"
 
 
 def test_a_message_shared_by_many_checks_is_written_once():
