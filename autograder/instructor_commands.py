@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from autograder.exit_codes import EXIT_OK, command_error
 from autograder.i18n import say, set_language, use_language
 from autograder.reports.common import write_csv
-from autograder.reports.regrade import PointsChange, changed_submissions
+from autograder.reports.regrade import PointsChange
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment
@@ -24,8 +24,7 @@ def print_changes(changes: Sequence[PointsChange], path: Path) -> None:
         changes: the regrade diff rows.
         path: the CSV written.
     """
-    students = changed_submissions(changes)
-    say("console.regrade", count=len(students), path=path)
+    say("console.regrade", count=len({change.submission for change in changes}), path=path)
     for change in changes:
         if change.level == "total":
             old = "-" if change.old is None else f"{change.old:g}"

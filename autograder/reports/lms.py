@@ -79,13 +79,9 @@ def read_roster(path: Path, match_column: str = "SIS Login ID") -> Roster:
     return Roster(students, match_column)
 
 
-def submission_key(result: SubmissionResult) -> str:
-    """The name a submission is matched by: its file name without folders and extension, case-folded."""
-    return Path(result.submission).stem.strip().casefold()
-
-
 def match(roster: Roster, results: Sequence[SubmissionResult]) -> Matching:
-    """Pair submissions with roster rows by `submission_key` = the roster's match column.
+    """Pair submissions with roster rows: a submission's file name without folders and extension
+    (case-folded) = the roster's match column.
 
     Args:
         roster: from `read_roster`.
@@ -101,7 +97,7 @@ def match(roster: Roster, results: Sequence[SubmissionResult]) -> Matching:
     matching = Matching()
     claimed: dict[int, list[SubmissionResult]] = {}
     for result in sorted(results, key=lambda result: result.submission):
-        row_index = rows_by_key.get(submission_key(result))
+        row_index = rows_by_key.get(Path(result.submission).stem.strip().casefold())
         if row_index is None:
             matching.unmatched.append(result.submission)
         else:

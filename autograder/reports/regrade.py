@@ -93,11 +93,6 @@ def diff_results(old: Mapping[str, SubmissionResult], new: Mapping[str, Submissi
     return [row for label in sorted({*old, *new}) for row in diff_submission(label, old.get(label), new.get(label))]
 
 
-def changed_submissions(changes: Sequence[PointsChange]) -> list[str]:
-    """The submissions with at least one change, in row order."""
-    return list(dict.fromkeys(change.submission for change in changes))
-
-
 def _cell(points: float | None) -> str:
     return "" if points is None else format_points(points)
 
