@@ -6,7 +6,7 @@ import contextlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -406,7 +406,7 @@ def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResul
 
 
 def with_rest_of_store(
-    store: ResultsStore, results: list[SubmissionResult], stems: list[str], skip: Collection[str] = ()
+    store: ResultsStore, results: list[SubmissionResult], stems: list[str]
 ) -> tuple[list[SubmissionResult], list[str]]:
     """A batch's results followed by every other result stored in the same folder.
 
@@ -414,17 +414,18 @@ def with_rest_of_store(
     same `--out` adds its row and keeps the earlier ones (their reports and records are there).
 
     Args:
-        store: the report folder's store.
-        results: the batch's results, in batch order.
+        store: the report folder's store, whose last batch `results` are of.
+        results: the batch's results with a current record, in batch order.
         stems: their stems.
-        skip: stems to leave out as well.
 
     Returns:
-        (results, stems): the batch's first, then the other stored ones sorted by stem.
+        (results, stems): the batch's first, then the other stored ones sorted by stem (the batch's
+        submissions without a current record stay out).
     """
+    batch_stems = {entry["stem"] for entry in store.batch()["submissions"]}
     everything, all_stems = list(results), list(stems)
     for stem in store.stems():
-        if stem in stems or stem in skip:
+        if stem in batch_stems:
             continue
         record = store.load(stem)
         if record is None:  # unreadable: it would be graded again, so it has no row
@@ -476,9 +477,6 @@ def rebuild_reports(
     from autograder.results_store import ResultsStore
 
     config, results, stems, missing = load_stored_batch(out_dir)
-    store = ResultsStore(out_dir)
-    # The batch's submissions without a current record stay out (listed as missing).
-    batch_stems = {entry["stem"] for entry in store.batch()["submissions"]}
-    everything, all_stems = with_rest_of_store(store, results, stems, skip=batch_stems)
+    everything, all_stems = with_rest_of_store(ResultsStore(out_dir), results, stems)
     publish_reports(everything, all_stems, config, assignment, out_dir, html, reporter, missing=missing)
     return len(results), missing
