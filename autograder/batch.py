@@ -271,7 +271,7 @@ def grade_batch(
     from autograder.i18n import use_language
     from autograder.late import apply_late_policy
     from autograder.reports.common import write_csv
-    from autograder.reports.publish import publish_reports, remove_scratch
+    from autograder.reports.files import publish_reports, remove_scratch
     from autograder.reports.regrade import REGRADE_NAME, diff_results, render_regrade_csv
     from autograder.results_store import ResultsStore, StoredResult, inputs_digest, sidecar_files
     from autograder.submission_snapshot import SnapshotFolder
@@ -473,7 +473,7 @@ def rebuild_reports(
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.reports.publish import publish_reports
+    from autograder.reports.files import publish_reports
     from autograder.results_store import ResultsStore
 
     config, results, stems, missing = load_stored_batch(out_dir)
