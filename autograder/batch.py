@@ -13,16 +13,20 @@ from typing import TYPE_CHECKING
 
 from autograder.config import GraderConfig
 from autograder.grading import GradeFunction, Submission
-from autograder.i18n import t
+from autograder.i18n import t, use_language
+from autograder.late import apply_late_policy
 from autograder.progress import BatchProgress
-from autograder.reports.files import RESERVED_STEMS
+from autograder.reports.common import write_csv
+from autograder.reports.files import RESERVED_STEMS, publish_reports, remove_scratch
+from autograder.reports.regrade import REGRADE_NAME, PointsChange, diff_results, render_regrade_csv
 from autograder.results import SubmissionResult
+from autograder.results_store import ResultsStore, StoredResult, inputs_digest, sidecar_files
+from autograder.submission_snapshot import SnapshotFolder
+from autograder.submission_times import submission_times
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment
     from autograder.executors import Executor, ResultCallback
-    from autograder.reports.regrade import PointsChange
-    from autograder.results_store import ResultsStore
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py")
 # A stem's bytes: the longest file made of it, the store's `.<stem>-N.results.json.XXXXXXXX.tmp`
@@ -268,15 +272,6 @@ def grade_batch(
         BatchInterrupted: Ctrl-C (KeyboardInterrupt) during the grading; the results stored so
             far stay stored, the executor has stopped its processes.
     """
-    from autograder.i18n import use_language
-    from autograder.late import apply_late_policy
-    from autograder.reports.common import write_csv
-    from autograder.reports.files import publish_reports, remove_scratch
-    from autograder.reports.regrade import REGRADE_NAME, diff_results, render_regrade_csv
-    from autograder.results_store import ResultsStore, StoredResult, inputs_digest, sidecar_files
-    from autograder.submission_snapshot import SnapshotFolder
-    from autograder.submission_times import submission_times
-
     with SnapshotFolder() as snapshots:
         # Each file is read once: the digest that decides reuse is of the bytes that are graded.
         sides = [sidecar_files(s.path, config, parts, assignment.sidecar_names) for s in submissions]
@@ -387,8 +382,6 @@ def load_stored_batch(out_dir: Path) -> tuple[GraderConfig, list[SubmissionResul
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import ResultsStore
-
     config = stored_config(out_dir)
     store = ResultsStore(out_dir)
     batch = store.batch()
@@ -448,8 +441,6 @@ def stored_config(out_dir: Path) -> GraderConfig:
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.results_store import ResultsStore
-
     store = ResultsStore(out_dir)
     if not (store.folder / "batch.json").is_file():
         raise FileNotFoundError(t("console.no_stored_grading", path=out_dir))
@@ -473,9 +464,6 @@ def rebuild_reports(
     Raises:
         FileNotFoundError: out_dir holds no stored batch.
     """
-    from autograder.reports.files import publish_reports
-    from autograder.results_store import ResultsStore
-
     config, results, stems, missing = load_stored_batch(out_dir)
     everything, all_stems = with_rest_of_store(ResultsStore(out_dir), results, stems)
     publish_reports(everything, all_stems, config, assignment, out_dir, html, reporter, missing=missing)
