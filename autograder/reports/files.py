@@ -7,16 +7,17 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autograder.i18n import assignment_title, use_language
 from autograder.reports.class_view import write_class_view
-from autograder.reports.common import part_columns, write_csv
-from autograder.reports.feedback import render_feedback_markdown, reporter_document
+from autograder.reports.common import PartColumn, graded_possible, part_columns, write_csv
 from autograder.reports.gradebook import render_gradebook
 from autograder.reports.gradescope import gradescope_results
 from autograder.reports.html import render_html
 from autograder.reports.markdown import render_markdown, render_submission
+from autograder.reports.reporter_payload import encode_payload, part_payloads, reporter_env_name
+from autograder.reports.sections import ReportView, extra_sections
 from autograder.reports.submission_json import dumps_stable, submission_json
 from autograder.results import SubmissionResult
 
@@ -33,6 +34,44 @@ RESERVED_STEMS = frozenset({"summary", "gradebook", "manifest", "class"})  # cla
 
 # Every per-submission file is `<stem><kind>`.
 SUBMISSION_FILE_KINDS = (".results.json", ".json", ".md", ".html", ".feedback.md", ".reporter.json")
+
+
+def render_feedback_markdown(
+    result: SubmissionResult, columns: Sequence[PartColumn] = (), view: ReportView | None = None
+) -> str:
+    """The Markdown version of the HTML feedback: the parts table, then the extras' sections.
+
+    Args:
+        result: one graded submission.
+        columns: the part columns (grader.yml order).
+        view: the graded assignment's `report_sections` hook (None: generic sections only).
+
+    Returns:
+        Markdown text.
+    """
+    sections = [render_submission(result, columns), *(s.markdown() for s in extra_sections(result.extras, view))]
+    return "\n".join(section for section in sections if section)
+
+
+def reporter_document(result: SubmissionResult) -> dict[str, Any]:
+    """Everything a workflow needs to feed `autograding-grading-reporter` for one submission.
+
+    Args:
+        result: one graded submission.
+
+    Returns:
+        {"submission", "total", "possible", "runners": "a,b", "payloads": {runner: payload},
+        "env": {"<RUNNER>_RESULTS": base64}}.
+    """
+    payloads = part_payloads(result)
+    return {
+        "submission": result.submission,
+        "total": result.points,
+        "possible": graded_possible(result),
+        "runners": ",".join(payloads),
+        "payloads": payloads,
+        "env": {reporter_env_name(runner): encode_payload(p) for runner, p in payloads.items()},
+    }
 
 
 def check_stems(stems: Sequence[str]) -> None:

@@ -1,6 +1,6 @@
 """The autograding-reporter payload format: per-part runner payloads of a graded submission (stdlib only)."""
 
-# Both the reports (autograder.reports.feedback writes `<stem>.reporter.json`) and the GitHub
+# Both the reports (autograder.reports.files writes `<stem>.reporter.json`) and the GitHub
 # front end (autograder.integrations.github, public_checks) use this format, so it lives here, below
 # both. The student repository carries a copy of this module (see student_bundle.py), so it imports
 # nothing but the standard library.

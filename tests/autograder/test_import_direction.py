@@ -42,10 +42,7 @@ def python_files(folder: str) -> list[Path]:
         ("autograder/batch.py", ("autograder.engine",)),
         ("autograder/grading.py", ("autograder.batch", "autograder.engine", "autograder.executors")),
         # The store keeps results; reports/ renders them.
-        (
-            "autograder/results_store.py",
-            ("autograder.reports.files", "autograder.reports.feedback", "autograder.reports.class_view"),
-        ),
+        ("autograder/results_store.py", ("autograder.reports.files", "autograder.reports.class_view")),
         # Validating a configuration reads assignment folders as files, never the loadable assignment.
         ("autograder/config", ("autograder.assignment",)),
         ("autograder/assignment_folder.py", ("autograder.config", "autograder.assignment")),

@@ -10,7 +10,7 @@ from assignments.transformer_mt.report_view import mask_markdown, report_section
 from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.i18n import t, use_language
-from autograder.reports.feedback import render_feedback_markdown
+from autograder.reports.files import render_feedback_markdown
 from autograder.reports.html import render_html
 from autograder.reports.submission_json import read_submission_json
 from autograder.results import SubmissionResult

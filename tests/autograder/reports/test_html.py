@@ -22,7 +22,7 @@ from assignments.transformer_mt.report_figures import OPEN_COLOUR
 from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.reports.common import part_columns
-from autograder.reports.feedback import render_feedback_markdown
+from autograder.reports.files import render_feedback_markdown
 from autograder.reports.html import render_html
 from autograder.reports.sections import ReportSection
 from autograder.reports.submission_json import read_submission_json

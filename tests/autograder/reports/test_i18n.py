@@ -14,7 +14,7 @@ from autograder.assignment import load_assignment
 from autograder.config import ConfigError, load_config
 from autograder.i18n import LANGUAGES, MESSAGES_DIR, catalogue, t, t_in, use_language
 from autograder.reports.common import part_columns
-from autograder.reports.feedback import render_feedback_markdown
+from autograder.reports.files import render_feedback_markdown
 from autograder.reports.html import render_html
 from autograder.reports.markdown import render_markdown
 from autograder.reports.submission_json import read_submission_json

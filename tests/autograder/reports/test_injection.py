@@ -16,7 +16,7 @@ from autograder.assignment import load_assignment
 from autograder.config import load_config
 from autograder.i18n import use_language
 from autograder.reports.common import part_columns
-from autograder.reports.feedback import render_feedback_markdown
+from autograder.reports.files import render_feedback_markdown
 from autograder.reports.gradebook import render_gradebook
 from autograder.reports.markdown import render_markdown, render_submission
 from autograder.reports.md_safe import csv_cell, md_code, md_text
