@@ -35,11 +35,6 @@ LATE_COLUMNS = ["submitted_at", "time_source", "raw_points", "late_penalty", "fi
 OTTER_COMPLETED = "Completed"  # Otter's grading_status of a submission that was graded
 
 
-def _part_value(result: SubmissionResult, name: str) -> str:
-    part = graded_part(result, name)
-    return "" if part is None else format_points(part.points)
-
-
 def grading_status(result: SubmissionResult) -> str:
     """Otter's `grading_status`: "Completed", or what stopped the grader (a grader error).
 
@@ -67,7 +62,7 @@ def _submission_row(result: SubmissionResult, columns: Sequence[PartColumn], lat
     total, possible = result.points, graded_possible(result)
     return [
         result.submission,
-        *(_part_value(result, column.name) for column in columns),
+        *("" if (part := graded_part(result, c.name)) is None else format_points(part.points) for c in columns),
         format_points(total),
         format_points(possible),
         str(round(total / possible, 4) if possible else 0),  # percent_correct
