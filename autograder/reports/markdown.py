@@ -38,6 +38,14 @@ def score_cell(cell: str) -> str:
     return t("report.skipped") if cell == SKIPPED else cell
 
 
+def summary_cells(result: SubmissionResult, columns: Sequence[PartColumn]) -> list[str]:
+    """A submission's cells in a summary table: one per part (`score_cell`), then its total."""
+    return [
+        *(score_cell(part_cell(result, c.name)) for c in columns),
+        format_score(result.points, graded_possible(result)),
+    ]
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
     """A GFM table; the cells must already be Markdown-safe (see `md_safe.md_text`)."""
     align = ["---:" if is_number else "---" for is_number in numeric]
@@ -127,13 +135,8 @@ def render_markdown(
             t("report.status"),
         ]
         rows = [
-            [
-                md_code(result.submission, table=True),
-                *(score_cell(part_cell(result, c.name)) for c in columns),
-                format_score(result.points, graded_possible(result)),
-                md_text(status_label(result.status), table=True),
-            ]
-            for result in results
+            [md_code(r.submission, table=True), *summary_cells(r, columns), md_text(status_label(r.status), table=True)]
+            for r in results
         ]
         numeric = [False, *([True] * (len(columns) + 1)), False]
         lines.extend([*_table(header, rows, numeric), ""])

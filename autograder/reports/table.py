@@ -15,13 +15,12 @@ from autograder.reports.common import (
     format_score,
     graded_possible,
     ordered_parts,
-    part_cell,
     part_columns,
     part_score,
     skip_reason,
 )
 from autograder.reports.late_text import late_lines
-from autograder.reports.markdown import score_cell, status_label
+from autograder.reports.markdown import score_cell, status_label, summary_cells
 from autograder.results import CheckResult, SubmissionResult
 
 GAP = "  "
@@ -91,15 +90,7 @@ def render_summary(results: Sequence[SubmissionResult], columns: Sequence[PartCo
         The table as text (no colour, no trailing newline).
     """
     width = terminal_width(width)
-    rows = [
-        [
-            result.submission,
-            *(score_cell(part_cell(result, column.name)) for column in columns),
-            format_score(result.points, graded_possible(result)),
-            status_label(result.status),
-        ]
-        for result in results
-    ]
+    rows = [[result.submission, *summary_cells(result, columns), status_label(result.status)] for result in results]
     titles = [part_title(column.name, column.title) for column in columns]
     ends = [t("report.submission")], [t("report.total"), t("report.status")]
     header = [*ends[0], *titles, *ends[1]]
