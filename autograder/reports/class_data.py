@@ -118,15 +118,9 @@ def _score_series(results: Sequence[SubmissionResult], config_parts: ConfigParts
         parts = [p for r in scored if (p := graded_part(r, column.name))]
         high = max((part_possible(p) for p in parts), default=column.points or 0.0)
         fractions = {r.submission: p.points / high for r in scored if high and (p := graded_part(r, column.name))}
+        figures = describe([p.points for p in parts], high)
         index = _discrimination(groups, fractions)
-        series.append(
-            {
-                "part": column.name,
-                "title": column.title,
-                **describe([p.points for p in parts], high),
-                "discrimination": index,
-            }
-        )
+        series.append({"part": column.name, "title": column.title, **figures, "discrimination": index})
     totals = [r.points for r in scored]
     series.append({"part": "total", "title": "", **describe(totals, max((r.max_points for r in scored), default=0.0))})
     return series
