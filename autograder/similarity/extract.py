@@ -85,10 +85,8 @@ OWN_UNIT = "own"  # a unit of cells that hold no template line: wholly the stude
 
 def _unit_name(cell: str) -> str:
     """A template cell's name: its first line that is not blank or a comment."""
-    for line in cell.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            return line.strip()
-    return cell.strip().splitlines()[0] if cell.strip() else "cell"
+    code = (line.strip() for line in cell.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    return next(code, cell.strip().splitlines()[0] if cell.strip() else "cell")
 
 
 def student_units(cells: Iterable[str], template_cells: list[str]) -> dict[str, str]:
