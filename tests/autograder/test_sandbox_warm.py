@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from assignments.transformer_mt.assignment import WORKER_PRELOAD as COURSE_PRELOAD
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from autograder.sandbox import Limits, Worker, warm
 from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
@@ -187,6 +187,8 @@ KILLED_GRADER = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from autograder.sandbox import Limits, Worker
+
+COURSE_PRELOAD = ASSIGNMENT.worker_preload  # Part 2's (assignment.yml `worker_preload`)
 worker = Worker("import time", Limits(timeout_s=30, warm_start=True))
 zygote = next(iter(__import__("autograder.sandbox.warm", fromlist=["x"])._zygotes.values()))
 print(json.dumps({"zygote": zygote.proc.pid, "keeper": worker._launcher.current.proc.pid}), flush=True)
