@@ -22,6 +22,7 @@ FOLDER = Path(__file__).resolve().parent
 MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
 
+
 def reference_student() -> Any:
     """The reference solution behind the worker's request interface (checks run on their own).
 

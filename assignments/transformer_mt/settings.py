@@ -284,4 +284,3 @@ def training_settings(config: GraderConfig) -> TrainingConfig:
         TypeError: the configuration grades another assignment.
     """
     return part2_settings(config).training
-

@@ -20,6 +20,8 @@ from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
 from autograder.worker_runtime.zygote import RUNTIME_IMPORTS
 
+COURSE_PRELOAD = ASSIGNMENT.worker_preload  # Part 2's (assignment.yml `worker_preload`)
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
@@ -187,8 +189,6 @@ KILLED_GRADER = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from autograder.sandbox import Limits, Worker
-
-COURSE_PRELOAD = ASSIGNMENT.worker_preload  # Part 2's (assignment.yml `worker_preload`)
 worker = Worker("import time", Limits(timeout_s=30, warm_start=True))
 zygote = next(iter(__import__("autograder.sandbox.warm", fromlist=["x"])._zygotes.values()))
 print(json.dumps({"zygote": zygote.proc.pid, "keeper": worker._launcher.current.proc.pid}), flush=True)
