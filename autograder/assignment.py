@@ -216,8 +216,7 @@ def declared_assignment(folder: Path) -> Assignment:
     """An assignment folder without assignment.py: its assignment.yml, checks/ and reference.py say it all.
 
     The reference is the folder's `reference.py` (trusted code, importable on its own as
-    `assignments.<name>.reference`); assignment.yml may give `grader_globals` (the names the grader
-    defines in the worker) and `worker_preload` (installed modules the notebooks import).
+    `assignments.<name>.reference`); the rest is `Assignment.in_folder`'s.
 
     Args:
         folder: assignments/<name>/.

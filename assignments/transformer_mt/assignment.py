@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from autograder.config import GraderConfig
 
 FOLDER = Path(__file__).resolve().parent
-MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
 
 
@@ -55,7 +54,7 @@ def run_training(
 
     # The training modules ask the engine's `t`, which knows this catalogue while the engine grades
     # this assignment; naming it here keeps the hook whole when a tool calls it on its own.
-    with use_language(current_language(), MESSAGES_DIR):
+    with use_language(current_language(), ASSIGNMENT.messages_dir):
         return run_training_part(statements, config, grader_globals, submission=submission)
 
 
@@ -66,7 +65,7 @@ def data_preflight(config: GraderConfig) -> str | None:
     from mtkit.corpus import local_data_problem
 
     problem = local_data_problem(part2_settings(config).data.local_dir)
-    with use_language(current_language(), MESSAGES_DIR):
+    with use_language(current_language(), ASSIGNMENT.messages_dir):
         return None if problem is None else t("training.data_preflight", reason=problem or t("training.data_no_folder"))
 
 
