@@ -128,6 +128,30 @@ class Assignment:
     # title the parts in reports.
     messages_dir: Path | None = None
 
+    @classmethod
+    def in_folder(cls, folder: Path, **fields: Any) -> Assignment:
+        """The assignment of a folder: its name, checks/ and messages/, and assignment.yml's
+        `grader_globals` (the names the grader defines in the worker) and `worker_preload`
+        (installed modules the notebooks import; default torch.nn), with the hooks in `fields`.
+
+        Args:
+            folder: assignments/<name>/.
+            fields: the other fields (`reference_student` at least); one named above overrides it.
+
+        Returns:
+            The assignment.
+        """
+        settings = read_settings(folder)
+        declared: dict[str, Any] = {
+            "name": folder.name,
+            "folder": folder,
+            "checks_dir": folder / "checks",
+            "grader_globals": dict(settings.get("grader_globals") or {}),
+            "worker_preload": tuple(settings.get("worker_preload") or ("torch.nn",)),
+            "messages_dir": folder / "messages",
+        }
+        return cls(**{**declared, **fields})
+
     def __reduce__(self) -> tuple[Callable[[str], Assignment], tuple[str]]:
         """Pickled by name: a pool process or Ray node that unpickles it imports its own copy.
 
@@ -192,8 +216,7 @@ def declared_assignment(folder: Path) -> Assignment:
     """An assignment folder without assignment.py: its assignment.yml, checks/ and reference.py say it all.
 
     The reference is the folder's `reference.py` (trusted code, importable on its own as
-    `assignments.<name>.reference`); assignment.yml may give `grader_globals` (the names the grader
-    defines in the worker) and `worker_preload` (installed modules the notebooks import).
+    `assignments.<name>.reference`); the rest is `Assignment.in_folder`'s.
 
     Args:
         folder: assignments/<name>/.
@@ -201,23 +224,15 @@ def declared_assignment(folder: Path) -> Assignment:
     Returns:
         The assignment, with no hooks (no training part, the engine's report sections).
     """
-    settings = read_settings(folder)
-    grader_globals = dict(settings.get("grader_globals") or {})
 
     def reference_student() -> Student:
         from autograder.checks.inprocess import ReferenceModuleStudent
 
-        return ReferenceModuleStudent(importlib.import_module(f"assignments.{folder.name}.reference"), grader_globals)
+        reference = importlib.import_module(f"assignments.{folder.name}.reference")
+        return ReferenceModuleStudent(reference, dict(assignment.grader_globals))
 
-    return Assignment(
-        name=folder.name,
-        folder=folder,
-        checks_dir=folder / "checks",
-        grader_globals=grader_globals,
-        reference_student=reference_student,
-        worker_preload=tuple(settings.get("worker_preload") or ("torch.nn",)),
-        messages_dir=folder / "messages",
-    )
+    assignment = Assignment.in_folder(folder, reference_student=reference_student)
+    return assignment
 
 
 def bundled_data_of(config: GraderConfig) -> BundledData | None:

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 FOLDER = Path(__file__).resolve().parent
 # Margin over the training budget for starting the worker, building the model and predicting.
 TRAINING_MARGIN_S = 30.0
-# What the notebook imports from installed packages besides torch (the warm workers' zygote imports it once).
-WORKER_PRELOAD = ("torch.nn",)
 
 
 def reference_student() -> Any:
@@ -63,7 +61,7 @@ def run_training(
 
     training = training_settings(config)
     # One request trains for up to the assignment's budget: the per-request limit must cover it.
-    limits = worker_limits(config, WORKER_PRELOAD)
+    limits = worker_limits(config, ASSIGNMENT.worker_preload)
     limits = dataclasses.replace(limits, timeout_s=max(limits.timeout_s, training.time_budget_s + TRAINING_MARGIN_S))
     with Worker(statements, limits, grader_globals, helpers_source=HELPERS_SOURCE) as worker:
         return run_training_part(worker, seed=config.grading.seed, training=training)
@@ -87,17 +85,12 @@ def training_figures(training: Mapping[str, Any]) -> TrainingFigures:
     )
 
 
-ASSIGNMENT = Assignment(
-    name=FOLDER.name,
-    folder=FOLDER,
-    checks_dir=FOLDER / "checks",
+ASSIGNMENT = Assignment.in_folder(
+    FOLDER,
     grader_globals=GRADER_GLOBALS,
     reference_student=reference_student,
     # The probes and the worker side of the training part run in the worker as `grader_helpers`.
     worker_helpers=HELPERS_SOURCE,
-    worker_preload=WORKER_PRELOAD,
     training=run_training,
     training_figures=training_figures,
-    # Student-facing messages, part titles (`part.<name>`) included.
-    messages_dir=FOLDER / "messages",
 )

@@ -14,29 +14,12 @@ from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from assignments.transformer_mt.report_view import report_sections, training_figures
 from autograder.assignment import Assignment, TrainingOutcome
 from autograder.i18n import current_language, t, use_language
-from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
 
 FOLDER = Path(__file__).resolve().parent
-MESSAGES_DIR = FOLDER / "messages"  # Part 2's student-facing messages (assignments.transformer_mt.messages)
 MASK_PART = "look_ahead_mask"  # the part whose function the feedback report draws
-
-# The module globals the original template's functions read; the engine injects them, and the
-# public checks read the same ones from tests/grader_globals.json, which the template build writes
-# from here (a test keeps the two equal). A submission's own binding of these names is not loaded: a literal
-# `device = "cuda"` or a hard-coded `vocab_size` would break grading on another machine.
-GRADER_GLOBALS: dict[str, Any] = {
-    "device": "cpu",
-    "src_language": SRC_LANGUAGE,
-    "tgt_language": TGT_LANGUAGE,
-    "unk_idx": UNK_IDX,
-    "sos_idx": SOS_IDX,
-    "eos_idx": EOS_IDX,
-    "pad_idx": PAD_IDX,
-    "vocab_size": {SRC_LANGUAGE: 29, TGT_LANGUAGE: 23},
-}
 
 
 def reference_student() -> Any:
@@ -47,7 +30,7 @@ def reference_student() -> Any:
     """
     from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 
-    return ReferenceStudent(GRADER_GLOBALS)
+    return ReferenceStudent(dict(ASSIGNMENT.grader_globals))
 
 
 def run_training(
@@ -71,18 +54,18 @@ def run_training(
 
     # The training modules ask the engine's `t`, which knows this catalogue while the engine grades
     # this assignment; naming it here keeps the hook whole when a tool calls it on its own.
-    with use_language(current_language(), MESSAGES_DIR):
+    with use_language(current_language(), ASSIGNMENT.messages_dir):
         return run_training_part(statements, config, grader_globals, submission=submission)
 
 
 def data_preflight(config: GraderConfig) -> str | None:
     """Before a `--train` grading, the staff's warning when its Multi30k data will not be found here
     (None: a complete local folder). Args: config, the validated configuration. Returns: the text."""
-    from assignments.transformer_mt.settings import data_settings
+    from assignments.transformer_mt.settings import part2_settings
     from mtkit.corpus import local_data_problem
 
-    problem = local_data_problem(data_settings(config).local_dir)
-    with use_language(current_language(), MESSAGES_DIR):
+    problem = local_data_problem(part2_settings(config).data.local_dir)
+    with use_language(current_language(), ASSIGNMENT.messages_dir):
         return None if problem is None else t("training.data_preflight", reason=problem or t("training.data_no_folder"))
 
 
@@ -122,36 +105,17 @@ def report_extras(worker: Any, parts: list[str]) -> dict[str, Any]:
     return {"attention_mask": collect_mask_picture(worker)}
 
 
-# What the course's template and the students' notebooks import from installed packages: the warm
-# workers' zygote imports these once instead of each submission's worker.
-WORKER_PRELOAD = (
-    "numpy",
-    "torch.nn",
-    "torch.utils.data",
-    "tqdm.auto",
-    "datasets",
-    "spacy",
-    "matplotlib.pyplot",
-    "seaborn",
-    "nltk.translate.bleu_score",
-)
-
-ASSIGNMENT = Assignment(
-    name=FOLDER.name,
-    folder=FOLDER,
-    checks_dir=FOLDER / "checks",
-    grader_globals=GRADER_GLOBALS,
+ASSIGNMENT = Assignment.in_folder(
+    FOLDER,
     reference_student=reference_student,
     # The probes (stand-in classes, the train-step driver) run in the worker as `grader_helpers`;
     # mtkit (public, no solutions) is importable there: the student notebook uses it.
     worker_helpers=PROBE_SOURCE,
     worker_paths=(Path(mtkit.__file__).resolve().parent,),
-    worker_preload=WORKER_PRELOAD,
     training=run_training,
     training_preflight=data_preflight,
     sidecar_names=sidecar_names,
     training_figures=training_figures,
     report_extras=report_extras,
     report_sections=report_sections,
-    messages_dir=MESSAGES_DIR,
 )

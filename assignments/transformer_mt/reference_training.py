@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assignments.transformer_mt.settings import data_settings, training_settings
+from assignments.transformer_mt.settings import part2_settings, training_settings
 from autograder.cli_table import add_flags
 from autograder.config import ConfigError, load_config, parse_settings
 from reference.transformer_mt.train import TrainingRun, run
@@ -49,7 +49,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
     name = training_settings(base).profile_name(args.profile)
     config = load_config(args.config, _profile_overrides(args.set, name)) if args.set else base
     training = training_settings(config)
-    data = data_settings(config)
+    data = part2_settings(config).data
     counts = None
     if args.expected_counts:
         counts = {k: int(v) for k, v in (item.split("=") for item in args.expected_counts.split(","))}

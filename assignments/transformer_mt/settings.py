@@ -255,7 +255,7 @@ class TransformerMtConfig(GraderConfig):
 
 
 def part2_settings(config: GraderConfig) -> TransformerMtConfig:
-    """A configuration that grades Part 2, typed as such.
+    """A configuration that grades Part 2, typed as such (its `data` section: `.data`).
 
     Args:
         config: a validated configuration.
@@ -284,18 +284,3 @@ def training_settings(config: GraderConfig) -> TrainingConfig:
         TypeError: the configuration grades another assignment.
     """
     return part2_settings(config).training
-
-
-def data_settings(config: GraderConfig) -> DataConfig:
-    """Part 2's `data` section of a configuration that grades Part 2.
-
-    Args:
-        config: a configuration validated with this assignment's model.
-
-    Returns:
-        The section.
-
-    Raises:
-        TypeError: the configuration grades another assignment.
-    """
-    return part2_settings(config).data

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from assignments.transformer_mt.settings import data_settings
+from assignments.transformer_mt.settings import part2_settings
 from autograder.config import GraderConfig
 from autograder.i18n import t  # student-facing text, in the configured language
 from autograder.sandbox import Worker
@@ -64,7 +64,7 @@ def load_data(config: GraderConfig) -> PreparedData:
     Returns:
         The prepared splits and vocabularies.
     """
-    data = data_settings(config)
+    data = part2_settings(config).data
     return prepare_data(
         local_dir=data.local_dir, tokenizer=data.tokenizer, max_length=data.max_length, cache_dir=data.cache_dir
     )

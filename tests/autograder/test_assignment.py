@@ -27,6 +27,28 @@ def test_part_2_loads_with_its_checks_parts_and_hooks() -> None:
     assert assignment.reference_student().has("create_look_ahead_mask_for_attention")
 
 
+def test_assignment_yml_gives_the_globals_and_preload_an_assignment_py_leaves_out() -> None:
+    from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX, SRC_LANGUAGE, TGT_LANGUAGE, UNK_IDX
+
+    part2 = load_assignment("transformer_mt")
+    # Part 2's grader_globals are the template's constants, written out in its assignment.yml.
+    assert part2.grader_globals == {
+        "device": "cpu",
+        "src_language": SRC_LANGUAGE,
+        "tgt_language": TGT_LANGUAGE,
+        "unk_idx": UNK_IDX,
+        "sos_idx": SOS_IDX,
+        "eos_idx": EOS_IDX,
+        "pad_idx": PAD_IDX,
+        "vocab_size": {SRC_LANGUAGE: 29, TGT_LANGUAGE: 23},
+    }
+    assert part2.worker_preload[:2] == ("numpy", "torch.nn") and "nltk.translate.bleu_score" in part2.worker_preload
+    assert part2.messages_dir == part2.folder / "messages" and part2.checks_dir == part2.folder / "checks"
+    # Part 1 names its globals itself (checks/conftest.py) and takes the default preload.
+    part1 = load_assignment("attention_encoder")
+    assert part1.grader_globals["pad_idx"] == 3 and part1.worker_preload == ("torch.nn",)
+
+
 def test_the_manifest_names_files_that_exist() -> None:
     manifest = load_assignment("transformer_mt").manifest
     assert "transformer_mt.ipynb" in manifest.student

@@ -13,7 +13,7 @@ from assignments.transformer_mt.settings import (
     DataConfig,
     TrainingConfig,
     TransformerMtConfig,
-    data_settings,
+    part2_settings,
     training_settings,
 )
 from autograder.assignment_folder import available_assignments
@@ -85,7 +85,7 @@ def test_missing_keys_take_their_defaults(tmp_path: Path) -> None:
     document = {"assignment": {"name": "transformer_mt"}, "parts": _project_document()["parts"]}
     config = load_config(_write(tmp_path, document))
     assert config.worker.timeout_s == 30
-    assert data_settings(config).tokenizer == "blank"
+    assert part2_settings(config).data.tokenizer == "blank"
     training = training_settings(config)
     assert training.profiles == {} and training.hparam_bounds.epochs == [1, 30]
 

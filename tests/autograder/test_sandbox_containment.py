@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from assignments.transformer_mt.assignment import WORKER_PRELOAD as COURSE_PRELOAD
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from autograder.sandbox.plan import PROJECT_ROOT, choose_isolation
 from autograder.sandbox.warm import ForkedWorker
+
+COURSE_PRELOAD = ASSIGNMENT.worker_preload  # Part 2's (assignment.yml `worker_preload`)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 NAMESPACES = choose_isolation(Limits()) == "namespace"

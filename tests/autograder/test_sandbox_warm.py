@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from assignments.transformer_mt.assignment import WORKER_PRELOAD as COURSE_PRELOAD
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from autograder.sandbox import Limits, Worker, warm
 from autograder.sandbox.plan import choose_isolation
 from autograder.sandbox.warm import ForkedWorker
 from autograder.worker_runtime.zygote import RUNTIME_IMPORTS
+
+COURSE_PRELOAD = ASSIGNMENT.worker_preload  # Part 2's (assignment.yml `worker_preload`)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "worker"
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,8 +18,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from assignments.transformer_mt.assignment import GRADER_GLOBALS
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from autograder.notebook import load_submission
+
+GRADER_GLOBALS = dict(ASSIGNMENT.grader_globals)  # Part 2's (assignment.yml `grader_globals`)
 
 PAD = 3
 TOLERANCE = 1e-4

@@ -25,22 +25,12 @@ def _cases(gen: torch.Generator) -> list[Any]:
     return [_case(gen, 2, 5), _case(gen, 3, 1), _case(gen, 4, 9)]
 
 
-def _causal_pair(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
-    before = _case(gen, 3, 8, ragged=False)
-    after = list(before)
-    k = 3
-    after[0] = before[0].clone()
-    after[0][:, k + 1 :] = torch.randn(3, 8 - k - 1, D_MODEL, generator=gen)
-    return before, after, k
-
-
-def _earlier_change(gen: torch.Generator) -> tuple[list[Any], list[Any], int]:
-    before = _case(gen, 3, 7, ragged=False)
-    after = list(before)
-    j = 1
-    after[0] = before[0].clone()
-    after[0][:, j] = torch.randn(3, D_MODEL, generator=gen) * 2
-    return before, after, j
+def _changed(gen: torch.Generator, length: int, columns: int | slice, scale: float) -> tuple[list[Any], list[Any]]:
+    """A full-length case and a copy whose decoder input is redrawn (times `scale`) at `columns`."""
+    before = _case(gen, 3, length, ragged=False)
+    after = [before[0].clone(), *before[1:]]
+    after[0][:, columns] = torch.randn(after[0][:, columns].shape, generator=gen) * scale
+    return before, after
 
 
 PART = mc.ModulePart(
@@ -49,8 +39,8 @@ PART = mc.ModulePart(
     ctor_args=lambda p: [D_MODEL, FF_DIM, HEADS, p],
     make_cases=_cases,
     output_shape=lambda case: tuple(case[0].shape),
-    causal_pair=_causal_pair,
-    context_change=_earlier_change,
+    causal_pair=lambda gen: (*_changed(gen, 8, slice(4, None), 1.0), 3),  # positions after 3 redrawn
+    context_change=lambda gen: (*_changed(gen, 7, 1, 2.0), 1),  # position 1 changed
     dropout_submodules=("FeedForwardNeuralNetwork",),
     layout_key="checks.layout.decoder_layer",
     deviations={"swapped_masks": variants.swapped_masks, "pre_norm": variants.pre_norm},

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import reference.transformer_mt.masks
-from assignments.transformer_mt.assignment import GRADER_GLOBALS
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from assignments.transformer_mt.attention_view import collect_mask_picture, example_batch, expected_mask
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
 from assignments.transformer_mt.checks.reference_student import ReferenceStudent
@@ -18,6 +18,8 @@ from autograder.config import load_config
 from autograder.notebook import load_submission
 from autograder.part_kinds import worker_limits
 from autograder.sandbox import StudentError, Worker, WorkerFailure
+
+GRADER_GLOBALS = dict(ASSIGNMENT.grader_globals)  # Part 2's (assignment.yml `grader_globals`)
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"

@@ -14,7 +14,7 @@ from assignments.transformer_mt.settings import (
     DataConfig,
     TrainingConfig,
     TransformerMtConfig,
-    data_settings,
+    part2_settings,
     training_settings,
 )
 from autograder.assignment_folder import ASSIGNMENTS_DIR, read_bundled_data, read_config_model
@@ -46,13 +46,13 @@ def test_reading_the_config_imports_no_torch_nor_the_checks() -> None:
 
 def test_typed_accessors_return_part2_sections() -> None:
     config = load_config()
-    assert isinstance(training_settings(config), TrainingConfig) and isinstance(data_settings(config), DataConfig)
+    assert isinstance(training_settings(config), TrainingConfig) and isinstance(part2_settings(config).data, DataConfig)
     assert training_settings(config).mode in TRAINING_MODES
     other = load_config(overrides={"assignment.name": "attention_encoder"})
     with pytest.raises(TypeError, match="attention_encoder"):
         training_settings(other)
     with pytest.raises(TypeError, match="attention_encoder"):
-        data_settings(other)
+        part2_settings(other)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from assignments.transformer_mt.assignment import ASSIGNMENT, GRADER_GLOBALS
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config
 from autograder.runner import run_checks
+
+GRADER_GLOBALS = dict(ASSIGNMENT.grader_globals)  # Part 2's (assignment.yml `grader_globals`)
 
 
 def test_every_configured_check_exists_and_passes_on_the_reference() -> None:

@@ -11,12 +11,14 @@ from typing import Any
 
 import torch
 
-from assignments.transformer_mt.assignment import ASSIGNMENT, GRADER_GLOBALS
+from assignments.transformer_mt.assignment import ASSIGNMENT
 from assignments.transformer_mt.checks import reference_student
 from assignments.transformer_mt.checks.reference_student import ReferenceStudent
 from autograder.checks.support import CheckContext
 from autograder.config import load_config
 from autograder.runner import run_checks
+
+GRADER_GLOBALS = dict(ASSIGNMENT.grader_globals)  # Part 2's (assignment.yml `grader_globals`)
 
 
 class _Degenerate(ReferenceStudent):
