@@ -148,9 +148,7 @@ def _copy_sidecar(submission: Path, copy: Path, config: GraderConfig) -> None:
     should)."""
     hook = assignment_of(config).sidecar_names  # the bridge's engine run: its one load
     patterns = hook(config, "{stem}") if hook is not None else []  # names with the stem left as "{stem}"
-    if not patterns:
-        return
-    found = locate_sidecar(submission, patterns)
+    found = locate_sidecar(submission, patterns)  # None for no patterns
     if found is not None and os.lstat(found[0]).st_nlink == 1:  # a copy must not launder a hard link
         target = copy.parent / found[1].replace("{stem}", copy.stem)
         shutil.copy(found[0], target, follow_symlinks=False)

@@ -17,7 +17,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from autograder.i18n import t
 
 OTTER_STATE_NAMES = frozenset({".OTTER_LOG"})
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a notebook or a checkpoint; larger uploads are refused
@@ -36,14 +37,6 @@ class UploadScan:
 
     files: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
-
-
-def t(key: str, /, **fields: Any) -> str:
-    """A student-facing message (autograder.i18n.t), imported on first use: the submission
-    collector imports this module where the grader's dependencies (yaml) are not installed."""
-    from autograder import i18n
-
-    return i18n.t(key, **fields)
 
 
 def _reason(status: os.stat_result) -> str | None:

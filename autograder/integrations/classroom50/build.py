@@ -145,11 +145,9 @@ def build(assignment: str, out: Path, language: str = "ko") -> list[str]:
             raise BuildError(f"{out} is not empty and not an earlier build; choose another --out")
         shutil.rmtree(out)
     files: dict[str, bytes] = {}
-    for relative in runner_files(assignment):
+    for relative in [*runner_files(assignment), *CLASSROOM50_MODULES]:
         inside = "requirements.lock" if relative == "requirements.lock" else f"grader/{relative}"
         files[inside] = (PROJECT_ROOT / relative).read_bytes()
-    for relative in CLASSROOM50_MODULES:
-        files[f"grader/{relative}"] = (PROJECT_ROOT / relative).read_bytes()
     for relative, text in GENERATED.items():
         if relative.endswith("__init__.py"):
             files[f"grader/{relative}"] = text.encode("utf-8")

@@ -133,12 +133,11 @@ def collect_repository(
         except (RuntimeError, subprocess.TimeoutExpired) as error:
             return replace(base, status="clone-failed", detail=str(error))
         found, problems = submissions(checkout)
-        on_time = [s for s in found if s.when <= deadline]
-        late = [s for s in found if s.when > deadline]
         if not found:
             return replace(base, status="no-submission", detail="; ".join(problems) or "no submit/* tag")
-        chosen = on_time[-1] if on_time else late[-1]
-        later = [s for s in late if s is not chosen]
+        on_time = [s for s in found if s.when <= deadline]
+        chosen = on_time[-1] if on_time else found[-1]  # oldest first: the latest, on time if any
+        later = [s for s in found if s.when > deadline and s is not chosen]
         row = copy_at_commit(checkout, entry, chosen.commit, out, notebook)
         row.detail = "; ".join(filter(None, [row.detail, *problems]))
         return replace(

@@ -51,21 +51,16 @@ class PartOutcome:
     message: str = ""  # student-facing explanation of what failed
 
 
-def utc_stamp(moment: datetime | str | None = None) -> str:
+def utc_stamp(moment: datetime | None = None) -> str:
     """A UTC instant as YYYY-MM-DDTHH:MM:SSZ (the schema's `datetime` format).
 
     Args:
-        moment: a datetime (naive means UTC), an ISO 8601 string, or None for now.
+        moment: an aware datetime (a deadline, a committer date), or None for now.
 
     Returns:
         The formatted instant.
     """
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment.strip().replace("Z", "+00:00"))
-    value = datetime.now(UTC) if moment is None else moment
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (moment or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def whole_points(earned: float, possible: float) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from autograder import batch
 from autograder import config as grader_config
-from autograder.assignment import assignment_of
+from autograder.assignment import assignment_of, bundled_data_of
 from autograder.cli_table import add_flags
 from autograder.i18n import assignment_title, t, use_language
 from autograder.integrations.merge_results import missing_result
@@ -146,6 +146,11 @@ def grade_upload(
     """
     config = grader_config.load_config(config_path, environment_overrides())
     assignment = assignment_of(config)  # this front end's one load, passed down
+    # The assignment's data, bundled by build_zip --data and copied by setup.sh into the folder of
+    # the upload's folder: its variable (assignment.yml `data:`) points there unless already set.
+    bundled = bundled_data_of(config)
+    if bundled is not None:
+        os.environ.update(bundled.environment(submission_dir.parent, os.environ))
     # The student reads the upload notes and the results in grader.yml's language (and part titles).
     with use_language(config.feedback.language, assignment.messages_dir):
         scan = scan_upload(submission_dir)

@@ -1,18 +1,14 @@
-"""The graded assignment's bundled data: its declaration, the variable front ends set, the shell helper."""
+"""The graded assignment's bundled data: its declaration and the variable the Gradescope front end sets."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from autograder.assignment_folder import ASSIGNMENTS_DIR, AssignmentError, BundledData, read_bundled_data
-from autograder.integrations.bundled_data import data_environment, main
-
-ROOT = Path(__file__).resolve().parents[3]
+from autograder.integrations.gradescope.run import grade_upload
 
 
 def test_the_variable_points_at_the_bundled_folder_unless_set(tmp_path: Path) -> None:
@@ -23,12 +19,20 @@ def test_the_variable_points_at_the_bundled_folder_unless_set(tmp_path: Path) ->
     assert data.environment(tmp_path, {"SOME_DATA_DIR": "/elsewhere"}) == {}
 
 
-def test_the_project_grader_yml_grades_an_assignment_with_data(tmp_path: Path) -> None:
-    declared = read_bundled_data(ASSIGNMENTS_DIR / "transformer_mt")
+def test_the_gradescope_front_end_points_the_variable_at_the_bundled_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declared = read_bundled_data(ASSIGNMENTS_DIR / "transformer_mt")  # the project grader.yml's assignment
     assert declared is not None
-    (tmp_path / declared.bundled).mkdir(parents=True)
-    assert data_environment(tmp_path, {}) == {declared.env: str(tmp_path / declared.bundled)}
     assert read_bundled_data(ASSIGNMENTS_DIR / "attention_encoder") is None  # Part 1 reads no data
+    (tmp_path / "submission").mkdir()
+    monkeypatch.setenv(declared.env, "/elsewhere")  # a variable the machine sets wins
+    grade_upload(tmp_path / "submission", tmp_path / "results.json")
+    assert os.environ[declared.env] == "/elsewhere"
+    (tmp_path / declared.bundled).mkdir(parents=True)
+    monkeypatch.setenv(declared.env, "")  # unset (restored after the test)
+    grade_upload(tmp_path / "submission", tmp_path / "results.json")
+    assert os.environ[declared.env] == str(tmp_path / declared.bundled)
 
 
 @pytest.mark.parametrize(
@@ -45,18 +49,3 @@ def test_a_bad_declaration_names_its_key(tmp_path: Path, text: str, problem: str
     (tmp_path / "assignment.yml").write_text(text)
     with pytest.raises(AssignmentError, match=problem):
         read_bundled_data(tmp_path)
-
-
-def test_the_shell_helper_prints_name_value_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
-    (tmp_path / "data" / "multi30k").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if k != "MULTI30K_DIR"}
-    run = subprocess.run(
-        [sys.executable, "-m", "autograder.integrations.bundled_data", str(tmp_path)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert (run.returncode, run.stdout) == (0, f"MULTI30K_DIR={tmp_path / 'data' / 'multi30k'}\n")

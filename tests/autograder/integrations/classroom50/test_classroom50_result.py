@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_whole_points_never_exceed_what_was_earned_or_available(earned, possible
 
 
 def test_utc_stamp_converts_offsets_to_z() -> None:
-    assert utc_stamp("2026-12-02T08:59:59+09:00") == "2026-12-01T23:59:59Z"
+    assert utc_stamp(datetime.fromisoformat("2026-12-02T08:59:59+09:00")) == "2026-12-01T23:59:59Z"
 
 
 def test_release_body_is_korean_and_fences_student_text() -> None:
