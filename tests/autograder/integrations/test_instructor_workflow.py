@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, load_workflow, run_step
+from workflow_tools import EXAMPLE_NAMES, INSTRUCTOR_WORKFLOW, ROOT, find_step, load_workflow, run_step
 
 from autograder.integrations.collect_submissions import GIT_DATE, deadline_moment, safe_name
 from autograder.reports.submission_json import read_submission_json, submission_json
@@ -122,6 +124,36 @@ def test_the_collected_checkpoint_names_are_grader_ymls() -> None:
     steps = load_workflow(INSTRUCTOR_WORKFLOW)["jobs"]["collect"]["steps"]
     names = next(step for step in steps if step.get("id") == "collect")["env"]["CHECKPOINT_NAMES"]
     assert names.split(",") == list(training_settings(load_config()).checkpoint_names)
+
+
+# Prints the installed distributions (beyond the standard library and those given) whose modules the
+# collector's import loads.
+IMPORTS_BEYOND = """
+import importlib.metadata, sys
+at_start = set(sys.modules)  # what the interpreter's own start-up loaded (site hooks): not the collector's
+import autograder.integrations.collect_submissions
+owners = importlib.metadata.packages_distributions()
+tops = {name.split(".")[0] for name in set(sys.modules) - at_start} - set(sys.stdlib_module_names) - {"autograder"}
+# Only installed distributions can be missing there (Cython's runtime module and the like are not files).
+needed = {dist.lower().replace("-", "_") for top in tops for dist in owners.get(top, [])}
+print(",".join(sorted(needed - set(sys.argv[1].split(",")))))
+"""
+
+
+def test_the_collect_job_installs_every_package_the_collector_imports() -> None:
+    """A bare setup-python runner has none of the project's packages: the job installs the pins its
+    collector needs (PyYAML for the flag table, pydantic for the deadline) from requirements.lock."""
+    script = find_step(load_workflow(INSTRUCTOR_WORKFLOW), "collect", "collector-packages")["run"]
+    match = re.search(r"pins=\$\((.+)\)\n", script)
+    assert match and "pip install --no-deps $pins" in script
+    pins = subprocess.run(["bash", "-c", match.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
+    installed = {pin.split("==")[0].lower().replace("-", "_") for pin in pins.stdout.split()}
+    assert len(installed) == 6, pins.stdout
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_BEYOND, ",".join(installed)], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == "", f"the collect job does not install: {done.stdout.strip()}"
 
 
 @pytest.mark.parametrize("deadline", ["yesterday", "2026-12-01 23:59", "2026-13-01T00:00:00+09:00"])
