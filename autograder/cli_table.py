@@ -1,8 +1,14 @@
-"""Command-line options declared in YAML tables (autograder/cli_flags.yml): one list per command."""
+"""Command-line options declared in YAML tables (autograder/cli_flags.yml): one list per command.
+
+Their --help texts are catalogue messages (`cli.<command>.<first flag>`, `cli.<command>.description`,
+`cli.<command>.summary`), in the language of the command line (`i18n.command_language`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -11,6 +17,7 @@ import yaml
 
 from autograder.config import FEEDBACK_LANGUAGES, ISOLATION_LEVELS
 from autograder.executors import EXECUTORS
+from autograder.i18n import CommandParser, command_language, t, t_in, use_language
 
 FLAG_TABLE = Path(__file__).with_name("cli_flags.yml")
 # What a table's `type`, `choices` and `action` words stand for (other words go to argparse as they are).
@@ -39,8 +46,24 @@ def flag_table(path: Path = FLAG_TABLE) -> dict[str, list[dict[str, Any]]]:
     return table
 
 
+def command_text(command: str, name: str, table: Path = FLAG_TABLE) -> str:
+    """A --help text of a table's command in the current language: `cli.<command>.<name>` (a space in
+    the command's name read as a dot), from the catalogue beside the table (an assignment's
+    messages/), then the engine's (autograder/ has no messages/ beside its table).
+
+    Args:
+        command: the command's name in the table, e.g. "grade" or "classroom50 build".
+        name: "description", "summary" or an option's first flag ("--out", "paths").
+        table: the YAML file (default: the project's commands' table).
+
+    Returns:
+        The text.
+    """
+    return t_in(table.parent / "messages", f"cli.{command.replace(' ', '.')}.{name}")
+
+
 def add_flags(parser: argparse.ArgumentParser, command: str, table: Path = FLAG_TABLE) -> None:
-    """Add a command's options from a table to its parser.
+    """Add a command's options from a table to its parser, their help texts from the catalogue.
 
     Args:
         parser: the command's parser.
@@ -49,7 +72,50 @@ def add_flags(parser: argparse.ArgumentParser, command: str, table: Path = FLAG_
     """
     for spec in flag_table(table)[command]:
         options = {name: value for name, value in spec.items() if name not in ("flags", "key")}
+        options["help"] = command_text(command, spec["flags"][0], table)
         for name in ("type", "choices", "action"):
             if name in options and options[name] in FLAG_WORDS:
                 options[name] = FLAG_WORDS[options[name]]
         parser.add_argument(*spec["flags"], **options)
+
+
+def subcommands_parser(program: str, commands: dict[str, dict[str, Any]], **options: Any) -> argparse.ArgumentParser:
+    """A program's parser of subcommands in the current language, each one's options from the table.
+
+    Args:
+        program: its catalogue name (its description is `cli.<program>.description`).
+        commands: the table's command names (a subcommand is the last word of its name), in the order
+            --help lists them -> add_parser's options besides the texts (e.g. add_help).
+        **options: the parser's, e.g. prog.
+
+    Returns:
+        A parser whose parsed `command` is the subcommand's name.
+    """
+    parser = CommandParser(description=t(f"cli.{program}.description"), **options)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command, add_options in commands.items():
+        texts: dict[str, Any] = {
+            "help": command_text(command, "summary"),
+            "description": command_text(command, "description"),
+        }
+        add_flags(subparsers.add_parser(command.rpartition(" ")[2], **texts, **add_options), command)
+    return parser
+
+
+def parse_command(command: str, argv: Sequence[str] | None = None, table: Path = FLAG_TABLE, **options: Any) -> Any:
+    """Parse a program's command line by one command of a table, in the command line's language.
+
+    Args:
+        command: the command's name in the table.
+        argv: the arguments (None: sys.argv[1:]).
+        table: the YAML file (default: the project's commands' table).
+        **options: the parser's, e.g. prog.
+
+    Returns:
+        The parsed arguments, an argparse.Namespace (--help and usage errors exit, as argparse's).
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    with use_language(command_language(argv)):  # the texts are read as the parser is built
+        parser = CommandParser(description=command_text(command, "description", table), **options)
+        add_flags(parser, command, table)
+        return parser.parse_args(argv)
