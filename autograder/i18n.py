@@ -24,7 +24,9 @@ from typing import Any, NoReturn
 MESSAGES_DIR = Path(__file__).resolve().parent / "reports" / "messages"
 LANGUAGES = ("ko", "en")
 FALLBACK = "en"
-COURSE_LANGUAGE = "ko"  # what a command line speaks unless told otherwise (as feedback.language's default)
+# What a command line speaks unless told otherwise (as feedback.language's default): a student
+# repository's public checks have no grader.yml to name one.
+COURSE_LANGUAGE = "ko"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
 # The graded assignment's own catalogue folder (Assignment.messages_dir), asked before the engine's.
