@@ -94,11 +94,11 @@ def subcommands_parser(program: str, commands: dict[str, dict[str, Any]], **opti
     parser = CommandParser(description=t(f"cli.{program}.description"), **options)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command, add_options in commands.items():
-        texts: dict[str, Any] = {
-            "help": command_text(command, "summary"),
-            "description": command_text(command, "description"),
-        }
-        add_flags(subparsers.add_parser(command.rpartition(" ")[2], **texts, **add_options), command)
+        summary, description = command_text(command, "summary"), command_text(command, "description")
+        subparser = subparsers.add_parser(
+            command.rpartition(" ")[2], help=summary, description=description, **add_options
+        )
+        add_flags(subparser, command)
     return parser
 
 
