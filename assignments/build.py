@@ -204,7 +204,7 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     """
     data = read_bundled_data(ASSIGNMENTS_DIR / part.name) if data_dir else None
     if data_dir and data is None:
-        raise AssignmentError(f"assignment {part.name!r} declares no data to bundle (assignment.yml `data:`)")
+        raise AssignmentError("assignment_error.no_data", name=repr(part.name))
     destination.parent.mkdir(parents=True, exist_ok=True)
     names = []
     with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:

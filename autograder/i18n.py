@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import contextvars
+import itertools
 import os
 import re
 import sys
@@ -198,7 +199,7 @@ def command_language(argv: Sequence[str]) -> str:
         One of LANGUAGES.
     """
     chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
-    for flag, value in zip(argv, [*argv[1:], ""], strict=True):
+    for flag, value in itertools.pairwise([*argv, ""]):
         if flag == "--language" or flag.startswith("--language="):
             chosen = value if flag == "--language" else flag.partition("=")[2]
     return chosen if chosen in LANGUAGES else COURSE_LANGUAGE

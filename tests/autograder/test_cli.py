@@ -157,7 +157,8 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     [
         (["--parts", "decoder,nope"], "--parts: 알 수 없는 파트 'nope'"),
         (["--jobs", "0"], "grading.jobs: 1 이상이어야 합니다 (받은 값: 0)"),
-        (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
+        (["--set", "training.profile=tpu"], "--set: training.profile: 그런 이름의 프로필이 없습니다: 'tpu'"),
+        (["--set", "training.profiles.cpu.num_heads=3"], "training.profiles.cpu.num_heads: embedding_dim의 약수여야"),
         (
             ["--set", "training.mode=gpu"],
             "--set: training.mode: 'recipe', 'student_hparams' or 'checkpoint' 중 하나여야",

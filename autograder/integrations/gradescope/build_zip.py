@@ -56,7 +56,7 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     if data_dir is not None:
         data = read_bundled_data(ASSIGNMENTS_DIR / name)
         if data is None:
-            raise AssignmentError(f"assignment {name!r} declares no data to bundle (assignment.yml `data:`)")
+            raise AssignmentError("assignment_error.no_data", name=repr(name))
         for path in sorted(Path(data_dir).iterdir()):
             if path.is_file() and (not data.files or path.name.split(".")[0] in data.files):
                 entries.append((f"{data.bundled}/{path.name}", path))
