@@ -31,9 +31,10 @@ def _help_keys() -> dict[Path, set[str]]:
             prefix = "cli." + command.replace(" ", ".")
             names = ["description", *(spec["flags"][0] for spec in specs)]
             keys.setdefault(folder, set()).update(f"{prefix}.{name}" for name in names)
-    subcommands = [*yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8")), "classroom50.build", "classroom50.collect"]
+    subcommands = [*yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8"))]
     engine = keys[ROOT / "autograder" / "reports" / "messages"]
-    engine.update(f"cli.{name}.summary" for name in [*subcommands, "classroom50.publish"])
+    engine.update(f"cli.{name}.summary" for name in [*subcommands, "classroom50.build", "classroom50.collect"])
+    engine.add("cli.classroom50.publish.summary")
     engine.update(f"cli.frame.{word}" for word in ("usage", "positionals", "options", "help", "error"))
     engine.update(("cli.autograder.description", "cli.classroom50.description"))
     return keys

@@ -19,13 +19,14 @@ import io
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.i18n import LANGUAGES, say, t, use_language
+from autograder.i18n import LANGUAGES, CommandParser, command_language, say, t, use_language
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
@@ -42,8 +43,6 @@ LIBRARY_CALLS_FILE = "library_calls.json"
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
 RESULTS_DIR = "public-checks"
-# The course's feedback language: a student repository has no grader.yml to name it.
-DEFAULT_LANGUAGE = "ko"
 
 
 @dataclass
@@ -375,26 +374,18 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     Returns:
         0; with --strict, 1 when a check failed or the notebook is missing; 2 for no test files.
     """
-    parser = argparse.ArgumentParser(prog=prog, description="Run the public checks on a notebook.")
-    parser.add_argument(
-        "notebook",
-        nargs="?",
-        default=os.environ.get("NOTEBOOK", ""),
-        help="the notebook (default: env NOTEBOOK, else the only .ipynb at the root)",
-    )
-    parser.add_argument("--tests", default="tests", help="folder of Otter test files")
-    parser.add_argument("--out", default=RESULTS_DIR, help="folder for results.json and payloads.json")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test file")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
-    parser.add_argument(
-        "--language",
-        choices=LANGUAGES,
-        default=os.environ.get("FEEDBACK_LANGUAGE") or DEFAULT_LANGUAGE,
-        help=f"the language of the messages (default: env FEEDBACK_LANGUAGE, else {DEFAULT_LANGUAGE})",
-    )
-    args = parser.parse_args(argv)
-    with use_language(args.language):
-        return _run(args)
+    argv = sys.argv[1:] if argv is None else argv
+    # --language, else env FEEDBACK_LANGUAGE, else ko: the messages', --help's too (its texts: cli.public-checks.*)
+    with use_language(command_language(argv)):
+        parser = CommandParser(prog=prog, description=t("cli.public-checks.description"))
+        notebook = os.environ.get("NOTEBOOK", "")
+        parser.add_argument("notebook", nargs="?", default=notebook, help=t("cli.public-checks.notebook"))
+        parser.add_argument("--tests", default="tests", help=t("cli.public-checks.--tests"))
+        parser.add_argument("--out", default=RESULTS_DIR, help=t("cli.public-checks.--out"))
+        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=t("cli.public-checks.--timeout"))
+        parser.add_argument("--strict", action="store_true", help=t("cli.public-checks.--strict"))
+        parser.add_argument("--language", choices=LANGUAGES, help=t("cli.public-checks.--language"))
+        return _run(parser.parse_args(argv))
 
 
 def _run(args: argparse.Namespace) -> int:
