@@ -12,8 +12,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
-import yaml
-
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
@@ -35,9 +33,9 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# The subcommands, in the order --help lists them; their options are in autograder/cli_flags.yml, their
-# texts in the catalogues (cli.<command>.*).
-COMMAND_TABLE = Path(__file__).with_name("cli_commands.yml")
+# The subcommands, in the order --help lists them (`public-checks`: main hands its arguments to the public
+# checks' own parser); their options are in autograder/cli_flags.yml, their texts in the catalogues (cli.<command>.*).
+COMMANDS = ("grade", "report", "similarity", "export", "public-checks", "config", "validate-config", "new-assignment")
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
     spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in flag_table()["grade"] if "key" in spec
@@ -45,13 +43,8 @@ FLAG_TO_CONFIG_KEY = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `python -m autograder`.
-
-    Returns:
-        A parser with the subcommands grade, report, export, public-checks, config and validate-config.
-    """
-    commands = yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8"))
-    return subcommands_parser("autograder", commands, prog="python -m autograder")
+    """The argument parser of `python -m autograder` (`COMMANDS`), its texts in the current language."""
+    return subcommands_parser("autograder", COMMANDS, prog="python -m autograder")
 
 
 def config_overrides(args: argparse.Namespace) -> dict[str, Any]:

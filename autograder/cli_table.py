@@ -1,8 +1,4 @@
-"""Command-line options declared in YAML tables (autograder/cli_flags.yml): one list per command.
-
-Their --help texts are catalogue messages (`cli.<command>.<first flag>`, `cli.<command>.description`,
-`cli.<command>.summary`), in the language of the command line (`i18n.command_language`).
-"""
+"""Command-line options declared in YAML tables (autograder/cli_flags.yml), their --help texts in the catalogues."""
 
 from __future__ import annotations
 
@@ -47,18 +43,9 @@ def flag_table(path: Path = FLAG_TABLE) -> dict[str, list[dict[str, Any]]]:
 
 
 def command_text(command: str, name: str, table: Path = FLAG_TABLE) -> str:
-    """A --help text of a table's command in the current language: `cli.<command>.<name>` (a space in
-    the command's name read as a dot), from the catalogue beside the table (an assignment's
-    messages/), then the engine's (autograder/ has no messages/ beside its table).
-
-    Args:
-        command: the command's name in the table, e.g. "grade" or "classroom50 build".
-        name: "description", "summary" or an option's first flag ("--out", "paths").
-        table: the YAML file (default: the project's commands' table).
-
-    Returns:
-        The text.
-    """
+    """A --help text of a table's `command` ("grade", "classroom50 build") in the current language:
+    `cli.<command>.<name>` (a space read as a dot; name: "description", "summary" or an option's first
+    flag) from the catalogue beside the table (an assignment's messages/), then the engine's."""
     return t_in(table.parent / "messages", f"cli.{command.replace(' ', '.')}.{name}")
 
 
@@ -79,41 +66,26 @@ def add_flags(parser: argparse.ArgumentParser, command: str, table: Path = FLAG_
         parser.add_argument(*spec["flags"], **options)
 
 
-def subcommands_parser(program: str, commands: dict[str, dict[str, Any]], **options: Any) -> argparse.ArgumentParser:
-    """A program's parser of subcommands in the current language, each one's options from the table.
+def subcommands_parser(program: str, commands: Sequence[str], **options: Any) -> argparse.ArgumentParser:
+    """A program's parser of subcommands in the current language, its `command` the one parsed.
 
     Args:
         program: its catalogue name (its description is `cli.<program>.description`).
-        commands: the table's command names (a subcommand is the last word of its name), in the order
-            --help lists them -> add_parser's options besides the texts (e.g. add_help).
+        commands: table command names, in the order --help lists them (a subcommand is the last word).
         **options: the parser's, e.g. prog.
-
-    Returns:
-        A parser whose parsed `command` is the subcommand's name.
     """
     parser = CommandParser(description=t(f"cli.{program}.description"), **options)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command, add_options in commands.items():
+    for command in commands:
         summary, description = command_text(command, "summary"), command_text(command, "description")
-        subparser = subparsers.add_parser(
-            command.rpartition(" ")[2], help=summary, description=description, **add_options
-        )
+        subparser = subparsers.add_parser(command.rpartition(" ")[2], help=summary, description=description)
         add_flags(subparser, command)
     return parser
 
 
 def parse_command(command: str, argv: Sequence[str] | None = None, table: Path = FLAG_TABLE, **options: Any) -> Any:
-    """Parse a program's command line by one command of a table, in the command line's language.
-
-    Args:
-        command: the command's name in the table.
-        argv: the arguments (None: sys.argv[1:]).
-        table: the YAML file (default: the project's commands' table).
-        **options: the parser's, e.g. prog.
-
-    Returns:
-        The parsed arguments, an argparse.Namespace (--help and usage errors exit, as argparse's).
-    """
+    """Parse a program's command line (argv; None: sys.argv[1:]) by one `command` of a `table`, in
+    the command line's language; **options are the parser's (prog). Returns: argparse's Namespace."""
     argv = sys.argv[1:] if argv is None else argv
     with use_language(command_language(argv)):  # the texts are read as the parser is built
         parser = CommandParser(description=command_text(command, "description", table), **options)

@@ -189,15 +189,9 @@ def student_line(where: str) -> str:
 
 
 def command_language(argv: Sequence[str]) -> str:
-    """The language of a command line's --help, its usage errors and its console until a configuration
-    says otherwise: its `--language` value, else the environment's FEEDBACK_LANGUAGE, else the course's.
-
-    Args:
-        argv: the arguments after the program name (read before any parser: --help needs the language).
-
-    Returns:
-        One of LANGUAGES.
-    """
+    """The language of a command line's --help, usage errors and console until a configuration says
+    otherwise: its `--language` value, else env FEEDBACK_LANGUAGE, else the course's. Args: argv, the
+    arguments after the program name (read before any parser). Returns: one of LANGUAGES."""
     chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
     for flag, value in itertools.pairwise([*argv, ""]):
         if flag == "--language" or flag.startswith("--language="):
@@ -226,10 +220,6 @@ class CommandParser(argparse.ArgumentParser):
             self.add_argument("-h", "--help", action="help", help=t("cli.frame.help"))
 
     def error(self, message: str) -> NoReturn:
-        """The usage line and `PROG: error: MESSAGE` on stderr, then exit 2 (argparse's, in the catalogue's words).
-
-        Args:
-            message: argparse's description of what is wrong.
-        """
+        """argparse's: the usage line and `PROG: error: MESSAGE` on stderr, exit 2; in the catalogue's words."""
         self.print_usage(sys.stderr)
         self.exit(2, t("cli.frame.error", prog=self.prog, message=message) + "\n")

@@ -8,9 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 
-from autograder.cli import COMMAND_TABLE
+from autograder.cli import COMMANDS
 from autograder.cli import main as autograder_main
 from autograder.cli_table import FLAG_TABLE, flag_table
 from autograder.i18n import LANGUAGES, catalogue, command_language
@@ -31,7 +30,7 @@ def _help_keys() -> dict[Path, set[str]]:
             prefix = "cli." + command.replace(" ", ".")
             names = ["description", *(spec["flags"][0] for spec in specs)]
             keys.setdefault(folder, set()).update(f"{prefix}.{name}" for name in names)
-    subcommands = [*yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8"))]
+    subcommands = list(COMMANDS)
     engine = keys[ROOT / "autograder" / "reports" / "messages"]
     engine.update(f"cli.{name}.summary" for name in [*subcommands, "classroom50.build", "classroom50.collect"])
     engine.add("cli.classroom50.publish.summary")

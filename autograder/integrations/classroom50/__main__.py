@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autograder.cli_table import subcommands_parser
 from autograder.exit_codes import command_error
@@ -20,13 +20,10 @@ PROG = "python -m autograder.integrations.classroom50"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: three subcommands.
-
-    Returns:
-        The parser.
-    """
-    commands: dict[str, dict[str, Any]] = {f"classroom50 {name}": {} for name in ("build", "collect", "publish")}
-    return subcommands_parser("classroom50", commands, prog=PROG)
+    """The command line: three subcommands, its texts in the current language."""
+    return subcommands_parser(
+        "classroom50", ("classroom50 build", "classroom50 collect", "classroom50 publish"), prog=PROG
+    )
 
 
 def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
