@@ -262,9 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return public_checks(argv[1:], prog="python -m autograder public-checks")
     with use_language(command_language(argv)):  # --help's and usage errors' (the texts are read as it is built)
         args = build_parser().parse_args(argv)
-    # Before a configuration is read (its errors, `config`): --language, else as --help (FEEDBACK_LANGUAGE, else ko).
-    language = getattr(args, "language", None) or command_language(argv)
-    with sigterm_as_interrupt() as terminated, use_language(language):
+    # Before a configuration is read (its errors, `config`): as --help's.
+    with sigterm_as_interrupt() as terminated, use_language(command_language(argv)):
         try:
             code = _run_command(args)
         except KeyboardInterrupt:  # SIGTERM in the instant the command returned
