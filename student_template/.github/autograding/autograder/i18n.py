@@ -150,13 +150,9 @@ def part_title(name: str, title: str) -> str:
     Returns:
         The title to show.
     """
-    key = f"part.{name}"
-    folder = _assignment_messages.get()
-    if folder is not None:
-        own = catalogue(_language.get(), folder).get(key)
-        if own is not None:
-            return own
-    return catalogue(_language.get()).get(key, title)
+    key, folder = f"part.{name}", _assignment_messages.get()
+    engines = catalogue(_language.get()).get(key, title)
+    return engines if folder is None else catalogue(_language.get(), folder).get(key, engines)
 
 
 def assignment_title(title: str) -> str:
@@ -170,9 +166,7 @@ def assignment_title(title: str) -> str:
         The title to show.
     """
     folder = _assignment_messages.get()
-    if folder is None:
-        return title
-    return catalogue(_language.get(), folder).get("assignment.title", title)
+    return title if folder is None else catalogue(_language.get(), folder).get("assignment.title", title)
 
 
 # Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
@@ -189,15 +183,9 @@ def student_line(where: str) -> str:
 
 
 def command_language(argv: Sequence[str]) -> str:
-    """The language of a command line's --help, its usage errors and its console until a configuration
-    says otherwise: its `--language` value, else the environment's FEEDBACK_LANGUAGE, else the course's.
-
-    Args:
-        argv: the arguments after the program name (read before any parser: --help needs the language).
-
-    Returns:
-        One of LANGUAGES.
-    """
+    """The language of a command line's --help, usage errors and console until a configuration says
+    otherwise: its `--language` value, else env FEEDBACK_LANGUAGE, else the course's. Args: argv, the
+    arguments after the program name (read before any parser). Returns: one of LANGUAGES."""
     chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
     for flag, value in itertools.pairwise([*argv, ""]):
         if flag == "--language" or flag.startswith("--language="):
@@ -218,18 +206,13 @@ class CommandParser(argparse.ArgumentParser):
     Build it inside `use_language(command_language(argv))`; its subcommands' parsers are of this class too.
     """
 
-    def __init__(self, add_help: bool = True, **options: Any) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__(add_help=False, formatter_class=_CatalogueFormatter, **options)
         self._positionals.title = t("cli.frame.positionals")
         self._optionals.title = t("cli.frame.options")
-        if add_help:  # argparse's own -h, worded by the catalogue
-            self.add_argument("-h", "--help", action="help", help=t("cli.frame.help"))
+        self.add_argument("-h", "--help", action="help", help=t("cli.frame.help"))  # argparse's own -h, reworded
 
     def error(self, message: str) -> NoReturn:
-        """The usage line and `PROG: error: MESSAGE` on stderr, then exit 2 (argparse's, in the catalogue's words).
-
-        Args:
-            message: argparse's description of what is wrong.
-        """
+        """argparse's: the usage line and `PROG: error: MESSAGE` on stderr, exit 2; in the catalogue's words."""
         self.print_usage(sys.stderr)
         self.exit(2, t("cli.frame.error", prog=self.prog, message=message) + "\n")
