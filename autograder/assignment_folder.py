@@ -235,9 +235,7 @@ def available_assignments() -> list[str]:
     Returns:
         Folder names, sorted.
     """
-    if not ASSIGNMENTS_DIR.is_dir():
-        return []
-    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob(f"*/{ASSIGNMENT_FILE}"))
+    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob(f"*/{ASSIGNMENT_FILE}"))  # none without the folder
 
 
 def default_assignment_name() -> str:

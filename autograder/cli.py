@@ -19,12 +19,7 @@ from autograder.assignment_folder import grader_yml_of
 from autograder.cli_table import flag_table, subcommands_parser
 from autograder.config import ConfigError, GraderConfig
 from autograder.executors import ClusterTooSmall, make_executor
-from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
-from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
-from autograder.exit_codes import EXIT_OK as EXIT_OK
-from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
-from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
-from autograder.exit_codes import command_error
+from autograder.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, command_error
 from autograder.i18n import command_language, say, set_language, t, use_language
 from autograder.instructor_commands import command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME

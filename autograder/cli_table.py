@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -86,7 +85,6 @@ def subcommands_parser(program: str, commands: Sequence[str], **options: Any) ->
 def parse_command(command: str, argv: Sequence[str] | None = None, table: Path = FLAG_TABLE, **options: Any) -> Any:
     """Parse a program's command line (argv; None: sys.argv[1:]) by one `command` of a `table`, in
     the command line's language; **options are the parser's (prog). Returns: argparse's Namespace."""
-    argv = sys.argv[1:] if argv is None else argv
     with use_language(command_language(argv)):  # the texts are read as the parser is built
         parser = CommandParser(description=command_text(command, "description", table), **options)
         add_flags(parser, command, table)

@@ -182,12 +182,12 @@ def student_line(where: str) -> str:
     return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)
 
 
-def command_language(argv: Sequence[str]) -> str:
+def command_language(argv: Sequence[str] | None) -> str:
     """The language of a command line's --help, usage errors and console until a configuration says
     otherwise: its `--language` value, else env FEEDBACK_LANGUAGE, else the course's. Args: argv, the
-    arguments after the program name (read before any parser). Returns: one of LANGUAGES."""
+    arguments after the program name (None: sys.argv[1:]; read before any parser). Returns: one of LANGUAGES."""
     chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
-    for flag, value in itertools.pairwise([*argv, ""]):
+    for flag, value in itertools.pairwise([*(sys.argv[1:] if argv is None else argv), ""]):
         if flag == "--language" or flag.startswith("--language="):
             chosen = value if flag == "--language" else flag.partition("=")[2]
     return chosen if chosen in LANGUAGES else COURSE_LANGUAGE

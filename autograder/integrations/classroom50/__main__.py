@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,13 +16,6 @@ if TYPE_CHECKING:
     from autograder.config import GraderConfig
 
 PROG = "python -m autograder.integrations.classroom50"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line: three subcommands, its texts in the current language."""
-    return subcommands_parser(
-        "classroom50", ("classroom50 build", "classroom50 collect", "classroom50 publish"), prog=PROG
-    )
 
 
 def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
@@ -44,8 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from autograder.config import ConfigError
 
-    with use_language(command_language(sys.argv[1:] if argv is None else argv)):  # --help's and usage errors'
-        args = build_parser().parse_args(argv)
+    commands = ("classroom50 build", "classroom50 collect", "classroom50 publish")
+    with use_language(command_language(argv)):  # --help's and usage errors'
+        args = subcommands_parser("classroom50", commands, prog=PROG).parse_args(argv)
     try:
         return _run(args)
     except ConfigError as error:  # e.g. an unknown --assignment
