@@ -173,9 +173,8 @@ def load_assignment(name: str | None = None) -> Assignment:
     """
     name = name or default_assignment_name()
     if not name.isidentifier() or name not in available_assignments():
-        raise AssignmentError(
-            "config.unknown_assignment", name=repr(name), listed=", ".join(available_assignments()) or "-"
-        )
+        known = ", ".join(available_assignments()) or "-"
+        raise AssignmentError("config.unknown_assignment", name=repr(name), listed=known)
     if not (ASSIGNMENTS_DIR / name / "assignment.py").is_file():
         return declared_assignment(ASSIGNMENTS_DIR / name)
     module = importlib.import_module(f"assignments.{name}.assignment")

@@ -249,8 +249,7 @@ def default_assignment_name() -> str:
     """
     names = available_assignments()
     if len(names) != 1:
-        found = ", ".join(names) or t("assignment_error.no_folders")
-        raise AssignmentError("assignment_error.name_one", found=found)
+        raise AssignmentError("assignment_error.name_one", found=", ".join(names) or t("assignment_error.no_folders"))
     return names[0]
 
 
@@ -293,7 +292,7 @@ def read_declared(folder: Path) -> dict[str, dict[str, Any]]:
         for cid, spec in checks.items():
             if spec.get("kind") not in (*MODULE_KINDS, *FUNCTION_KINDS):
                 raise AssignmentError(
-                    "assignment_error.unknown_kind", path=path, part=name, check=cid, kind=repr(spec.get("kind"))
+                    "assignment_error.unknown_kind", path=path, part=name, check=cid, kind=spec.get("kind")
                 )
         part["checks"] = checks
     return parts

@@ -255,14 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autograder.integrations.public_checks import main as public_checks
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")
-    with use_language(command_language(argv)):  # --help's and usage errors' (the texts are read as it is built)
+    with use_language(command_language(argv)):  # --help's, usage errors', the console's until a grader.yml is read
         args = build_parser().parse_args(argv)
-    # Before a configuration is read (its errors, `config`): as --help's.
-    with sigterm_as_interrupt() as terminated, use_language(command_language(argv)):
-        try:
-            code = _run_command(args)
-        except KeyboardInterrupt:  # SIGTERM in the instant the command returned
-            code = EXIT_INTERRUPTED
+        with sigterm_as_interrupt() as terminated:
+            try:
+                code = _run_command(args)
+            except KeyboardInterrupt:  # SIGTERM in the instant the command returned
+                code = EXIT_INTERRUPTED
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
 
 

@@ -179,9 +179,7 @@ class TrainingConfig(TrainingSection):
     @model_validator(mode="after")
     def _profile_exists(self) -> TrainingConfig:
         if self.profile != "auto" and self.profile not in self.profiles:
-            raise KeyProblem(
-                "profile", t("settings.no_profile", name=repr(self.profile), known=", ".join(self.profiles))
-            )
+            raise KeyProblem("profile", t("settings.no_profile", name=self.profile, known=", ".join(self.profiles)))
         return self
 
     def profile_name(self, name: str | None = None) -> str:
