@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -34,7 +33,7 @@ from autograder.assignment_folder import (  # noqa: E402
     read_manifest,
     shipped_files,
 )
-from autograder.cli_table import add_flags  # noqa: E402
+from autograder.cli_table import parse_command  # noqa: E402
 from autograder.notebook import ASSIGNMENT_METADATA  # noqa: E402
 
 DEFAULT_ASSIGNMENT = "transformer_mt"  # also the default of --assignment (autograder/cli_flags.yml)
@@ -205,7 +204,7 @@ def package_zip(otter_zip: Path, destination: Path, data_dir: Path | None = None
     """
     data = read_bundled_data(ASSIGNMENTS_DIR / part.name) if data_dir else None
     if data_dir and data is None:
-        raise AssignmentError(f"assignment {part.name!r} declares no data to bundle (assignment.yml `data:`)")
+        raise AssignmentError("assignment_error.no_data", name=repr(part.name))
     destination.parent.mkdir(parents=True, exist_ok=True)
     names = []
     with zipfile.ZipFile(otter_zip) as source, zipfile.ZipFile(destination, "w", zipfile.ZIP_DEFLATED) as target:
@@ -357,9 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status (1 when --check finds the template stale).
     """
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_flags(parser, "assignments.build")
-    args = parser.parse_args(argv)
+    args = parse_command("assignments.build", argv, prog="python -m assignments.build")
     part = target(args.assignment)
     if args.check:
         with tempfile.TemporaryDirectory(prefix="otter-check-") as tmp:

@@ -2,10 +2,11 @@
 
 import os
 import signal
+import sys
 
-from autograder.i18n import t, use_language
+from autograder.i18n import command_language, t, use_language
 
-with use_language("ko"):  # grader.yml's default: the configuration is not read yet
+with use_language(command_language(sys.argv[1:])):  # as --help's: the configuration is not read yet
     _STOPPED_LINE = (t("progress.interrupted_plain") + "\n").encode()
 
 

@@ -197,18 +197,16 @@ def load_assignment(name: str | None = None) -> Assignment:
     """
     name = name or default_assignment_name()
     if not name.isidentifier() or name not in available_assignments():
-        known = ", ".join(available_assignments()) or "none"
-        raise AssignmentError(f"unknown assignment {name!r} (assignments: {known})")
+        known = ", ".join(available_assignments()) or "-"
+        raise AssignmentError("config.unknown_assignment", name=repr(name), listed=known)
     if not (ASSIGNMENTS_DIR / name / "assignment.py").is_file():
         return declared_assignment(ASSIGNMENTS_DIR / name)
     module = importlib.import_module(f"assignments.{name}.assignment")
     assignment = getattr(module, ASSIGNMENT_OBJECT, None)
     if not isinstance(assignment, Assignment):
-        raise AssignmentError(f"assignments/{name}/assignment.py: {ASSIGNMENT_OBJECT} is not an Assignment")
+        raise AssignmentError("assignment_error.not_an_assignment", name=name, object=ASSIGNMENT_OBJECT)
     if (assignment.training is None) != (read_training_part(assignment.folder) is None):
-        raise AssignmentError(
-            f"assignments/{name}: a training hook and assignment.yml's `training_part` go together, one is missing"
-        )
+        raise AssignmentError("assignment_error.training_pair", name=name)
     return assignment
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from autograder.i18n import t
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS_DIR = PROJECT_ROOT / "assignments"
 # What `python -m autograder new-assignment NAME` copies (data files: `__NAME__` is NAME, and a
@@ -30,7 +32,11 @@ CREDIT_OF_KIND = {"values": "gate", "eval_output": "gate", "shape": "structure",
 
 
 class AssignmentError(Exception):
-    """No such assignment, or its folder does not provide what the engine needs."""
+    """No such assignment, or its folder does not provide what the engine needs: the catalogue's
+    message `key` (`assignment_error.*`, a TA's console reads it) with its fields."""
+
+    def __init__(self, key: str, /, **fields: Any) -> None:
+        super().__init__(t(key, **fields))
 
 
 @dataclass(frozen=True)
@@ -76,16 +82,14 @@ def read_manifest(folder: Path) -> Manifest:
     """
     ships = dict(read_settings(folder).get("ships") or {})
     if not set(ships) <= {"student", "grader", "public_checks", "student_dir"}:
-        raise AssignmentError(
-            f"{folder / ASSIGNMENT_FILE}: ships: expected student, grader, public_checks, student_dir"
-        )
+        raise AssignmentError("assignment_error.ships_keys", path=folder / ASSIGNMENT_FILE)
     student_dir = ships.pop("student_dir", "")
     if not isinstance(student_dir, str) or not (student_dir == "" or student_dir.isidentifier()):
-        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.student_dir: expected a folder name")
+        raise AssignmentError("assignment_error.student_dir", path=folder / ASSIGNMENT_FILE)
     lists: dict[str, tuple[str, ...]] = {}
     for key, items in ships.items():
         if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
-            raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: ships.{key}: expected a list of paths")
+            raise AssignmentError("assignment_error.ships_list", path=folder / ASSIGNMENT_FILE, key=key)
         lists[key] = tuple(items)
     return Manifest(**lists, student_dir=student_dir)
 
@@ -132,15 +136,15 @@ def read_bundled_data(folder: Path) -> BundledData | None:
         return None
     where = f"{folder / ASSIGNMENT_FILE}: data"
     if not isinstance(data, dict) or not set(data) <= {"env", "bundled", "files"}:
-        raise AssignmentError(f"{where}: expected a mapping with env, bundled and files")
+        raise AssignmentError("assignment_error.data_mapping", where=where)
     env, bundled, files = data.get("env"), data.get("bundled"), data.get("files") or []
     if not isinstance(env, str) or not env.isidentifier():
-        raise AssignmentError(f"{where}.env: expected an environment variable name")
+        raise AssignmentError("assignment_error.data_env", where=where)
     path = Path(bundled) if isinstance(bundled, str) else None
     if path is None or path.is_absolute() or ".." in path.parts or not path.parts:
-        raise AssignmentError(f"{where}.bundled: expected a relative folder path")
+        raise AssignmentError("assignment_error.data_bundled", where=where)
     if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
-        raise AssignmentError(f"{where}.files: expected a list of file-name stems")
+        raise AssignmentError("assignment_error.data_files", where=where)
     return BundledData(env=env, bundled=path.as_posix(), files=tuple(files))
 
 
@@ -166,13 +170,13 @@ def read_config_model(folder: Path) -> type | None:
     where = f"{folder / ASSIGNMENT_FILE}: config"
     module_name, _, class_name = str(target).partition(":")
     if not (isinstance(target, str) and module_name and class_name.isidentifier()):
-        raise AssignmentError(f"{where}: expected module:Class, got {target!r}")
+        raise AssignmentError("assignment_error.config_target", where=where, target=repr(target))
     try:
         model = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
-        raise AssignmentError(f"{where}: cannot import {target}: {error}") from None
+        raise AssignmentError("assignment_error.config_import", where=where, target=target, error=error) from None
     if not isinstance(model, type):
-        raise AssignmentError(f"{where}: {target} is not a class")
+        raise AssignmentError("assignment_error.config_not_class", where=where, target=target)
     return model
 
 
@@ -207,11 +211,11 @@ def read_settings(folder: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise AssignmentError(f"{path}: not valid YAML: {error}") from error
+        raise AssignmentError("config.not_yaml", path=path, error=error) from error
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise AssignmentError(f"{path}: expected a mapping at the top level")
+        raise AssignmentError("assignment_error.top_not_mapping", path=path)
     # A part without its own credit rule takes the one its declared checks' kinds imply: what
     # compares outputs with the reference gates it, what an answer doing no work passes is its
     # structure, the rest is paid behind the gate (docs/SOUNDNESS.md); `credit:` overrides a kind.
@@ -231,9 +235,7 @@ def available_assignments() -> list[str]:
     Returns:
         Folder names, sorted.
     """
-    if not ASSIGNMENTS_DIR.is_dir():
-        return []
-    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob(f"*/{ASSIGNMENT_FILE}"))
+    return sorted(p.parent.name for p in ASSIGNMENTS_DIR.glob(f"*/{ASSIGNMENT_FILE}"))  # none without the folder
 
 
 def default_assignment_name() -> str:
@@ -247,10 +249,7 @@ def default_assignment_name() -> str:
     """
     names = available_assignments()
     if len(names) != 1:
-        raise AssignmentError(
-            "name the assignment to grade (grader.yml `assignment.name` or --assignment): "
-            + (", ".join(names) if names else "no assignment folder found")
-        )
+        raise AssignmentError("assignment_error.name_one", found=", ".join(names) or t("assignment_error.no_folders"))
     return names[0]
 
 
@@ -271,7 +270,7 @@ def read_training_part(folder: Path) -> str | None:
     """
     part = read_settings(folder).get("training_part")
     if part is not None and not (isinstance(part, str) and part):
-        raise AssignmentError(f"{folder / ASSIGNMENT_FILE}: training_part: expected a part name")
+        raise AssignmentError("assignment_error.training_part", path=folder / ASSIGNMENT_FILE)
     return part
 
 
@@ -292,7 +291,9 @@ def read_declared(folder: Path) -> dict[str, dict[str, Any]]:
         checks = {cid: spec if isinstance(spec, dict) else {"kind": spec} for cid, spec in part["checks"].items()}
         for cid, spec in checks.items():
             if spec.get("kind") not in (*MODULE_KINDS, *FUNCTION_KINDS):
-                raise AssignmentError(f"{path}: parts.{name}.checks.{cid}: unknown kind {spec.get('kind')!r}")
+                raise AssignmentError(
+                    "assignment_error.unknown_kind", path=path, part=name, check=cid, kind=spec.get("kind")
+                )
         part["checks"] = checks
     return parts
 
@@ -313,7 +314,7 @@ def write_scaffold(name: str, assignments_dir: Path = ASSIGNMENTS_DIR) -> Path:
     """
     folder = assignments_dir / name
     if not name.isidentifier() or folder.exists():
-        raise AssignmentError(f"{folder}: expected a new folder named by a Python identifier")
+        raise AssignmentError("assignment_error.new_folder", folder=folder)
     for template in sorted(p for p in SCAFFOLD_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         target = folder / str(template.relative_to(SCAFFOLD_DIR)).replace("__NAME__", name).removesuffix(".txt")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,23 +12,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
-import yaml
-
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import Assignment, assignment_of
 from autograder.assignment_folder import grader_yml_of
-from autograder.cli_table import add_flags, flag_table
+from autograder.cli_table import flag_table, subcommands_parser
 from autograder.config import ConfigError, GraderConfig
-from autograder.config.sections import FeedbackConfig
 from autograder.executors import ClusterTooSmall, make_executor
-from autograder.exit_codes import EXIT_CRASH as EXIT_CRASH  # the exit statuses are part of this module's interface
-from autograder.exit_codes import EXIT_INTERRUPTED as EXIT_INTERRUPTED
-from autograder.exit_codes import EXIT_OK as EXIT_OK
-from autograder.exit_codes import EXIT_TERMINATED as EXIT_TERMINATED
-from autograder.exit_codes import EXIT_USAGE as EXIT_USAGE
-from autograder.exit_codes import command_error
-from autograder.i18n import say, set_language, t, use_language
+from autograder.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, command_error
+from autograder.i18n import command_language, say, set_language, t, use_language
 from autograder.instructor_commands import command_compare, command_export, print_changes
 from autograder.reports.regrade import REGRADE_NAME
 from autograder.reports.submission_json import dumps_stable
@@ -36,8 +28,9 @@ from autograder.reports.table import render_report
 from autograder.stop_signals import sigterm_as_interrupt
 from autograder.submission_times import TimesError
 
-# The subcommands and their --help texts; their options are in autograder/cli_flags.yml.
-COMMAND_TABLE = Path(__file__).with_name("cli_commands.yml")
+# The subcommands, in the order --help lists them (`public-checks`: main hands its arguments to the public
+# checks' own parser); their options are in autograder/cli_flags.yml, their texts in the catalogues (cli.<command>.*).
+COMMANDS = ("grade", "report", "similarity", "export", "public-checks", "config", "validate-config", "new-assignment")
 # CLI flag (argparse dest) -> grader.yml key it overrides.
 FLAG_TO_CONFIG_KEY = {
     spec["flags"][0].lstrip("-").replace("-", "_"): spec["key"] for spec in flag_table()["grade"] if "key" in spec
@@ -45,18 +38,8 @@ FLAG_TO_CONFIG_KEY = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of `python -m autograder`.
-
-    Returns:
-        A parser with the subcommands grade, report, export, public-checks, config and validate-config.
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m autograder", description="Grade notebook submissions with an assignment's hidden checks."
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, texts in yaml.safe_load(COMMAND_TABLE.read_text(encoding="utf-8")).items():
-        add_flags(commands.add_parser(name, **texts), name)
-    return parser
+    """The argument parser of `python -m autograder` (`COMMANDS`), its texts in the current language."""
+    return subcommands_parser("autograder", COMMANDS, prog="python -m autograder")
 
 
 def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -272,16 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autograder.integrations.public_checks import main as public_checks
 
         return public_checks(argv[1:], prog="python -m autograder public-checks")
-    args = build_parser().parse_args(argv)
-    # Before a configuration is read (its errors, `config`): --language, else feedback's default.
-    with (
-        sigterm_as_interrupt() as terminated,
-        use_language(getattr(args, "language", None) or FeedbackConfig().language),
-    ):
-        try:
-            code = _run_command(args)
-        except KeyboardInterrupt:  # SIGTERM in the instant the command returned
-            code = EXIT_INTERRUPTED
+    with use_language(command_language(argv)):  # --help's, usage errors', the console's until a grader.yml is read
+        args = build_parser().parse_args(argv)
+        with sigterm_as_interrupt() as terminated:
+            try:
+                code = _run_command(args)
+            except KeyboardInterrupt:  # SIGTERM in the instant the command returned
+                code = EXIT_INTERRUPTED
     return EXIT_TERMINATED if terminated and code == EXIT_INTERRUPTED else code
 
 

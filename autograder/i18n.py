@@ -10,18 +10,24 @@ The grading entry points set the language and the assignment's catalogue from th
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import contextvars
+import itertools
+import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 MESSAGES_DIR = Path(__file__).resolve().parent / "reports" / "messages"
 LANGUAGES = ("ko", "en")
 FALLBACK = "en"
+# What a command line speaks unless told otherwise (as feedback.language's default): a student
+# repository's public checks have no grader.yml to name one.
+COURSE_LANGUAGE = "ko"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
 # The graded assignment's own catalogue folder (Assignment.messages_dir), asked before the engine's.
@@ -144,13 +150,9 @@ def part_title(name: str, title: str) -> str:
     Returns:
         The title to show.
     """
-    key = f"part.{name}"
-    folder = _assignment_messages.get()
-    if folder is not None:
-        own = catalogue(_language.get(), folder).get(key)
-        if own is not None:
-            return own
-    return catalogue(_language.get()).get(key, title)
+    key, folder = f"part.{name}", _assignment_messages.get()
+    engines = catalogue(_language.get()).get(key, title)
+    return engines if folder is None else catalogue(_language.get(), folder).get(key, engines)
 
 
 def assignment_title(title: str) -> str:
@@ -164,9 +166,7 @@ def assignment_title(title: str) -> str:
         The title to show.
     """
     folder = _assignment_messages.get()
-    if folder is None:
-        return title
-    return catalogue(_language.get(), folder).get("assignment.title", title)
+    return title if folder is None else catalogue(_language.get(), folder).get("assignment.title", title)
 
 
 # Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
@@ -180,3 +180,39 @@ def student_line(where: str) -> str:
         return where
     cell, line, function = found.groups()
     return t("engine.where_in" if function else "engine.where", cell=cell, line=line, function=function)
+
+
+def command_language(argv: Sequence[str] | None) -> str:
+    """The language of a command line's --help, usage errors and console until a configuration says
+    otherwise: its `--language` value, else env FEEDBACK_LANGUAGE, else the course's. Args: argv, the
+    arguments after the program name (None: sys.argv[1:]; read before any parser). Returns: one of LANGUAGES."""
+    chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
+    for flag, value in itertools.pairwise([*(sys.argv[1:] if argv is None else argv), ""]):
+        if flag == "--language" or flag.startswith("--language="):
+            chosen = value if flag == "--language" else flag.partition("=")[2]
+    return chosen if chosen in LANGUAGES else COURSE_LANGUAGE
+
+
+class _CatalogueFormatter(argparse.HelpFormatter):
+    """argparse's help layout, its "usage: " the catalogue's (argparse words it by gettext alone)."""
+
+    def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, t("cli.frame.usage") if prefix is None else prefix)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser in the current language: besides the texts its caller adds, argparse's own
+    words (the usage line, the groups' titles, -h's help, the `error:` line) come from `cli.frame.*`.
+    Build it inside `use_language(command_language(argv))`; its subcommands' parsers are of this class too.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(add_help=False, formatter_class=_CatalogueFormatter, **options)
+        self._positionals.title = t("cli.frame.positionals")
+        self._optionals.title = t("cli.frame.options")
+        self.add_argument("-h", "--help", action="help", help=t("cli.frame.help"))  # argparse's own -h, reworded
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's: the usage line and `PROG: error: MESSAGE` on stderr, exit 2; in the catalogue's words."""
+        self.print_usage(sys.stderr)
+        self.exit(2, t("cli.frame.error", prog=self.prog, message=message) + "\n")

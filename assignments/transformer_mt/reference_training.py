@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assignments.transformer_mt.settings import part2_settings, training_settings
-from autograder.cli_table import add_flags
+from autograder.cli_table import parse_command
 from autograder.config import ConfigError, load_config, parse_settings
 from reference.transformer_mt.train import TrainingRun, run
 
@@ -28,12 +28,6 @@ def _profile_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
     except ConfigError as error:
         raise SystemExit(str(error)) from None
     return {f"training.profiles.{profile}.{key}": value for key, value in settings.items()}
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m assignments.transformer_mt.reference_training", description=__doc__)
-    add_flags(p, "reference_training", Path(__file__).with_suffix(".yml"))
-    return p
 
 
 def training_run(args: argparse.Namespace) -> TrainingRun:
@@ -81,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 when the target BLEU was reached, 1 otherwise.
     """
-    metrics = run(training_run(_parser().parse_args(argv)))
+    prog = "python -m assignments.transformer_mt.reference_training"
+    args = parse_command("reference_training", argv, Path(__file__).with_suffix(".yml"), prog=prog)
+    metrics = run(training_run(args))
     return 0 if metrics["reached_target"] else 1
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from assignments.transformer_mt.checkpoint_file import DEFAULT_NAMES as DEFAULT_CHECKPOINT_NAMES
+from assignments.transformer_mt.messages import t
 from autograder.config import GraderConfig
 from autograder.config.base import KeyProblem, Section
 from autograder.config.training import TrainingSection
@@ -103,7 +104,7 @@ class ProfileConfig(Section):
     @model_validator(mode="after")
     def _heads_divide_width(self) -> ProfileConfig:
         if self.embedding_dim % self.num_heads:
-            raise KeyProblem("num_heads", "must divide embedding_dim")
+            raise KeyProblem("num_heads", t("settings.heads_divide"))
         return self
 
 
@@ -172,13 +173,13 @@ class TrainingConfig(TrainingSection):
     @classmethod
     def _plain_file_names(cls, names: list[str]) -> list[str]:
         if not all(name and "/" not in name and "\\" not in name for name in names):
-            raise ValueError("expected a non-empty list of plain file names")
+            raise ValueError(t("settings.plain_file_names"))
         return names
 
     @model_validator(mode="after")
     def _profile_exists(self) -> TrainingConfig:
         if self.profile != "auto" and self.profile not in self.profiles:
-            raise KeyProblem("profile", f"no profile named {self.profile!r} (have: {', '.join(self.profiles)})")
+            raise KeyProblem("profile", t("settings.no_profile", name=self.profile, known=", ".join(self.profiles)))
         return self
 
     def profile_name(self, name: str | None = None) -> str:

@@ -129,8 +129,7 @@ def _assignment_settings(name: Any) -> dict[str, Any]:
     if not isinstance(name, str):
         return {}  # `parts` is then required, or the name has the wrong type: the model says so
     try:
-        names = available_assignments()
-        if name not in names:
+        if name not in available_assignments():
             raise KeyProblem("assignment.name", _unknown_assignment(name))
         return read_settings(ASSIGNMENTS_DIR / name)
     except AssignmentError as error:

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import argparse
 import base64
 import csv
 import os
@@ -20,7 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from pathlib import Path
 
-from autograder.cli_table import add_flags
+from autograder.cli_table import parse_command
 from autograder.config import parse_moment
 from autograder.exit_codes import command_error
 from autograder.integrations.upload_guard import UnsafeFile, read_beneath, write_new
@@ -297,9 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0, or 2 for a bad deadline or list.
     """
-    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.collect_submissions")
-    add_flags(parser, "collect_submissions")
-    args = parser.parse_args(argv)
+    args = parse_command("collect_submissions", argv, prog="python -m autograder.integrations.collect_submissions")
     try:
         deadline = deadline_moment(args.deadline)
         entries = read_repo_list(args.repos)

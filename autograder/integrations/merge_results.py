@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from autograder import config as grader_config
 from autograder.assignment import assignment_of
-from autograder.cli_table import add_flags
+from autograder.cli_table import parse_command
 from autograder.exit_codes import command_error
 from autograder.i18n import t, use_language
 from autograder.integrations.collect_submissions import safe_name
@@ -267,9 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code (2 when no results were found).
     """
-    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.merge_results")
-    add_flags(parser, "merge_results")
-    args = parser.parse_args(argv)
+    args = parse_command("merge_results", argv, prog="python -m autograder.integrations.merge_results")
     config = grader_config.load_config(args.config)
     log = MergeLog()
     stems, results = merge_folders([f for f in args.folders if f.is_dir()], config.parts, log)

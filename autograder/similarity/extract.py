@@ -31,7 +31,7 @@ def template_notebooks(assignment: Assignment) -> list[Path]:
     own = [folder / item for item in manifest.student if item.endswith(".ipynb") and (folder / item).is_file()]
     others = read_settings(assignment.folder).get("similarity_templates") or []
     if not isinstance(others, list) or not all(isinstance(item, str) for item in others):
-        raise AssignmentError(f"{assignment.folder / ASSIGNMENT_FILE}: similarity_templates: expected a list of paths")
+        raise AssignmentError("assignment_error.similarity_templates", path=assignment.folder / ASSIGNMENT_FILE)
     return own[:1] + [PROJECT_ROOT / item for item in others]
 
 

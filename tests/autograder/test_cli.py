@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assignments.transformer_mt.settings import training_settings
-from autograder import cli
+from autograder import cli, exit_codes
 from autograder.config import describe
 from autograder.reports.submission_json import read_submission_json
 
@@ -51,7 +51,7 @@ def grade(*args: str) -> int:
 
 def test_grading_one_file_writes_every_report_and_prints_the_details(engine, notebook, tmp_path, capsys):
     out = tmp_path / "out"
-    assert grade(str(notebook), "--out", str(out)) == cli.EXIT_OK
+    assert grade(str(notebook), "--out", str(out)) == exit_codes.EXIT_OK
     assert sorted(p.name for p in out.iterdir()) == [
         ".grading",
         "bob.json",
@@ -93,7 +93,7 @@ def test_flags_override_their_grader_yml_keys(engine, notebook, tmp_path):
         "--language",
         "en",
     ]
-    assert grade(str(notebook), *args) == cli.EXIT_OK
+    assert grade(str(notebook), *args) == exit_codes.EXIT_OK
     (call,) = engine
     config = call["config"]
     assert config.worker.timeout_s == 5.0 and config.worker.memory_mb == 8192
@@ -118,7 +118,7 @@ def test_flags_not_given_override_nothing():
 def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, notebook, tmp_path, capsys):
     (notebook.parent / "alice.py").write_text("raise", encoding="utf-8")
     out = tmp_path / "out"
-    assert grade(str(notebook.parent), "--out", str(out)) == cli.EXIT_OK
+    assert grade(str(notebook.parent), "--out", str(out)) == exit_codes.EXIT_OK
     captured = capsys.readouterr()
     # stderr is not a terminal here: one line per finished submission
     assert "[1/2] alice.py" in captured.err and "[2/2] bob.ipynb" in captured.err
@@ -129,7 +129,7 @@ def test_folder_is_graded_with_a_progress_bar_and_a_gradebook_row_each(engine, n
 
 
 def test_quiet_turns_the_progress_display_off(engine, notebook, tmp_path, capsys):
-    assert grade(str(notebook.parent), "--out", str(tmp_path / "out"), "--quiet") == cli.EXIT_OK
+    assert grade(str(notebook.parent), "--out", str(tmp_path / "out"), "--quiet") == exit_codes.EXIT_OK
     (call,) = engine
     assert call["config"].grading.progress is False
     assert capsys.readouterr().err == ""
@@ -138,17 +138,17 @@ def test_quiet_turns_the_progress_display_off(engine, notebook, tmp_path, capsys
 def test_grading_twice_gives_identical_json_except_the_timing(engine, notebook, tmp_path):
     texts = []
     for run in ("first", "second"):
-        assert grade(str(notebook), "--out", str(tmp_path / run), "--quiet") == cli.EXIT_OK
+        assert grade(str(notebook), "--out", str(tmp_path / run), "--quiet") == exit_codes.EXIT_OK
         text = (tmp_path / run / "bob.json").read_text(encoding="utf-8")
         texts.append([line for line in text.splitlines() if '"grading_seconds"' not in line])
     assert texts[0] == texts[1]
 
 
 def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook, tmp_path, capsys):
-    assert grade(str(notebook), "--out", str(tmp_path / "a"), "--json") == cli.EXIT_OK
+    assert grade(str(notebook), "--out", str(tmp_path / "a"), "--json") == exit_codes.EXIT_OK
     printed = json.loads(capsys.readouterr().out)
     assert [r["submission"] for r in printed] == ["bob.ipynb"]
-    assert grade(str(notebook), "--out", str(tmp_path / "b"), "--quiet") == cli.EXIT_OK
+    assert grade(str(notebook), "--out", str(tmp_path / "b"), "--quiet") == exit_codes.EXIT_OK
     assert capsys.readouterr() == ("", "")
 
 
@@ -157,7 +157,8 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     [
         (["--parts", "decoder,nope"], "--parts: 알 수 없는 파트 'nope'"),
         (["--jobs", "0"], "grading.jobs: 1 이상이어야 합니다 (받은 값: 0)"),
-        (["--set", "training.profile=tpu"], "--set: training.profile: no profile named 'tpu'"),
+        (["--set", "training.profile=tpu"], "--set: training.profile: 그런 이름의 프로필이 없습니다: 'tpu'"),
+        (["--set", "training.profiles.cpu.num_heads=3"], "training.profiles.cpu.num_heads: embedding_dim의 약수여야"),
         (
             ["--set", "training.mode=gpu"],
             "--set: training.mode: 'recipe', 'student_hparams' or 'checkpoint' 중 하나여야",
@@ -169,7 +170,7 @@ def test_json_flag_prints_the_results_and_quiet_prints_nothing(engine, notebook,
     ],
 )
 def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engine, notebook, capsys):
-    assert grade(str(notebook), *args) == cli.EXIT_USAGE
+    assert grade(str(notebook), *args) == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert engine == []
@@ -178,35 +179,35 @@ def test_bad_flags_exit_2_with_the_message_and_no_traceback(args, message, engin
 def test_invalid_config_file_exits_2_naming_the_key(engine, notebook, tmp_path, capsys):
     bad = tmp_path / "grader.yml"
     bad.write_text("parts:\n  p:\n    points: 3\n    checks: {a: 1}\n", encoding="utf-8")
-    assert cli.main(["grade", str(notebook), "--config", str(bad)]) == cli.EXIT_USAGE
+    assert cli.main(["grade", str(notebook), "--config", str(bad)]) == exit_codes.EXIT_USAGE
     assert "오류: parts.p.points: 3점인데 체크 점수의 합은 1점입니다" in capsys.readouterr().err
 
 
 def test_missing_path_exits_2(engine, tmp_path, capsys):
-    assert grade(str(tmp_path / "nothing.ipynb")) == cli.EXIT_USAGE
+    assert grade(str(tmp_path / "nothing.ipynb")) == exit_codes.EXIT_USAGE
     assert "그런 파일이나 폴더가 없습니다" in capsys.readouterr().err
 
 
 def test_unusable_engine_exits_1(monkeypatch, notebook, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "autograder.engine", None)  # makes the import fail
-    assert grade(str(notebook), "--out", str(tmp_path / "o")) == cli.EXIT_CRASH
+    assert grade(str(notebook), "--out", str(tmp_path / "o")) == exit_codes.EXIT_CRASH
     assert "채점 엔진(autograder.engine)을 불러올 수 없습니다" in capsys.readouterr().err
 
 
 def test_config_command_prints_every_key(capsys):
-    assert cli.main(["config"]) == cli.EXIT_OK
+    assert cli.main(["config"]) == exit_codes.EXIT_OK
     assert capsys.readouterr().out == describe() + "\n"
-    assert cli.main(["config", "--assignment", "attention_encoder"]) == cli.EXIT_OK
+    assert cli.main(["config", "--assignment", "attention_encoder"]) == exit_codes.EXIT_OK
     out = capsys.readouterr().out
     assert out == describe("attention_encoder") + "\n" and "training.mode" not in out
-    assert cli.main(["config", "--assignment", "nope"]) == cli.EXIT_USAGE
+    assert cli.main(["config", "--assignment", "nope"]) == exit_codes.EXIT_USAGE
     assert "알 수 없는 과제 'nope'" in capsys.readouterr().err
 
 
 def test_an_assignment_is_graded_with_its_own_grader_yml(engine, notebook, tmp_path):
     # No --config: Part 1's grader.yml (assignments/attention_encoder/grader.yml), typed by its model.
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--quiet", "--out", str(tmp_path / "o")]
-    assert cli.main(args) == cli.EXIT_OK
+    assert cli.main(args) == exit_codes.EXIT_OK
     config = engine[0]["config"]
     assert config.assignment.name == "attention_encoder" and "attention" in config.parts
     assert type(config).__name__ == "AttentionEncoderConfig" and not hasattr(config, "data")
@@ -215,7 +216,7 @@ def test_an_assignment_is_graded_with_its_own_grader_yml(engine, notebook, tmp_p
 
 def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, capsys):
     args = ["grade", str(notebook), "--config", str(REPO_ROOT / "grader.yml"), "--assignment", "attention_encoder"]
-    assert cli.main(args) == cli.EXIT_USAGE
+    assert cli.main(args) == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err
     assert (
         err.startswith("오류: --assignment: assignment.name: ") and "'transformer_mt'을(를) 채점하는 파일입니다" in err
@@ -226,7 +227,7 @@ def test_a_grader_yml_of_another_assignment_is_a_usage_error(engine, notebook, c
 
 def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, notebook, capsys):
     args = ["grade", str(notebook), "--assignment", "attention_encoder", "--set", "training.mode=recipe"]
-    assert cli.main(args) == cli.EXIT_USAGE
+    assert cli.main(args) == exit_codes.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith(
         "오류: --set: training.mode: 알 수 없는 키입니다 (있는 키: enabled, threshold_accuracy, time_budget_s)"
@@ -235,15 +236,15 @@ def test_a_key_the_graded_assignment_lacks_is_a_usage_error_naming_it(engine, no
 
 
 def test_validate_config_accepts_a_good_file_and_rejects_a_bad_one(tmp_path, capsys):
-    assert cli.main(["validate-config", FIXTURE_CONFIG]) == cli.EXIT_OK
+    assert cli.main(["validate-config", FIXTURE_CONFIG]) == exit_codes.EXIT_OK
     assert "올바른 설정입니다 (파트 6개, 100점, 학습 disabled)" in capsys.readouterr().out
     # an assignment's own grader.yml, found by its name (Part 1's: 6 parts, its training disabled)
-    assert cli.main(["validate-config", "--assignment", "attention_encoder"]) == cli.EXIT_OK
+    assert cli.main(["validate-config", "--assignment", "attention_encoder"]) == exit_codes.EXIT_OK
     assert "assignments/attention_encoder/grader.yml: 올바른 설정입니다" in capsys.readouterr().out
-    assert cli.main(["validate-config", "--assignment", "nope"]) == cli.EXIT_USAGE
+    assert cli.main(["validate-config", "--assignment", "nope"]) == exit_codes.EXIT_USAGE
     bad = tmp_path / "bad.yml"
     bad.write_text("grading: {jobs: many}\nparts: {p: {points: 1, checks: {a: 1}}}\n")
-    assert cli.main(["validate-config", str(bad)]) == cli.EXIT_USAGE
+    assert cli.main(["validate-config", str(bad)]) == exit_codes.EXIT_USAGE
     assert "grading.jobs: 정수 값이어야 합니다" in capsys.readouterr().err
 
 

@@ -69,7 +69,7 @@ def test_task_resources_follow_the_parts_and_the_profile():
 
 
 def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatch, capsys):
-    from autograder import cli
+    from autograder import cli, exit_codes
 
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     monkeypatch.delitem(sys.modules, "autograder.executors.ray", raising=False)
@@ -86,5 +86,5 @@ def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatc
             str(tmp_path / "a.ipynb"),
         ]
     )
-    assert code == cli.EXIT_USAGE
+    assert code == exit_codes.EXIT_USAGE
     assert 'pip install ".[ray]"' in capsys.readouterr().err

@@ -40,4 +40,6 @@ def test_an_existing_folder_or_a_bad_name_is_refused(tmp_path: Path, capsys: pyt
     for name in ("demo", "not-an-identifier"):
         with pytest.raises(AssignmentError, match="expected a new folder"):
             write_scaffold(name, tmp_path)
-    assert main(["new-assignment", "not-an-identifier"]) == 2 and "not-an-identifier" in capsys.readouterr().err
+    assert main(["new-assignment", "not-an-identifier"]) == 2
+    err = capsys.readouterr().err  # the console's language by default: Korean (assignment_error.new_folder)
+    assert err.startswith("오류: ") and "not-an-identifier: Python 식별자 이름의 새 폴더여야 합니다" in err

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli
+from autograder import cli, exit_codes
 from autograder.assignment import load_assignment
 from autograder.batch import expand_paths, grade_batch, rebuild_reports
 from autograder.config import load_config
@@ -143,7 +143,7 @@ def test_report_rebuilds_gradebook_and_summary_from_the_store(tmp_path, capsys):
     for name in ("gradebook.csv", "summary.md", "s1.md"):
         (out / name).unlink()
     (out / ".grading" / "results" / "s2.json").unlink()
-    assert cli.main(["report", str(out)]) == cli.EXIT_OK
+    assert cli.main(["report", str(out)]) == exit_codes.EXIT_OK
     assert "아직 채점하지 않은 제출물(1개): s2.ipynb" in capsys.readouterr().err  # ko, the console too
     rows = (out / "gradebook.csv").read_text(encoding="utf-8-sig").splitlines()
     assert rows == [line for line in expected.splitlines() if not line.startswith("s2.ipynb")]
@@ -169,7 +169,7 @@ def test_a_late_notebook_graded_into_the_same_folder_keeps_every_earlier_row(tmp
 
 
 def test_report_of_a_folder_without_a_stored_batch_is_a_usage_error(tmp_path, capsys):
-    assert cli.main(["report", str(tmp_path)]) == cli.EXIT_USAGE
+    assert cli.main(["report", str(tmp_path)]) == exit_codes.EXIT_USAGE
     assert "저장된 채점 결과가 없습니다" in capsys.readouterr().err
 
 

@@ -7,32 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.cli_table import add_flags
+from autograder.cli_table import subcommands_parser
 from autograder.exit_codes import command_error
+from autograder.i18n import command_language, use_language
 from autograder.integrations.collect_submissions import deadline_moment, read_repo_list
 
 if TYPE_CHECKING:
     from autograder.config import GraderConfig
 
 PROG = "python -m autograder.integrations.classroom50"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line: three subcommands.
-
-    Returns:
-        The parser.
-    """
-    parser = argparse.ArgumentParser(prog=PROG, description="Classroom50: student-side autograder and hidden grading.")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    for name, summary in (
-        ("build", "write the autograder folder for <classroom>/autograders/<slug>/"),
-        ("collect", "copy each repository's latest submit/* notebook"),
-        ("publish", "per-student result.json/release-body.md and gradebook.csv"),
-    ):
-        add_flags(commands.add_parser(name, help=summary), f"classroom50 {name}")
-    return parser
 
 
 def _config(path: Path | None, assignment: str | None, language: str | None) -> GraderConfig:
@@ -53,7 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from autograder.config import ConfigError
 
-    args = build_parser().parse_args(argv)
+    commands = ("classroom50 build", "classroom50 collect", "classroom50 publish")
+    with use_language(command_language(argv)):  # --help's and usage errors'
+        args = subcommands_parser("classroom50", commands, prog=PROG).parse_args(argv)
     try:
         return _run(args)
     except ConfigError as error:  # e.g. an unknown --assignment
@@ -86,7 +71,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{ok} of {len(rows)} repositories collected ({late} late); see {args.out / 'manifest.csv'}")
         return 0
     from autograder.assignment import assignment_of
-    from autograder.i18n import use_language
     from autograder.integrations.classroom50.publish import GRADEBOOK, publish
 
     config = _config(args.config, args.assignment, args.language)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import stat
 import zipfile
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from autograder.assignment_folder import (
     shipped_files,
 )
 from autograder.assignment_folder import PROJECT_ROOT as ROOT
-from autograder.cli_table import add_flags
+from autograder.cli_table import parse_command
 from autograder.config import load_config
 from autograder.exit_codes import command_error
 
@@ -57,7 +56,7 @@ def zip_entries(data_dir: Path | None = None, assignment: str | None = None) -> 
     if data_dir is not None:
         data = read_bundled_data(ASSIGNMENTS_DIR / name)
         if data is None:
-            raise AssignmentError(f"assignment {name!r} declares no data to bundle (assignment.yml `data:`)")
+            raise AssignmentError("assignment_error.no_data", name=repr(name))
         for path in sorted(Path(data_dir).iterdir()):
             if path.is_file() and (not data.files or path.name.split(".")[0] in data.files):
                 entries.append((f"{data.bundled}/{path.name}", path))
@@ -95,14 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code.
     """
-    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.build_zip")
-    add_flags(parser, "gradescope.build_zip")
-    parser.set_defaults(out=DEFAULT_OUT)
-    args = parser.parse_args(argv)
+    args = parse_command("gradescope.build_zip", argv, prog="python -m autograder.integrations.gradescope.build_zip")
     if args.data is not None and not args.data.is_dir():
         return command_error(f"--data {args.data}: no such folder")
     try:
-        out = build_zip(args.out, args.data, args.assignment)
+        out = build_zip(args.out or DEFAULT_OUT, args.data, args.assignment)
     except AssignmentError as error:
         return command_error(error)
     print(f"{out} ({out.stat().st_size / 1e6:.1f} MB)")

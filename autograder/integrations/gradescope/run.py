@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -14,7 +13,7 @@ from typing import Any
 from autograder import batch
 from autograder import config as grader_config
 from autograder.assignment import assignment_of, bundled_data_of
-from autograder.cli_table import add_flags
+from autograder.cli_table import parse_command
 from autograder.i18n import assignment_title, t, use_language
 from autograder.integrations.merge_results import missing_result
 from autograder.integrations.upload_guard import UnsafeFile, UploadScan, read_beneath, scan_upload, write_new
@@ -186,11 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 when results.json was written.
     """
-    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.gradescope.run")
-    add_flags(parser, "gradescope.run")
-    parser.set_defaults(prefer=os.environ.get("AUTOGRADER_NOTEBOOK", ""))
-    args = parser.parse_args(argv)
-    grade_upload(args.submission_dir, args.results, args.config, args.prefer)
+    args = parse_command("gradescope.run", argv, prog="python -m autograder.integrations.gradescope.run")
+    prefer = os.environ.get("AUTOGRADER_NOTEBOOK", "") if args.prefer is None else args.prefer
+    grade_upload(args.submission_dir, args.results, args.config, prefer)
     return 0
 
 

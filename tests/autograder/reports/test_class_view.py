@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli
+from autograder import cli, exit_codes
 from autograder.assignment import assignment_of
 from autograder.config import load_config
 from autograder.reports.class_data import class_data, failed_checks, histogram, is_late
@@ -288,17 +288,17 @@ def test_report_class_flag_writes_only_the_class_view_from_the_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _stored_batch(tmp_path, a_class(), ["late_one.ipynb"])
-    assert cli.main(["report", str(tmp_path), "--class"]) == cli.EXIT_OK
+    assert cli.main(["report", str(tmp_path), "--class"]) == exit_codes.EXIT_OK
     assert {path.name for path in tmp_path.iterdir() if not path.name.startswith(".")} == set(CLASS_FILES)
     data = json.loads((tmp_path / CLASS_JSON).read_text(encoding="utf-8"))
     assert data["statuses"]["missing"] == 1 and data["missing"] == ["late_one.ipynb"]
     assert "아직 채점하지 않은 제출물 1개" in capsys.readouterr().err  # the stored batch's language, ko
-    assert cli.main(["report", str(tmp_path / "nothing"), "--class"]) == cli.EXIT_USAGE
+    assert cli.main(["report", str(tmp_path / "nothing"), "--class"]) == exit_codes.EXIT_USAGE
 
 
 def test_report_rebuild_also_writes_the_class_view(tmp_path: Path) -> None:
     _stored_batch(tmp_path, a_class(), [])
-    assert cli.main(["report", str(tmp_path)]) == cli.EXIT_OK
+    assert cli.main(["report", str(tmp_path)]) == exit_codes.EXIT_OK
     assert (tmp_path / "gradebook.csv").is_file() and (tmp_path / CLASS_HTML).is_file()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from synthetic_class import TEMPLATE, random_recipe, recommented, renamed, render, reordered, write_class
 
-from autograder import cli
+from autograder import cli, exit_codes
 from autograder.assignment import load_assignment
 from autograder.config import PROJECT_ROOT
 from autograder.notebook import cell_sources
@@ -90,7 +90,7 @@ def test_similarity_command_writes_the_ranked_csv_and_the_side_by_side_page(
     write(folder, "=alice.ipynb", render(original))  # a name a spreadsheet would run as a formula
     write(folder, "bob.ipynb", render(renamed(original, rng)))
     out = tmp_path / "report"
-    assert cli.main(["similarity", str(folder), "--out", str(out), "--threshold", "0.8"]) == cli.EXIT_OK
+    assert cli.main(["similarity", str(folder), "--out", str(out), "--threshold", "0.8"]) == exit_codes.EXIT_OK
     rows = list(csv.DictReader(io.StringIO((out / PAIRS_CSV).read_text(encoding="utf-8-sig"))))
     assert [(r["rank"], {r["first"], r["second"]}) for r in rows] == [("1", {"'=alice.ipynb", "bob.ipynb"})]
     assert float(rows[0]["similarity"]) >= 0.8
@@ -161,7 +161,7 @@ def test_untouched_original_templates_hold_no_student_code(tmp_path: Path) -> No
 def test_similarity_command_refuses_a_missing_template(tmp_path: Path) -> None:
     write(tmp_path / "c", "a.ipynb", render(random_recipe(random.Random(0))))
     argv = ["similarity", str(tmp_path / "c"), "--out", str(tmp_path / "o"), "--template", str(tmp_path / "no")]
-    assert cli.main(argv) == cli.EXIT_USAGE
+    assert cli.main(argv) == exit_codes.EXIT_USAGE
 
 
 @pytest.mark.slow

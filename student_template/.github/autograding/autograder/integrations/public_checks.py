@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import contextlib
 import copy
@@ -25,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.i18n import LANGUAGES, say, t, use_language
+from autograder.i18n import LANGUAGES, CommandParser, command_language, say, t, use_language
 from autograder.integrations.github import append_summary, reporter_outputs, write_outputs
 from autograder.notebook import load_submission
 from autograder.reports.reporter_payload import payload_test, runner_id, runner_payload
@@ -42,8 +41,6 @@ LIBRARY_CALLS_FILE = "library_calls.json"
 MESSAGE_LIMIT = 1500
 DEFAULT_TIMEOUT_S = 120.0
 RESULTS_DIR = "public-checks"
-# The course's feedback language: a student repository has no grader.yml to name it.
-DEFAULT_LANGUAGE = "ko"
 
 
 @dataclass
@@ -375,55 +372,42 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     Returns:
         0; with --strict, 1 when a check failed or the notebook is missing; 2 for no test files.
     """
-    parser = argparse.ArgumentParser(prog=prog, description="Run the public checks on a notebook.")
-    parser.add_argument(
-        "notebook",
-        nargs="?",
-        default=os.environ.get("NOTEBOOK", ""),
-        help="the notebook (default: env NOTEBOOK, else the only .ipynb at the root)",
-    )
-    parser.add_argument("--tests", default="tests", help="folder of Otter test files")
-    parser.add_argument("--out", default=RESULTS_DIR, help="folder for results.json and payloads.json")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test file")
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
-    parser.add_argument(
-        "--language",
-        choices=LANGUAGES,
-        default=os.environ.get("FEEDBACK_LANGUAGE") or DEFAULT_LANGUAGE,
-        help=f"the language of the messages (default: env FEEDBACK_LANGUAGE, else {DEFAULT_LANGUAGE})",
-    )
-    args = parser.parse_args(argv)
-    with use_language(args.language):
-        return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
-    """`main` once the arguments are parsed, in the chosen language."""
-    tests_dir = Path(args.tests)
-    if not otter_test_files(tests_dir):
-        say("console.error", message=t("public.no_tests", folder=tests_dir))
-        return 2
-    try:
-        notebook = find_notebook(Path.cwd(), args.notebook)
-    except FileNotFoundError as error:
-        append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), f"{t('public.heading')}\n\n⚠️ {error}\n")
-        say("console.error", message=error)
-        return 1 if args.strict else 0
-    outcomes, problems = run_public_checks(notebook, tests_dir, args.timeout)
-    payloads = outcome_payloads(outcomes)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    results = {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]}
-    for name, data in (("results.json", results), ("payloads.json", payloads)):
-        (out / name).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), summary_markdown(notebook.name, outcomes, problems))
-    total, possible = sum(o.points for o in outcomes), sum(o.possible for o in outcomes)
-    write_outputs(
-        os.environ.get("GITHUB_OUTPUT"),
-        {**reporter_outputs(payloads), "score": _points(total), "max-score": _points(possible)},
-    )
-    print(t("public.console_total", points=_points(total), possible=_points(possible)))
-    return 1 if args.strict and not all(o.passed for o in outcomes) else 0
+    # --language, else env FEEDBACK_LANGUAGE, else ko: the messages', --help's too (its texts: cli.public-checks.*)
+    with use_language(command_language(argv)):
+        parser = CommandParser(prog=prog, description=t("cli.public-checks.description"))
+        named = os.environ.get("NOTEBOOK", "")
+        parser.add_argument("notebook", nargs="?", default=named, help=t("cli.public-checks.notebook"))
+        parser.add_argument("--tests", default="tests", help=t("cli.public-checks.--tests"))
+        parser.add_argument("--out", default=RESULTS_DIR, help=t("cli.public-checks.--out"))
+        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help=t("cli.public-checks.--timeout"))
+        parser.add_argument("--strict", action="store_true", help=t("cli.public-checks.--strict"))
+        parser.add_argument("--language", choices=LANGUAGES, help=t("cli.public-checks.--language"))
+        args = parser.parse_args(argv)
+        tests_dir = Path(args.tests)
+        if not otter_test_files(tests_dir):
+            say("console.error", message=t("public.no_tests", folder=tests_dir))
+            return 2
+        try:
+            notebook = find_notebook(Path.cwd(), args.notebook)
+        except FileNotFoundError as error:
+            append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), f"{t('public.heading')}\n\n⚠️ {error}\n")
+            say("console.error", message=error)
+            return 1 if args.strict else 0
+        outcomes, problems = run_public_checks(notebook, tests_dir, args.timeout)
+        payloads = outcome_payloads(outcomes)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        results = {"notebook": notebook.name, "problems": problems, "checks": [asdict(o) for o in outcomes]}
+        for name, data in (("results.json", results), ("payloads.json", payloads)):
+            (out / name).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        append_summary(os.environ.get("GITHUB_STEP_SUMMARY"), summary_markdown(notebook.name, outcomes, problems))
+        total, possible = sum(o.points for o in outcomes), sum(o.possible for o in outcomes)
+        write_outputs(
+            os.environ.get("GITHUB_OUTPUT"),
+            {**reporter_outputs(payloads), "score": _points(total), "max-score": _points(possible)},
+        )
+        print(t("public.console_total", points=_points(total), possible=_points(possible)))
+        return 1 if args.strict and not all(o.passed for o in outcomes) else 0
 
 
 if __name__ == "__main__":
