@@ -83,8 +83,17 @@ def subcommands_parser(program: str, commands: Sequence[str], **options: Any) ->
 
 
 def parse_command(command: str, argv: Sequence[str] | None = None, table: Path = FLAG_TABLE, **options: Any) -> Any:
-    """Parse a program's command line (argv; None: sys.argv[1:]) by one `command` of a `table`, in
-    the command line's language; **options are the parser's (prog). Returns: argparse's Namespace."""
+    """Parse a program's command line by one `command` of a flag table, in the command line's language.
+
+    Args:
+        command: the table's command ("grade", "classroom50 build", ...).
+        argv: the arguments after the program name (None: sys.argv[1:]).
+        table: the flag table.
+        **options: the parser's options (prog).
+
+    Returns:
+        argparse's Namespace.
+    """
     with use_language(command_language(argv)):  # the texts are read as the parser is built
         parser = CommandParser(description=command_text(command, "description", table), **options)
         add_flags(parser, command, table)
