@@ -225,13 +225,6 @@ class Worker:
                 self._handles.discard(handle)
                 self._request("release", {"handle": handle}, {}, None)
 
-    def set_globals(self, values: dict[str, Any]) -> None:
-        """Change the baseline student globals for all later requests (and restarts)."""
-        with self._lock:
-            self._baseline.update(_with_device(values))
-            if self._launcher.current is not None and self._launcher.current.alive:
-                self._request("baseline", {}, {"globals": _with_device(values)}, None)
-
     def output_tail(self, lines: int = 20) -> str:
         """Returns: the last `lines` lines the student code printed (stdout and stderr)."""
         return self._output.tail(lines)
