@@ -218,13 +218,6 @@ class Worker:
             timeout_s,
         )
 
-    def release(self, handle: int) -> None:
-        """Drop the worker's reference to a built object."""
-        with self._lock:
-            if handle in self._handles:
-                self._handles.discard(handle)
-                self._request("release", {"handle": handle}, {}, None)
-
     def output_tail(self, lines: int = 20) -> str:
         """Returns: the last `lines` lines the student code printed (stdout and stderr)."""
         return self._output.tail(lines)

@@ -264,11 +264,6 @@ class Server:
             self.handles[int(header["handle"])] = cls(*args, **kwargs)
         return None
 
-    def op_release(self, header: dict[str, Any], reader: ValueReader) -> Any:
-        """Forget the object with this handle. Returns: None."""
-        self.handles.pop(header["handle"], None)
-        return None
-
     def op_params(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Returns: named_parameters() as [name, shape] pairs in registration order."""
         module = self.module_of(header["handle"])
