@@ -115,18 +115,14 @@ def choose_isolation(limits: Limits) -> str:
         return "uid"
     if wanted == "weak":
         return "weak"
-    if root:
-        why = (
-            "the root jail failed (mount/pid/network namespaces with util-linux unshare)"
-            if wanted != "userns"
-            else "the user-namespace jail is for graders that are not root"
-        )
+    if root and wanted == "userns":
+        why = "the user-namespace jail is for graders that are not root"
+    elif root:
+        why = "the root jail failed (mount/pid/network namespaces with util-linux unshare)"
+    elif wanted == "namespace":
+        why = "the user-namespace jail needs a non-root grader"
     else:
-        why = (
-            "the user-namespace jail needs a non-root grader"
-            if wanted == "namespace"
-            else f"unprivileged user namespaces are not available ({_userns_problem()})"
-        )
+        why = f"unprivileged user namespaces are not available ({_userns_problem()})"
     raise IsolationUnavailable(
         f"refusing to run student code without a jail: {why}; see docs/SECURITY.md (Hosts) for the "
         "fix, or set worker.isolation: weak (--isolation weak) to grade with the best-effort audit hook"
