@@ -123,14 +123,8 @@ def check_feasible(options: dict[str, Any]) -> None:
     offered = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
     if any(_fits(options, resources) for resources in offered):
         return
-    kinds = sorted(
-        {
-            name
-            for resources in offered
-            for name in resources
-            if not name.startswith(("node:", "memory", "object_store"))
-        }
-    )
+    names = {name for resources in offered for name in resources}
+    kinds = sorted(name for name in names if not name.startswith(("node:", "memory", "object_store")))
     raise ClusterTooSmall(
         f"no node of the Ray cluster can run a grading task that asks for {options} "
         f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
