@@ -193,10 +193,6 @@ class _ParallelGrader:
     def _pool(self, jobs: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=_pool_process_setup)
 
-    def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
-        with _stopped_on_interrupt(self._pool(self.jobs)) as pool:
-            self._fill_and_wait(pool, pending, suspects)
-
     def _fill_and_wait(self, pool: ProcessPoolExecutor, pending: deque[int], suspects: list[int]) -> None:
         """Keep `jobs` gradings in flight until none is pending, or until the pool breaks."""
         in_flight: dict[Future[SubmissionResult], int] = {}
@@ -228,7 +224,8 @@ class _ParallelGrader:
         """Grade everything; submissions whose worker died are regraded alone to find the culprit."""
         pending = deque(range(len(self.submissions)))
         suspects: list[int] = []
-        while pending:
-            self._run_pool(pending, suspects)
+        while pending:  # a fresh pool after one broke
+            with _stopped_on_interrupt(self._pool(self.jobs)) as pool:
+                self._fill_and_wait(pool, pending, suspects)
         for index in sorted(suspects):
             self.on_result(index, self._grade_alone(index))
