@@ -18,7 +18,7 @@ from autograder.worker_runtime.protocol import ProtocolError, Ref, ValueReader, 
 
 from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
-from .process import ExchangeError, OutputLog
+from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import expect_modules, expect_params, expect_state, text
 from .startup import BUDGET_REASON, Launcher, trusted_flatten
 
@@ -235,13 +235,14 @@ class Worker:
         self.close()
 
     # --- start-up -----------------------------------------------------------------------------
-    def _start(self) -> None:
+    def _start(self) -> WorkerProcess:
         self._check_budget()
         loaded = self._launcher.load(self._baseline, self.deadline)
         self._report = loaded.report
         self._handles = set()
         self.start_seconds.append(loaded.waited_s)
         self.isolation = loaded.isolation
+        return loaded.process
 
     def _check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -271,9 +272,10 @@ class Worker:
             self._check_budget()
             if self._broken:
                 raise WorkerFailure(self._broken)
-            if self._launcher.current is None or not self._launcher.current.alive:
+            worker = self._launcher.current
+            if worker is None or not worker.alive:
                 try:
-                    self._start()
+                    worker = self._start()
                 except WorkerFailure as failure:
                     self._broken = failure.reason
                     raise
@@ -283,9 +285,6 @@ class Worker:
             budget = self.deadline if self.deadline is not None else float("inf")
             cut = budget < deadline  # the submission's budget cuts the request short
             deadline = min(deadline, budget)
-            worker = self._launcher.current
-            if worker is None:  # _start() leaves a started worker or raises
-                raise WorkerFailure("the worker did not start")
             try:
                 reply = worker.exchange(frame, deadline, self._on_event)
             except ExchangeError as exc:
