@@ -127,10 +127,8 @@ def install(network: bool = True) -> None:
     # (ENOSYS) have nothing to share, and where a filter already refuses keyring calls (EPERM: Docker's
     # and podman's default profiles) no process can reach a keyring through them.
     keyctl = ARCHITECTURES[platform.machine()][1]["keyctl"]
-    if libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (
-        errno.ENOSYS,
-        errno.EPERM,
-    ):
+    joined = libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+    if not joined and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
         raise SeccompError(f"fresh session keyring: {errno.errorcode.get(ctypes.get_errno(), '?')}")
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
