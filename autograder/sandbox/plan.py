@@ -274,11 +274,10 @@ def preload_candidates(sources: Sequence[str]) -> list[str]:
     names: list[str] = []
     for source in sources:
         for match in _IMPORT_LINE.finditer(source):
-            found = (
-                [match.group(1)]
-                if match.group(1)
-                else [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
-            )
+            if match.group(1):  # from X import ...
+                found = [match.group(1)]
+            else:  # import X.y as z, W
+                found = [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
             names.extend(name for name in found if name.isidentifier() and name not in names)
     visible = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *site.getsitepackages())]
     hidden = hidden_paths()
