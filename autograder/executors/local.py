@@ -157,7 +157,7 @@ class _ParallelGrader:
         jobs: int,
         on_result: ResultCallback,
     ) -> None:
-        self.task = (grade_function, config, parts)
+        self.grade_function, self.config, self.parts = grade_function, config, parts
         self.submissions, self.jobs, self.on_result = submissions, jobs, on_result
         self.context = multiprocessing.get_context("spawn")  # no fork after torch/threads
 
@@ -169,17 +169,16 @@ class _ParallelGrader:
             return False
         except Exception as error:  # e.g. a result that cannot be pickled back
             label = self.submissions[index].label
-            result = grader_error_result(label, self.task[1], self.task[2], error)
+            result = grader_error_result(label, self.config, self.parts, error)
         self.on_result(index, result)
         return True
 
     def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future[SubmissionResult]:
-        grade_function, config, parts = self.task
         # A process spawned here inherits SIGINT blocked: a Ctrl-C during its start-up is not a
         # traceback of its own; here it is held until the submit returns.
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
+            return pool.submit(_grade_in_pool, self.grade_function, self.submissions[index], self.config, self.parts)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
@@ -218,7 +217,7 @@ class _ParallelGrader:
                 reason = "the grading process died (crash or out of memory)"
             except Exception as error:
                 reason = f"{type(error).__name__}: {error}"
-        return grader_error_result(self.submissions[index].label, self.task[1], self.task[2], reason)
+        return grader_error_result(self.submissions[index].label, self.config, self.parts, reason)
 
     def run(self) -> None:
         """Grade everything; submissions whose worker died are regraded alone to find the culprit."""
