@@ -25,11 +25,6 @@ from .startup import BUDGET_REASON, Launcher, trusted_flatten
 Statement = tuple[str, int, str]
 
 
-def _with_device(values: dict[str, Any]) -> dict[str, Any]:
-    """A "device" given as a string becomes a torch.device, as in the notebook."""
-    return {k: torch.device(v) if k == "device" and isinstance(v, str) else v for k, v in values.items()}
-
-
 class Worker:
     """A sandboxed worker holding one submission; a context manager. Calls are serialised by a lock."""
 
@@ -66,7 +61,9 @@ class Worker:
             statement_list = [["submission", 1, statements]]
         else:
             statement_list = [[str(label), int(line), str(code)] for label, line, code in statements]
-        self._baseline = _with_device(dict(grader_globals or {}))
+        # a "device" given as a string becomes a torch.device, as in the notebook
+        given = dict(grader_globals or {})
+        self._baseline = {k: torch.device(v) if k == "device" and isinstance(v, str) else v for k, v in given.items()}
         self._output = OutputLog(self.limits.output_bytes)
         self._launcher = Launcher(
             self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output, watch
