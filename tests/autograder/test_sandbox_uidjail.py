@@ -100,7 +100,7 @@ def test_a_refusal_names_why_no_jail_could_be_made(monkeypatch, euid, wanted, re
     monkeypatch.setattr(plan.HostState, "namespace_probe", False)
     monkeypatch.setattr(plan.HostState, "userns_problem", "no bwrap here")
     with pytest.raises(plan.IsolationUnavailable, match=f"without a jail: {reason}"):
-        choose_isolation(Limits(isolation=wanted, sandbox_uid=65534))  # type: ignore[arg-type]
+        choose_isolation(Limits(isolation=wanted, sandbox_uid=65534))
 
 
 @needs_root
