@@ -184,11 +184,7 @@ def transplant_matching(
 
 
 class NoMatch(Exception):
-    """No candidate mapping reproduced the reference (the caller words the message)."""
-
-    def __init__(self, tried: int) -> None:
-        super().__init__(tried)
-        self.tried = tried
+    """No candidate mapping reproduced the reference (the caller words the message); args: how many were tried."""
 
 
 def require(ctx: CheckContext, name: str) -> None:

@@ -157,7 +157,7 @@ class _ParallelGrader:
         jobs: int,
         on_result: ResultCallback,
     ) -> None:
-        self.task = (grade_function, config, parts)
+        self.grade_function, self.config, self.parts = grade_function, config, parts
         self.submissions, self.jobs, self.on_result = submissions, jobs, on_result
         self.context = multiprocessing.get_context("spawn")  # no fork after torch/threads
 
@@ -169,17 +169,16 @@ class _ParallelGrader:
             return False
         except Exception as error:  # e.g. a result that cannot be pickled back
             label = self.submissions[index].label
-            result = grader_error_result(label, self.task[1], self.task[2], error)
+            result = grader_error_result(label, self.config, self.parts, error)
         self.on_result(index, result)
         return True
 
     def _submit(self, pool: ProcessPoolExecutor, index: int) -> Future[SubmissionResult]:
-        grade_function, config, parts = self.task
         # A process spawned here inherits SIGINT blocked: a Ctrl-C during its start-up is not a
         # traceback of its own; here it is held until the submit returns.
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            return pool.submit(_grade_in_pool, grade_function, self.submissions[index], config, parts)
+            return pool.submit(_grade_in_pool, self.grade_function, self.submissions[index], self.config, self.parts)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
@@ -192,10 +191,6 @@ class _ParallelGrader:
 
     def _pool(self, jobs: int) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(jobs, mp_context=self.context, initializer=_pool_process_setup)
-
-    def _run_pool(self, pending: deque[int], suspects: list[int]) -> None:
-        with _stopped_on_interrupt(self._pool(self.jobs)) as pool:
-            self._fill_and_wait(pool, pending, suspects)
 
     def _fill_and_wait(self, pool: ProcessPoolExecutor, pending: deque[int], suspects: list[int]) -> None:
         """Keep `jobs` gradings in flight until none is pending, or until the pool breaks."""
@@ -222,13 +217,14 @@ class _ParallelGrader:
                 reason = "the grading process died (crash or out of memory)"
             except Exception as error:
                 reason = f"{type(error).__name__}: {error}"
-        return grader_error_result(self.submissions[index].label, self.task[1], self.task[2], reason)
+        return grader_error_result(self.submissions[index].label, self.config, self.parts, reason)
 
     def run(self) -> None:
         """Grade everything; submissions whose worker died are regraded alone to find the culprit."""
         pending = deque(range(len(self.submissions)))
         suspects: list[int] = []
-        while pending:
-            self._run_pool(pending, suspects)
+        while pending:  # a fresh pool after one broke
+            with _stopped_on_interrupt(self._pool(self.jobs)) as pool:
+                self._fill_and_wait(pool, pending, suspects)
         for index in sorted(suspects):
             self.on_result(index, self._grade_alone(index))

@@ -123,14 +123,8 @@ def check_feasible(options: dict[str, Any]) -> None:
     offered = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
     if any(_fits(options, resources) for resources in offered):
         return
-    kinds = sorted(
-        {
-            name
-            for resources in offered
-            for name in resources
-            if not name.startswith(("node:", "memory", "object_store"))
-        }
-    )
+    names = {name for resources in offered for name in resources}
+    kinds = sorted(name for name in names if not name.startswith(("node:", "memory", "object_store")))
     raise ClusterTooSmall(
         f"no node of the Ray cluster can run a grading task that asks for {options} "
         f"(the nodes offer: {', '.join(kinds) or 'nothing'}); add such a node, or change "
@@ -143,14 +137,12 @@ class RayExecutor:
 
     name = "ray"  # recorded with each stored grade
 
-    def __init__(self, address: str | None = None, gpu_resource: str = "GPU", ship_code: bool = True) -> None:
+    def __init__(self, address: str | None = None, gpu_resource: str = "GPU") -> None:
         """Args:
         address: the cluster; None starts (or reuses) a Ray on this machine.
         gpu_resource: what a gpu-profile training task asks for (see `task_resources`).
-        ship_code: send this checkout's code to the tasks, which unpack it privately
-            (`ray_code`; False: the nodes run the course image's copy, which must be the same version).
         """
-        self.address, self.gpu_resource, self.ship_code = address, gpu_resource, ship_code
+        self.address, self.gpu_resource = address, gpu_resource
         self.data_env: str | None = None  # the graded assignment's data variable (set by `prepare`)
         self._temp_dir: str | None = None  # the private folder of a Ray started here
 
@@ -251,14 +243,10 @@ class RayExecutor:
     ) -> Callable[..., Any]:
         """A function that starts one submission's task and returns its reference.
 
-        With `ship_code`, the code is zipped and sealed once per batch and put in the object store
-        once; each task unpacks it privately (`ray_code.run_with_private_code`) before it loads the
-        grade function and the configuration (which name the grader's classes).
+        The code is zipped and sealed once per batch and put in the object store once; each task
+        unpacks it privately (`ray_code.run_with_private_code`) before it loads the grade function
+        and the configuration (which name the grader's classes).
         """
-        if not self.ship_code:
-            remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(_grade_remote)
-            by_reference = (ray.put(grade_function), ray.put(config))
-            return lambda *args: remote.options(**options).remote(*by_reference, *args)
         # The bootstrap must reach the nodes by value: there the grader's code is not importable yet.
         ray.cloudpickle.register_pickle_by_value(ray_code)
         remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(ray_code.run_with_private_code)

@@ -18,16 +18,11 @@ from autograder.worker_runtime.protocol import ProtocolError, Ref, ValueReader, 
 
 from .errors import BudgetSpent, StudentError, WorkerFailure
 from .limits import Limits
-from .process import ExchangeError, OutputLog
+from .process import ExchangeError, OutputLog, WorkerProcess
 from .replies import expect_modules, expect_params, expect_state, text
 from .startup import BUDGET_REASON, Launcher, trusted_flatten
 
 Statement = tuple[str, int, str]
-
-
-def _with_device(values: dict[str, Any]) -> dict[str, Any]:
-    """A "device" given as a string becomes a torch.device, as in the notebook."""
-    return {k: torch.device(v) if k == "device" and isinstance(v, str) else v for k, v in values.items()}
 
 
 class Worker:
@@ -66,7 +61,9 @@ class Worker:
             statement_list = [["submission", 1, statements]]
         else:
             statement_list = [[str(label), int(line), str(code)] for label, line, code in statements]
-        self._baseline = _with_device(dict(grader_globals or {}))
+        # a "device" given as a string becomes a torch.device, as in the notebook
+        given = dict(grader_globals or {})
+        self._baseline = {k: torch.device(v) if k == "device" and isinstance(v, str) else v for k, v in given.items()}
         self._output = OutputLog(self.limits.output_bytes)
         self._launcher = Launcher(
             self.limits, statement_list, helpers_source, extra_paths, data_paths, self._output, watch
@@ -218,20 +215,6 @@ class Worker:
             timeout_s,
         )
 
-    def release(self, handle: int) -> None:
-        """Drop the worker's reference to a built object."""
-        with self._lock:
-            if handle in self._handles:
-                self._handles.discard(handle)
-                self._request("release", {"handle": handle}, {}, None)
-
-    def set_globals(self, values: dict[str, Any]) -> None:
-        """Change the baseline student globals for all later requests (and restarts)."""
-        with self._lock:
-            self._baseline.update(_with_device(values))
-            if self._launcher.current is not None and self._launcher.current.alive:
-                self._request("baseline", {}, {"globals": _with_device(values)}, None)
-
     def output_tail(self, lines: int = 20) -> str:
         """Returns: the last `lines` lines the student code printed (stdout and stderr)."""
         return self._output.tail(lines)
@@ -249,13 +232,14 @@ class Worker:
         self.close()
 
     # --- start-up -----------------------------------------------------------------------------
-    def _start(self) -> None:
+    def _start(self) -> WorkerProcess:
         self._check_budget()
         loaded = self._launcher.load(self._baseline, self.deadline)
         self._report = loaded.report
         self._handles = set()
         self.start_seconds.append(loaded.waited_s)
         self.isolation = loaded.isolation
+        return loaded.process
 
     def _check_budget(self) -> None:
         if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -285,9 +269,10 @@ class Worker:
             self._check_budget()
             if self._broken:
                 raise WorkerFailure(self._broken)
-            if self._launcher.current is None or not self._launcher.current.alive:
+            worker = self._launcher.current
+            if worker is None or not worker.alive:
                 try:
-                    self._start()
+                    worker = self._start()
                 except WorkerFailure as failure:
                     self._broken = failure.reason
                     raise
@@ -297,9 +282,6 @@ class Worker:
             budget = self.deadline if self.deadline is not None else float("inf")
             cut = budget < deadline  # the submission's budget cuts the request short
             deadline = min(deadline, budget)
-            worker = self._launcher.current
-            if worker is None:  # _start() leaves a started worker or raises
-                raise WorkerFailure("the worker did not start")
             try:
                 reply = worker.exchange(frame, deadline, self._on_event)
             except ExchangeError as exc:

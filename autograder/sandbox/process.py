@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from autograder.i18n import t
 from autograder.worker_runtime.protocol import MAX_HEADER_BYTES, PREFIX, ProtocolError, parse_header
@@ -252,7 +252,6 @@ class WorkerProcess:
             return pending
         except BrokenPipeError:
             self._raise_died()
-        return pending
 
     def _read_reply(self) -> str:
         """Read what is available on the reply pipe. Returns: "more", "empty" (would block) or "eof"."""
@@ -278,7 +277,7 @@ class WorkerProcess:
             self.output.write(chunk)
             budget -= len(chunk)
 
-    def _raise_died(self) -> None:
+    def _raise_died(self) -> NoReturn:
         description = self.exit_description()
         if self.memory_watch is not None and self.memory_watch.tripped:
             raise ExchangeError("memory", t("worker.ended.memory_tree", limit=self.memory_watch.limit_mb))

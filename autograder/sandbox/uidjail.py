@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autograder.sandbox.treewatch import start_time
 from autograder.worker_runtime.guards import is_under
+from autograder.worker_runtime.jail import drop_privileges
 
 # Closed to other users in this mode besides the grader packages: Gradescope's and Otter's
 # container layout (the zip with the hidden checks, the upload, the results).
@@ -87,9 +88,7 @@ def kill_user(uid: int) -> None:
         pid = os.fork()  # not Popen(user=): exec fails for a uid over its RLIMIT_NPROC (fork bomb)
         if pid == 0:
             try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
+                drop_privileges(uid)  # as the worker itself became it
                 os.kill(-1, signal.SIGKILL)
             finally:
                 os._exit(0)

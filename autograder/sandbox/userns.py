@@ -45,27 +45,27 @@ def bwrap_binary() -> str | None:
         return shutil.which("bwrap")
 
 
-def probe(bwrap: str, system_links: dict[str, str], system_dirs: Sequence[str]) -> str:
-    """Try the namespaces once.
+def probe(launcher: Sequence[str]) -> str:
+    """Try a jail's namespaces once: run `true` under its launcher.
 
     Args:
-        bwrap: the executable; system_links, system_dirs: as in plan.system_layout().
+        launcher: the launcher's command line (bubblewrap or unshare with their flags) before "--".
     Returns:
-        "" when a jailed `true` ran, else bubblewrap's complaint (one line), e.g. the AppArmor
+        "" when the jailed `true` ran, else the launcher's complaint (one line), e.g. the AppArmor
         refusal of unprivileged user namespaces.
     """
-    argv = [bwrap, *NAMESPACE_FLAGS, *_system_args(system_links, system_dirs), "--", "true"]
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
+        done = subprocess.run([*launcher, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:  # no such launcher is an OSError too
+        return str(exc) or type(exc).__name__
     if done.returncode == 0:
         return ""
     lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else f"bwrap exited with code {done.returncode}"
+    return lines[-1] if lines else f"{Path(launcher[0]).name} exited with code {done.returncode}"
 
 
-def _system_args(system_links: dict[str, str], system_dirs: Sequence[str]) -> list[str]:
+def system_args(system_links: dict[str, str], system_dirs: Sequence[str]) -> list[str]:
+    """Args: as in plan.system_layout(). Returns: bubblewrap's arguments binding them read-only."""
     args: list[str] = []
     for path in system_dirs:
         args += ["--ro-bind", path, path]
@@ -92,7 +92,7 @@ def build_argv(config: dict[str, Any], config_path: Path, python: Sequence[str])
     """
     spec = config["jail"]
     bwrap = config["bwrap"]
-    args = [bwrap, *NAMESPACE_FLAGS, *_system_args(spec["system_links"], spec["system_dirs"])]
+    args = [bwrap, *NAMESPACE_FLAGS, *system_args(spec["system_links"], spec["system_dirs"])]
     args += ["--ro-bind", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc"]
     # /proc/keys lists every key the grader's uid may view (the student's uid maps to it), even in a
     # keyring the worker does not possess: their names, the grader's token among them

@@ -74,10 +74,9 @@ class ForkedWorker:
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
     def _collect(self) -> None:
-        try:
+        written = b""
+        with contextlib.suppress(OSError):
             written = os.read(self._exit_r, 32)
-        except OSError:
-            written = b""
         try:
             self.returncode = int(written)
         except ValueError:

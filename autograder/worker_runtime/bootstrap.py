@@ -61,10 +61,9 @@ def main(argv: list[str]) -> None:
                 raise  # weak isolation: best effort, like the rest of that mode
     except Exception as exc:
         sys.stderr.write(f"worker setup failed ({stage}): {exc}\n")
-        code = (
-            jail.EXIT_JAIL_FAILED if config["isolation"] == "namespace" else EXIT_DROP_FAILED if stage == "user" else 1
-        )
-        os._exit(code)
+        if config["isolation"] == "namespace":
+            os._exit(jail.EXIT_JAIL_FAILED)
+        os._exit(EXIT_DROP_FAILED if stage == "user" else 1)
     _clean_sys_path(config, lib_dir, in_namespace)
     if in_namespace:  # the host path of this package is gone after chroot; later imports need the new one
         sys.modules[__package__].__path__[:] = [os.path.join(jail.JAIL_LIB, __package__)]

@@ -28,8 +28,7 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         return s.encode() if s is not None else None
 
     if _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) != 0:
-        errno = ctypes.get_errno()
-        raise JailError(f"mount {source} on {target} failed: {os.strerror(errno)}")
+        raise JailError(f"mount {source} on {target} failed: {os.strerror(ctypes.get_errno())}")
 
 
 def _bind(root: str, path: str, extra_flags: int, source: str | None = None) -> None:

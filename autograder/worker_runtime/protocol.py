@@ -167,7 +167,6 @@ class ValueReader:
         """
         self._tensors = tensors
         self._resolve = resolve
-        self.used: set[str] = set()
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         """Args: data from `ValueWriter.encode`. Returns: the value."""
@@ -219,7 +218,6 @@ class ValueReader:
         declared = DTYPES.get(dtype) if isinstance(dtype, str) else None
         if declared != tensor.dtype or list(tensor.shape) != shape:
             raise ProtocolError(f"tensor {key} does not match its declared dtype/shape")
-        self.used.add(key)
         return tensor
 
 

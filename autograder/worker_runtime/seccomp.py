@@ -24,41 +24,27 @@ OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16  # arg0's low half (both architec
 X32_SYSCALL_BIT = 0x40000000  # x32 calls arrive with the x86-64 arch and this bit set in nr
 KEYCTL_JOIN_SESSION_KEYRING = 1  # linux/keyctl.h
 
-# Per architecture: its AUDIT_ARCH value and the numbers of the refused calls. Refused: ptrace
-# (attach to, read or write another process, e.g. the sandbox's pid 1), process_vm_readv/writev
-# (its memory), kcmp (compare its resources), pidfd_getfd (steal its descriptors),
-# process_madvise (act on its memory), and the kernel keyring calls add_key, request_key and keyctl:
-# a keyring reached by possession ignores the uid, so a session keyring inherited from the grader's
-# login would be read and written by every worker (the worker joins a fresh one before this filter).
+# The refused calls, with their numbers on (x86_64, aarch64). Refused: ptrace (attach to, read
+# or write another process, e.g. the sandbox's pid 1), process_vm_readv/writev (its memory), kcmp
+# (compare its resources), pidfd_getfd (steal its descriptors), process_madvise (act on its
+# memory), and the kernel keyring calls add_key, request_key and keyctl: a keyring reached by
+# possession ignores the uid, so a session keyring inherited from the grader's login would be read
+# and written by every worker (the worker joins a fresh one before this filter).
+REFUSED_CALLS = {
+    "ptrace": (101, 117),
+    "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271),
+    "kcmp": (312, 272),
+    "pidfd_getfd": (438, 438),
+    "process_madvise": (440, 440),
+    "add_key": (248, 217),
+    "request_key": (249, 218),
+    "keyctl": (250, 219),
+}
+# Per architecture: its AUDIT_ARCH value and the numbers of the refused calls.
 ARCHITECTURES: dict[str, tuple[int, dict[str, int]]] = {
-    "x86_64": (
-        0xC000003E,
-        {
-            "ptrace": 101,
-            "process_vm_readv": 310,
-            "process_vm_writev": 311,
-            "kcmp": 312,
-            "pidfd_getfd": 438,
-            "process_madvise": 440,
-            "add_key": 248,
-            "request_key": 249,
-            "keyctl": 250,
-        },
-    ),
-    "aarch64": (
-        0xC00000B7,
-        {
-            "ptrace": 117,
-            "process_vm_readv": 270,
-            "process_vm_writev": 271,
-            "kcmp": 272,
-            "pidfd_getfd": 438,
-            "process_madvise": 440,
-            "add_key": 217,
-            "request_key": 218,
-            "keyctl": 219,
-        },
-    ),
+    machine: (arch, {name: numbers[column] for name, numbers in REFUSED_CALLS.items()})
+    for column, (machine, arch) in enumerate([("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)])
 }
 
 # Refused besides, in the jail without namespaces: io_uring (it opens sockets beside socket(2)),
@@ -141,10 +127,8 @@ def install(network: bool = True) -> None:
     # (ENOSYS) have nothing to share, and where a filter already refuses keyring calls (EPERM: Docker's
     # and podman's default profiles) no process can reach a keyring through them.
     keyctl = ARCHITECTURES[platform.machine()][1]["keyctl"]
-    if libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (
-        errno.ENOSYS,
-        errno.EPERM,
-    ):
+    joined = libc.syscall(keyctl, KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+    if not joined and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
         raise SeccompError(f"fresh session keyring: {errno.errorcode.get(ctypes.get_errno(), '?')}")
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))

@@ -241,11 +241,6 @@ class Server:
         except BaseException as exc:
             raise RequestError(f"grader helpers failed: {type(exc).__name__}: {exc}") from None
 
-    def op_baseline(self, header: dict[str, Any], reader: ValueReader) -> Any:
-        """Update the baseline globals for later requests. Returns: None."""
-        self.baseline.update(reader.decode(header.get("globals")) or {})
-        return None
-
     def op_call(self, header: dict[str, Any], reader: ValueReader) -> Any:
         """Call a student (or importable) function. Returns: its result, or output and gradients."""
         function = self.lookup(header["target"])
@@ -267,11 +262,6 @@ class Server:
         with _scoped_globals(self.namespace, stand_ins):
             seed_everything(int(header.get("seed", 0)))
             self.handles[int(header["handle"])] = cls(*args, **kwargs)
-        return None
-
-    def op_release(self, header: dict[str, Any], reader: ValueReader) -> Any:
-        """Forget the object with this handle. Returns: None."""
-        self.handles.pop(header["handle"], None)
         return None
 
     def op_params(self, header: dict[str, Any], reader: ValueReader) -> Any:

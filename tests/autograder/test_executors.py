@@ -88,3 +88,16 @@ def test_the_cli_says_how_to_install_ray_when_it_is_missing(tmp_path, monkeypatc
     )
     assert code == exit_codes.EXIT_USAGE
     assert 'pip install ".[ray]"' in capsys.readouterr().err
+
+
+def test_a_request_no_node_meets_is_refused_naming_what_the_nodes_offer(monkeypatch):
+    ray_executor = pytest.importorskip("autograder.executors.ray")
+    nodes = [
+        {"Alive": True, "Resources": {"CPU": 2.0, "memory": 1e9, "node:127.0.0.1": 1.0, "object_store_memory": 1e8}},
+        {"Alive": True, "Resources": {"CPU": 4.0, "trainer_gpu": 1.0}},
+        {"Alive": False, "Resources": {"CPU": 8.0, "GPU": 1.0}},  # a dead node offers nothing
+    ]
+    monkeypatch.setattr(ray_executor.ray, "nodes", lambda: nodes)
+    ray_executor.check_feasible({"num_cpus": 4, "resources": {"trainer_gpu": 1}})  # the second node fits
+    with pytest.raises(ray_executor.ClusterTooSmall, match=r"\(the nodes offer: CPU, trainer_gpu\)"):
+        ray_executor.check_feasible({"num_cpus": 1, "num_gpus": 1})

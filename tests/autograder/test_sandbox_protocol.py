@@ -19,6 +19,7 @@ from autograder.sandbox.plan import (
     WORKER_HASH_SEED,
     build_env,
     hidden_paths,
+    preload_candidates,
     python_dirs,
     system_layout,
 )
@@ -309,3 +310,9 @@ def test_a_torch_lacking_a_device_probe_is_seeded_by_torch_manual_seed(monkeypat
     monkeypatch.setattr(torch, "manual_seed", calls.append)
     seed_everything(3)
     assert calls == [3]
+
+
+def test_preload_candidates_are_the_installed_top_level_modules_the_sources_import():
+    source = "import numpy.linalg as la, os\nfrom matplotlib import pyplot\n  import  json ,sys\nfrom . import x\n"
+    hidden = "import autograder\nfrom assignments import transformer_mt\nimport no_such_module_here\n"
+    assert preload_candidates([source, hidden]) == ["numpy", "os", "matplotlib", "json", "sys"]

@@ -86,6 +86,23 @@ def test_root_whose_namespaces_are_refused_gets_the_bare_uid_jail(monkeypatch):
     assert choose_isolation(Limits(isolation="weak")) == "weak"
 
 
+@pytest.mark.parametrize(
+    ("euid", "wanted", "reason"),
+    [
+        (0, "namespace", "the root jail failed"),
+        (0, "userns", "the user-namespace jail is for graders that are not root"),
+        (1000, "namespace", "the user-namespace jail needs a non-root grader"),
+        (1000, "auto", r"unprivileged user namespaces are not available \(no bwrap here\)"),
+    ],
+)
+def test_a_refusal_names_why_no_jail_could_be_made(monkeypatch, euid, wanted, reason):
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    monkeypatch.setattr(plan.HostState, "namespace_probe", False)
+    monkeypatch.setattr(plan.HostState, "userns_problem", "no bwrap here")
+    with pytest.raises(plan.IsolationUnavailable, match=f"without a jail: {reason}"):
+        choose_isolation(Limits(isolation=wanted, sandbox_uid=65534))
+
+
 @needs_root
 def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeypatch):
     monkeypatch.setattr(uidjail, "CHANGED", {})
