@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
@@ -154,18 +155,14 @@ def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], chunk: i
     otherwise); the rest is zero-filled. Those positions are padding, hidden from the
     cross-attention by its key mask, so their values never matter.
     """
-    n, full = src.shape
-    enc: Tensor | None = None
-    for start in range(0, n, chunk):
+    full = src.size(1)
+    parts = []
+    for start in range(0, src.size(0), chunk):
         length = max(1, max(len(s) for s in srcs[start : start + chunk]))
         part = src[start : start + chunk, :length]
         out = model.encoder(part, create_padding_mask_for_attention(part, PAD_IDX))  # (c, length, d)
-        if enc is None:
-            enc = out.new_zeros(n, full, out.size(-1))
-        enc[start : start + chunk, :length] = out
-    if enc is None:  # decode_in_length_order never asks for an empty batch
-        raise ValueError("no sentences to encode")
-    return enc
+        parts.append(F.pad(out, (0, 0, 0, full - length)))  # zero-filled to (c, S, d)
+    return torch.cat(parts)
 
 
 def _compact(cache: Tensor, keep: Tensor, filled: int, dim: int) -> Tensor:
