@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -24,27 +23,26 @@ TEACHER_FORCED_KEY = "teacher_forced_bleu_not_graded"
 TRUSTED_LENGTH_CAP = LengthCap(ratio=1.3, slack=8)
 
 
-def teacher_forced_predictions(
-    model: Transformer,
-    src_seqs: Sequence[Sequence[int]],
-    tgt_seqs: Sequence[Sequence[int]],
-    tgt_itos: Sequence[str],
-    batch_size: int = 128,
-) -> list[list[str]]:
-    """The original notebook's predictions: argmax of `model(src, tgt)` WITH the reference as input.
+def teacher_forced_score(
+    model: Transformer, data: PreparedData, split: str = "validation", count: int | None = None, batch_size: int = 128
+) -> float:
+    """The original notebook's figure: per-sentence BLEU of argmax(`model(src, tgt)`) WITH the reference as input.
 
-    These see the reference target, so they are only for the labelled, ungraded figure.
+    These predictions see the reference target, so the figure is only the labelled, ungraded one.
 
     Args:
         model: the reference Transformer.
-        src_seqs: source ids with <sos>/<eos>.
-        tgt_seqs: reference target ids with <sos>/<eos>.
-        tgt_itos: target vocabulary's index-to-string table.
+        data: prepared data with vocabularies and the split.
+        split: which split.
+        count: only the split's first `count` pairs (None: all).
         batch_size: pairs per forward pass.
 
     Returns:
-        One token list per pair: argmax predictions cut at the first <eos>, specials dropped.
+        `teacher_forced_bleu` of the argmax predictions cut at the first <eos>, specials dropped.
     """
+    encoded = data.splits[split]
+    src_seqs, tgt_seqs = encoded.src[:count], encoded.tgt[:count]
+    tgt_itos = data.vocabs[data.tgt_language].itos
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -64,7 +62,7 @@ def teacher_forced_predictions(
                 out.extend(ids_to_tokens(row, tgt_itos) for row in logits.argmax(-1).cpu())
     finally:
         model.train(was_training)
-    return out
+    return teacher_forced_bleu(out, encoded.tgt_tokens[:count])
 
 
 def evaluate_model(
@@ -121,8 +119,7 @@ def evaluate_model(
         ],
     }
     if teacher_forced:
-        preds = teacher_forced_predictions(model, src_seqs, encoded.tgt[:count], tgt_itos)
-        result[TEACHER_FORCED_KEY] = teacher_forced_bleu(preds, refs)
+        result[TEACHER_FORCED_KEY] = teacher_forced_score(model, data, split, count)
     return result
 
 

@@ -14,7 +14,7 @@ from torch import Tensor
 from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
 from mtkit.decoding import decode_in_length_order
 from reference.transformer_mt.masks import create_padding_mask_for_attention
-from reference.transformer_mt.model import DecoderLayer, LayerNormalization, Transformer
+from reference.transformer_mt.model import DecoderLayer, Transformer
 
 # Same tokens as mtkit.decoding.greedy_translate with the reference masks (up to float noise in
 # near-ties), computed incrementally: the encoder runs once per batch, each decoder layer's
@@ -36,57 +36,6 @@ class LengthCap:
         return max(1, min(max_new_tokens, math.ceil(self.ratio * source_len) + self.slack))
 
 
-@dataclass
-class _LayerWeights:
-    """One decoder layer's weights, with the projections that are applied together fused."""
-
-    self_qkv_w: Tensor  # (3d, d): rows Wq, Wk, Wv of the masked self-attention
-    self_qkv_b: Tensor
-    self_o_w: Tensor
-    self_o_b: Tensor
-    cross_q_w: Tensor
-    cross_q_b: Tensor
-    cross_kv_w: Tensor  # (2d, d): rows Wk, Wv of the encoder-decoder attention
-    cross_kv_b: Tensor
-    cross_o_w: Tensor
-    cross_o_b: Tensor
-    ff1_w: Tensor
-    ff1_b: Tensor
-    ff2_w: Tensor
-    ff2_b: Tensor
-    norms: tuple[LayerNormalization, LayerNormalization, LayerNormalization]
-
-
-def _decoder_layers(model: Transformer) -> list[DecoderLayer]:
-    """The decoder's layers (an nn.ModuleList, which types its items as plain modules)."""
-    return [cast(DecoderLayer, layer) for layer in model.decoder.decoder_layers]
-
-
-def _layer_weights(layer: DecoderLayer) -> _LayerWeights:
-    sa, ca, ff = layer.masked_multi_head_attention, layer.enc_dec_attention, layer.feed_forward_neural_network
-    return _LayerWeights(
-        torch.cat([sa.Wq.weight, sa.Wk.weight, sa.Wv.weight]), torch.cat([sa.Wq.bias, sa.Wk.bias, sa.Wv.bias]),
-        sa.Wo.weight, sa.Wo.bias,
-        ca.Wq.weight, ca.Wq.bias,
-        torch.cat([ca.Wk.weight, ca.Wv.weight]), torch.cat([ca.Wk.bias, ca.Wv.bias]),
-        ca.Wo.weight, ca.Wo.bias,
-        ff.W1.weight, ff.W1.bias, ff.W2.weight, ff.W2.bias,
-        (layer.norm1, layer.norm2, layer.norm3),
-    )  # fmt: skip
-
-
-def _norm(module: LayerNormalization, x: Tensor) -> Tensor:
-    ln = module.layer_norm
-    return F.layer_norm(x, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
-
-
-def _attend(q: Tensor, k: Tensor, v: Tensor, key_ok: Tensor, scale: float) -> Tensor:
-    # q (b, h, 1, dk); k/v (b, h, S, dk); key_ok (b, 1, 1, S) bool. Same masking as the model.
-    scores = torch.matmul(q, k.transpose(-2, -1)) / scale
-    scores = scores.masked_fill(~key_ok, -1e10)
-    return torch.matmul(torch.softmax(scores, dim=-1), v)  # (b, h, 1, dk)
-
-
 def fast_greedy_translate(
     model: Transformer,
     src_seqs: Sequence[Sequence[int]],
@@ -99,7 +48,7 @@ def fast_greedy_translate(
     on the model's device, with the course's special ids (mtkit.constants).
 
     Args:
-        model: the reference Transformer (its weights are read; dropout is never applied).
+        model: the reference Transformer (its modules run in eval mode: no dropout).
         src_seqs: source id sequences with `<sos>`/`<eos>`, as in training.
         max_new_tokens: most tokens generated per sentence, `<eos>` included.
         batch_size: sentences per batch, sorted by source length, longest first.
@@ -112,19 +61,13 @@ def fast_greedy_translate(
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     device = next(model.parameters()).device
-    with torch.inference_mode():  # the fused weights, once per call (no autograd history)
-        layers = [_layer_weights(layer) for layer in _decoder_layers(model)]
     return decode_in_length_order(
-        model,
-        src_seqs,
-        batch_size,
-        lambda batch: _decode_batch(model, layers, batch, max_new_tokens, device, length_cap),
+        model, src_seqs, batch_size, lambda batch: _decode_batch(model, batch, max_new_tokens, device, length_cap)
     )
 
 
 def _decode_batch(
     model: Transformer,
-    layers: list[_LayerWeights],
     srcs: list[Sequence[int]],
     max_new_tokens: int,
     device: torch.device,
@@ -143,22 +86,20 @@ def _decode_batch(
     enc = _encode(model, src, srcs)  # (n, S, d)
 
     emb = model.decoder.transformer_embedding
-    tok_w = emb.tok_emb.weight  # (V, d)
     pe = emb.pos_emb.positional_encoding.to(device)  # (max_len, d)
     if max_new_tokens > pe.size(0):
         raise ValueError(f"max_new_tokens {max_new_tokens} exceeds the positional table ({pe.size(0)})")
-    dense = model.decoder.dense_layer
-    d = tok_w.size(1)
-    h = _decoder_layers(model)[0].masked_multi_head_attention.num_heads if layers else 1
-    dk = d // h
-    scale = math.sqrt(dk)
+    # The decoder's layers (an nn.ModuleList, which types its items as plain modules).
+    layers = [cast(DecoderLayer, layer) for layer in model.decoder.decoder_layers]
+    h = layers[0].masked_multi_head_attention.num_heads if layers else 1
+    dk = emb.tok_emb.embedding_dim // h
 
     # Per layer: cross-attention K/V (n, h, S, dk), projected once from the encoder output.
+    # Contiguous once here, or every step's matmul would copy them again.
     cross_kv = []
-    for w in layers:
-        kv = F.linear(enc, w.cross_kv_w, w.cross_kv_b).view(n, src_len, 2, h, dk).permute(2, 0, 3, 1, 4)
-        # Contiguous once here, or every step's matmul would copy them again.
-        cross_kv.append((kv[0].contiguous(), kv[1].contiguous()))
+    for layer in layers:
+        attention = layer.enc_dec_attention
+        cross_kv.append([attention._split(proj(enc)).contiguous() for proj in (attention.Wk, attention.Wv)])
     cross_ok = (src != PAD_IDX)[:, None, None, :]  # (n, 1, 1, S)
     # Self-attention caches (n, h, T, dk); self_ok[:, j] = generated token j is not <pad>
     # (the look-ahead mask hides pad keys, and a model may emit <pad>).
@@ -172,21 +113,20 @@ def _decode_batch(
     y = torch.full((n,), SOS_IDX, dtype=torch.long, device=device)  # decoder input at this step
     for t in range(steps):
         b = rows.numel()
-        x = F.embedding(y, tok_w) + pe[t]  # (b, d)
+        # The newest position only, through the layers' own modules: x (b, 1, d), heads (b, h, 1, dk).
+        x = emb.tok_emb(y[:, None]) + pe[t]
         self_ok[:, t] = y != PAD_IDX
         ok = self_ok[:, None, None, : t + 1]  # (b, 1, 1, t+1)
-        for li, w in enumerate(layers):
-            qkv = F.linear(x, w.self_qkv_w, w.self_qkv_b).view(b, 3, h, 1, dk)
-            self_k[li][:, :, t] = qkv[:, 1, :, 0]
-            self_v[li][:, :, t] = qkv[:, 2, :, 0]
-            a = _attend(qkv[:, 0], self_k[li][:, :, : t + 1], self_v[li][:, :, : t + 1], ok, scale)
-            x = _norm(w.norms[0], F.linear(a.reshape(b, d), w.self_o_w, w.self_o_b) + x)
-            q = F.linear(x, w.cross_q_w, w.cross_q_b).view(b, h, 1, dk)
-            a = _attend(q, cross_kv[li][0], cross_kv[li][1], cross_ok, scale)
-            x = _norm(w.norms[1], F.linear(a.reshape(b, d), w.cross_o_w, w.cross_o_b) + x)
-            f = F.linear(F.relu(F.linear(x, w.ff1_w, w.ff1_b)), w.ff2_w, w.ff2_b)
-            x = _norm(w.norms[2], f + x)
-        y = F.linear(x, dense.weight, dense.bias).argmax(dim=-1)  # (b,)
+        for layer, keys, values, (cross_k, cross_v) in zip(layers, self_k, self_v, cross_kv, strict=True):
+            sa, ca = layer.masked_multi_head_attention, layer.enc_dec_attention
+            keys[:, :, t : t + 1] = sa._split(sa.Wk(x))
+            values[:, :, t : t + 1] = sa._split(sa.Wv(x))
+            a = sa.scaled_dot_product_attention(sa._split(sa.Wq(x)), keys[:, :, : t + 1], values[:, :, : t + 1], ok)
+            x = layer.norm1(sa.Wo(a.reshape(b, 1, -1)) + x)
+            a = ca.scaled_dot_product_attention(ca._split(ca.Wq(x)), cross_k, cross_v, cross_ok)
+            x = layer.norm2(ca.Wo(a.reshape(b, 1, -1)) + x)
+            x = layer.norm3(layer.feed_forward_neural_network(x) + x)
+        y = model.decoder.dense_layer(x[:, 0]).argmax(dim=-1)  # (b,)
         gen[rows, t] = y
         done |= (y == EOS_IDX) | (row_cap[rows] <= t + 1)
         n_done = int(done.sum())
@@ -198,7 +138,7 @@ def _decode_batch(
             keep = (~done).nonzero().squeeze(1)
             rows, y, done, cross_ok = rows[keep], y[keep], done[keep], cross_ok[keep]
             self_ok = _compact(self_ok, keep, t + 1, dim=1)
-            cross_kv = [(k[keep], v[keep]) for k, v in cross_kv]
+            cross_kv = [[k[keep], v[keep]] for k, v in cross_kv]
             self_k = [_compact(c, keep, t + 1, dim=2) for c in self_k]
             self_v = [_compact(c, keep, t + 1, dim=2) for c in self_v]
     out = []
@@ -215,18 +155,14 @@ def _encode(model: Transformer, src: Tensor, srcs: list[Sequence[int]], chunk: i
     otherwise); the rest is zero-filled. Those positions are padding, hidden from the
     cross-attention by its key mask, so their values never matter.
     """
-    n, full = src.shape
-    enc: Tensor | None = None
-    for start in range(0, n, chunk):
+    full = src.size(1)
+    parts = []
+    for start in range(0, src.size(0), chunk):
         length = max(1, max(len(s) for s in srcs[start : start + chunk]))
         part = src[start : start + chunk, :length]
         out = model.encoder(part, create_padding_mask_for_attention(part, PAD_IDX))  # (c, length, d)
-        if enc is None:
-            enc = out.new_zeros(n, full, out.size(-1))
-        enc[start : start + chunk, :length] = out
-    if enc is None:  # decode_in_length_order never asks for an empty batch
-        raise ValueError("no sentences to encode")
-    return enc
+        parts.append(F.pad(out, (0, 0, 0, full - length)))  # zero-filled to (c, S, d)
+    return torch.cat(parts)
 
 
 def _compact(cache: Tensor, keep: Tensor, filled: int, dim: int) -> Tensor:

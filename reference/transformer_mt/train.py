@@ -21,17 +21,11 @@ import torch  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
 from mtkit.allocator import keep_heap_mapped  # noqa: E402
-from mtkit.bleu import teacher_forced_bleu  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.plots import plot_history  # noqa: E402
 from mtkit.training import default_device, recipe_from_profile, save_checkpoint, seed_everything, train  # noqa: E402
-from reference.transformer_mt.evaluate import (  # noqa: E402
-    TEACHER_FORCED_KEY,
-    evaluate_model,
-    format_result,
-    teacher_forced_predictions,
-)
+from reference.transformer_mt.evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_score  # noqa: E402
 from reference.transformer_mt.loss import calculate_loss  # noqa: E402
 from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
 from reference.transformer_mt.model import Transformer  # noqa: E402
@@ -162,9 +156,7 @@ def run(setup: TrainingRun) -> dict[str, Any]:
     )
     final = dict(last_eval)
     if setup.teacher_forced:
-        split = data.splits["validation"]
-        preds = teacher_forced_predictions(model, split.src, split.tgt, data.vocabs[data.tgt_language].itos)
-        final[TEACHER_FORCED_KEY] = teacher_forced_bleu(preds, split.tgt_tokens)
+        final[TEACHER_FORCED_KEY] = teacher_forced_score(model, data)
 
     meta = {
         **{k: hparams[k] for k in MODEL_KEYS},

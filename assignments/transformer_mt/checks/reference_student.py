@@ -15,12 +15,12 @@ from typing import Any
 import torch
 from torch import nn
 
-import reference.transformer_mt.loss
-import reference.transformer_mt.masks
 import reference.transformer_mt.model
 from assignments.transformer_mt.checks.module_checks import CHECKS
 from assignments.transformer_mt.checks.probes import probe_namespace
-from autograder.checks.inprocess import InProcessStudent
+from autograder.checks.inprocess import ReferenceModuleStudent
+from reference.transformer_mt import masks
+from reference.transformer_mt.loss import calculate_loss
 
 # The template's training step, run in a namespace of its own so that the check's stand-ins for
 # the mask and loss functions (rebound in the function's globals) take effect, as in a notebook.
@@ -46,36 +46,31 @@ def _criterion(spec: Any) -> Any:
     return spec
 
 
-class ReferenceStudent(InProcessStudent):
-    """Implements the worker's request interface with the reference package, in process."""
+class ReferenceStudent(ReferenceModuleStudent):
+    """The reference model's classes, masks, loss and the template's training step, in process."""
 
     def __init__(self, grader_globals: dict[str, Any]) -> None:
-        super().__init__(grader_globals, probe_namespace())
+        super().__init__(
+            reference.transformer_mt.model, grader_globals, probe_namespace(), CHECKS.reference_with_probes
+        )
         self.namespace: dict[str, Any] = {"torch": torch}
         exec(compile(_TRAIN_STEP_SOURCE, "<reference train step>", "exec"), self.namespace)
 
     # -- names ---------------------------------------------------------------------------------
     def _functions(self) -> dict[str, Any]:
-        g = self.globals
         functions: dict[str, Any] = {
-            "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
-                reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
-            ),
-            "create_padding_mask_for_attention": lambda batch, pad_idx: (
-                reference.transformer_mt.masks.create_padding_mask_for_attention(batch, pad_idx)
-            ),
-            "calculate_loss": lambda output, tgt, criterion: reference.transformer_mt.loss.calculate_loss(
-                output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]
+            "create_look_ahead_mask_for_attention": masks.create_look_ahead_mask_for_attention,
+            "create_padding_mask_for_attention": masks.create_padding_mask_for_attention,
+            "calculate_loss": lambda output, tgt, criterion: calculate_loss(
+                output, tgt, _criterion(criterion), pad_idx=self.globals["pad_idx"]
             ),
         }
-        self.namespace.update({**g, **functions})
+        self.namespace.update({**self.globals, **functions})
         return {**functions, "process_batch_for_train": self.namespace["process_batch_for_train"]}
 
-    _CLASSES = ("DecoderLayer", "Decoder", "Transformer", "Encoder", "EncoderLayer", "MultiHeadAttention")
-
     def has(self, name: str) -> bool:
-        """Whether the name is defined."""
-        return name in self._functions() or name in self._CLASSES
+        """Whether the name is one of the functions above or a class of the reference model."""
+        return name in self._functions() or super().has(name)
 
     def function(self, name: str) -> Callable[..., Any]:
         """The reference function of that name (the template's training step included)."""
@@ -89,10 +84,6 @@ class ReferenceStudent(InProcessStudent):
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, with probes standing in; the Transformer gets the run's languages."""
-        constructor = getattr(reference.transformer_mt.model, cls)
-        with CHECKS.reference_with_probes(substitute):
-            if cls != "Transformer":
-                yield constructor
-                return
+        with super().building(cls, substitute) as constructor:
             languages = {key: self.globals[key] for key in ("src_language", "tgt_language")}
-            yield lambda *args, **kwargs: constructor(*args, **{**languages, **kwargs})
+            yield (lambda *a, **kw: constructor(*a, **{**languages, **kw})) if cls == "Transformer" else constructor
