@@ -183,9 +183,14 @@ def student_line(where: str) -> str:
 
 
 def command_language(argv: Sequence[str] | None) -> str:
-    """The language of a command line's --help, usage errors and console until a configuration says
-    otherwise: its `--language` value, else env FEEDBACK_LANGUAGE, else the course's. Args: argv, the
-    arguments after the program name (None: sys.argv[1:]; read before any parser). Returns: one of LANGUAGES."""
+    """The language of a command line's --help, usage errors and console until a configuration says otherwise.
+
+    Args:
+        argv: the arguments after the program name (None: sys.argv[1:]); read before any parser.
+
+    Returns:
+        Its `--language` value, else env FEEDBACK_LANGUAGE, else the course's: one of LANGUAGES.
+    """
     chosen = os.environ.get("FEEDBACK_LANGUAGE", "")
     for flag, value in itertools.pairwise([*(sys.argv[1:] if argv is None else argv), ""]):
         if flag == "--language" or flag.startswith("--language="):
