@@ -17,6 +17,8 @@ SHARED_ONCE_FIXTURES = ("reference_cpu_run", "corpus_run", "autograder_zip", "as
 # hands them out right after the shared groups: started last, one of them would stretch the tier's
 # tail while the other worker idles.
 LONG_GROUPS = (
+    # Part 2's corpus graded cold (about 10 minutes of a CI run): beside `corpus_run`'s worker, not after it
+    "tests/soundness/test_cold_is_golden.py",
     "tests/assignments/transformer_mt/test_training_part.py",
     "tests/assignments/test_credit_own_code.py",
     "tests/soundness/test_degenerate_answers.py",
