@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from xdist_groups import (
+    HANDED_OUT_AFTER,
     LONG_GROUPS,
     SHARED_ONCE_FIXTURES,
     group_rank,
@@ -67,6 +68,19 @@ def test_shared_fixtures_then_long_files_are_handed_out_first():
         "tests/a.py",
     ]
     assert all((REPO_ROOT / group).is_file() for group in LONG_GROUPS), LONG_GROUPS  # renamed files stay listed
+
+
+def test_the_cold_corpus_grading_is_handed_out_right_after_the_warm_one():
+    cold = HANDED_OUT_AFTER["corpus_run"][0]
+    groups = {LONG_GROUPS[0]: 9, "autograder_zip": 9, cold: 2, "corpus_run": 200, "reference_cpu_run": 2}
+    assert sorted(groups, key=lambda g: group_rank(g, groups[g])) == [
+        "reference_cpu_run",
+        "corpus_run",
+        cold,
+        "autograder_zip",
+        LONG_GROUPS[0],
+    ]
+    assert all((REPO_ROOT / path).is_file() for files in HANDED_OUT_AFTER.values() for path in files)
 
 
 class _Item:

@@ -25,6 +25,11 @@ LONG_GROUPS = (
     "tests/autograder/integrations/classroom50/test_classroom50_autograder.py",
     "tests/autograder/integrations/classroom50/test_classroom50_student_run.py",
 )
+# Files handed out among the shared groups, right after the group named: Part 2's soundness corpus
+# graded cold (with the environment-touching submissions, about 760 s of a CI run's 3 workers on
+# 2 cores, the tier's longest group) runs beside `corpus_run`'s worker from the start; handed out
+# after the shared groups, it would start once one of them ended and finish last.
+HANDED_OUT_AFTER = {"corpus_run": ("tests/soundness/test_cold_is_golden.py",)}
 # workerinput key naming the folder where each worker writes the groups of the tests it collected.
 GROUPS_DIR_KEY = "fixture_groups_dir"
 
@@ -56,7 +61,8 @@ def group_rank(group: str, tests: int) -> tuple[int, int]:
     Returns:
         A key; smaller is handed out earlier.
     """
-    ordered = (*SHARED_ONCE_FIXTURES, *LONG_GROUPS)
+    shared = [g for name in SHARED_ONCE_FIXTURES for g in (name, *HANDED_OUT_AFTER.get(name, ()))]
+    ordered = (*shared, *LONG_GROUPS)
     return (ordered.index(group), 0) if group in ordered else (len(ordered), -tests)
 
 
