@@ -246,12 +246,8 @@ def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
     named = _notebook_assignment(metadata)
     if assignment is not None and named is not None and named != assignment:
         return t("notebook.other_assignment", found=named, expected=assignment)
-    sources = []
-    for cell in cells:
-        if cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
-    return sources
+    sources = [cell.get("source", "") for cell in cells if cell.get("cell_type") == "code"]
+    return ["".join(source) if isinstance(source, list) else str(source) for source in sources]
 
 
 def _lenient_cells(data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
