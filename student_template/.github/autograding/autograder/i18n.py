@@ -146,11 +146,8 @@ def part_title(name: str, title: str) -> str:
     """
     key = f"part.{name}"
     folder = _assignment_messages.get()
-    if folder is not None:
-        own = catalogue(_language.get(), folder).get(key)
-        if own is not None:
-            return own
-    return catalogue(_language.get()).get(key, title)
+    own = None if folder is None else catalogue(_language.get(), folder).get(key)
+    return catalogue(_language.get()).get(key, title) if own is None else own
 
 
 def assignment_title(title: str) -> str:
