@@ -364,57 +364,49 @@ class ModuleChecks:
     def check_padding(self, ctx: CheckContext, part: ModulePart) -> None:
         """Changing what sits at masked (padding) key positions never changes the outputs at the
         other positions, and outputs do depend on other visible positions (not vacuous)."""
-        if part.padding_pair is None:
-            raise RuntimeError(f"{part.cls} has no padding cases")
-        self.check_unchanged(
-            ctx,
-            part,
-            part.padding_pair,
-            lambda kept: kept,
-            lambda _: self.deviation_shown(ctx, part) or self.texts.say("padding_leaks", cls=part.cls),
-        )
-        self.require_context_use(ctx, part)
+        if self.changed_marker(ctx, part, part.padding_pair, "padding", lambda kept: kept) is not None:
+            fail(self.deviation_shown(ctx, part) or self.texts.say("padding_leaks", cls=part.cls))
 
     def check_causal(self, ctx: CheckContext, part: ModulePart) -> None:
         """Changing inputs after position k never changes outputs at positions <= k (eval mode),
         and later outputs do depend on earlier inputs (so the property is not vacuous)."""
-        if part.causal_pair is None:
-            raise RuntimeError(f"{part.cls} has no causal cases")
-        self.check_unchanged(
-            ctx,
-            part,
-            part.causal_pair,
-            lambda k: list(range(k + 1)),
-            lambda k: self.texts.say("sees_future", cls=part.cls, k=k),
-        )
-        self.require_context_use(ctx, part)
+        k = self.changed_marker(ctx, part, part.causal_pair, "causal", lambda k: list(range(k + 1)))
+        if k is not None:
+            fail(self.texts.say("sees_future", cls=part.cls, k=k))
 
-    def check_unchanged(
+    def changed_marker(
         self,
         ctx: CheckContext,
         part: ModulePart,
-        pair: Callable[[torch.Generator], CasePair],
+        pair: Callable[[torch.Generator], CasePair] | None,
+        cases: str,
         kept: Callable[[Any], list[int]],
-        message: Callable[[Any], str],
-    ) -> None:
-        """Changing what a position may not see never changes the outputs there (eval mode, two pairs).
+    ) -> Any:
+        """Whether changing what a position may not see changes the outputs there (eval mode, two
+        pairs); when none does, fail unless outputs depend on other positions (`require_context_use`).
 
         Args:
             ctx: the grading context.
             part: the module part.
             pair: seeded generator -> cases that differ only where the kept positions may not look.
+            cases: what the pairs are called when the part has none (a configuration error).
             kept: marker -> output positions (dim 1) that must stay the same.
-            message: marker -> the failure message.
+
+        Returns:
+            The marker of the first pair whose kept outputs changed; None when they never did.
         """
+        if pair is None:
+            raise RuntimeError(f"{part.cls} has no {cases} cases")
         handle = self.student_module(ctx, part, part.drop_prob)
         gen = torch.Generator().manual_seed(ctx.seed + 11)
         for _ in range(2):
             before, after, marker = pair(gen)
-            out_before = self.output(part, self.run(ctx, part, handle, before, "eval"))
-            out_after = self.output(part, self.run(ctx, part, handle, after, "eval"))
+            out_before, out_after = (self.output(part, self.run(ctx, part, handle, c, "eval")) for c in (before, after))
             positions = kept(marker)
             if out_before.shape != out_after.shape or not all_close(out_before[:, positions], out_after[:, positions]):
-                fail(message(marker))
+                return marker
+        self.require_context_use(ctx, part)
+        return None
 
     def check_dropout(self, ctx: CheckContext, part: ModulePart) -> None:
         """Dropout acts in train mode only, with drop_prob, at the documented places."""
