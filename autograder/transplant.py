@@ -57,29 +57,18 @@ def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Map
     Returns:
         An iterator of mappings; empty when the parameter shapes cannot correspond.
     """
-    seen: list[Mapping] = []
-
-    def fresh(mapping: Mapping) -> bool:
-        if mapping in seen:
-            return False
-        seen.append(mapping)
-        return True
-
-    ref_shapes = sorted(_shape_key(s) for _, s in reference)
-    stu_shapes = sorted(_shape_key(s) for _, s in student)
-    if ref_shapes != stu_shapes:
+    if sorted(_shape_key(s) for _, s in reference) != sorted(_shape_key(s) for _, s in student):
         return
+    cheap: list[Mapping] = []
     if [_shape_key(s) for _, s in reference] == [_shape_key(s) for _, s in student]:
-        by_order = {r: s for (r, _), (s, _) in zip(reference, student, strict=False)}
-        if fresh(by_order):
-            yield by_order
+        cheap.append({r: s for (r, _), (s, _) in zip(reference, student, strict=False)})  # by order
     student_shapes = {name: _shape_key(shape) for name, shape in student}
     if all(student_shapes.get(name) == _shape_key(shape) for name, shape in reference):
-        by_name = {name: name for name, _ in reference}
-        if fresh(by_name):
-            yield by_name
-    for mapping in itertools.islice(owner_pairings(reference, student), MAX_CANDIDATES):
-        if fresh(mapping):
+        cheap.append({name: name for name, _ in reference})  # by name
+    seen: list[Mapping] = []  # dicts are not hashable: each new mapping is compared with those before
+    for mapping in itertools.chain(cheap, itertools.islice(owner_pairings(reference, student), MAX_CANDIDATES)):
+        if mapping not in seen:
+            seen.append(mapping)
             yield mapping
 
 
