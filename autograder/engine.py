@@ -52,11 +52,8 @@ def _score(
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
                 continue
             verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
-            checks.append(
-                CheckResult(
-                    check_id, name, max_points, verdict.passed, max_points if verdict.passed else 0.0, verdict.message
-                )
-            )
+            points = max_points if verdict.passed else 0.0
+            checks.append(CheckResult(check_id, name, max_points, verdict.passed, points, verdict.message))
         results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
     return results
 
