@@ -112,21 +112,13 @@ class LoadedSubmission:
         """
         if any(name in s.defines for s in self.statements):
             return None
-        for problem in reversed(self.problems):  # the last attempt is what the student sees last
-            if problem.kind == "syntax" and name in problem.names:
-                return t(
-                    "notebook.missing.syntax", name=name, cell=problem.cell, line=problem.line, message=problem.message
-                )
-        for statement in reversed(self.dropped):
-            if name in statement.defines:
-                return t(
-                    "notebook.missing.dropped",
-                    name=name,
-                    cell=statement.cell,
-                    line=statement.line,
-                    label=statement.label,
-                    reason=statement.reason,
-                )
+        for p in reversed(self.problems):  # the last attempt is what the student sees last
+            if p.kind == "syntax" and name in p.names:
+                return t("notebook.missing.syntax", name=name, cell=p.cell, line=p.line, message=p.message)
+        for s in reversed(self.dropped):
+            if name in s.defines:
+                fields = {"cell": s.cell, "line": s.line, "label": s.label, "reason": s.reason}
+                return t("notebook.missing.dropped", name=name, **fields)
         return None
 
 
