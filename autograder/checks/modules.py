@@ -269,14 +269,11 @@ class ModuleChecks:
             ctx.cache[key] = found
             return found
         hint, cls = self.texts.hint(part), self.texts.named(part)
-        reason = (
-            self.texts.say("eval_output", cls=cls, difference=f"{diffs[0]:.3g}", hint=hint)
-            if diffs
-            else self.texts.say("layout", cls=part.cls, hint=hint)
-            if self.texts.layout_message
-            else None
-        )
-        if reason is None:  # no reference had the student's parameter shapes
+        if diffs:
+            reason = self.texts.say("eval_output", cls=cls, difference=f"{diffs[0]:.3g}", hint=hint)
+        elif self.texts.layout_message:
+            reason = self.texts.say("layout", cls=part.cls, hint=hint)
+        else:  # no reference had the student's parameter shapes
             ref_params = [(n, list(p.shape)) for n, p in refs[0].named_parameters()]
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
             reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
