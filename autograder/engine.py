@@ -97,11 +97,9 @@ def _grade_submission(
         reason = problems[0] if problems else t("engine.no_code")
         message = t("engine.nothing_graded", reason=reason)
         verdicts = {c: Verdict(False, message) for p in selected for c in config.parts[p].checks}
-        result = SubmissionResult(
-            path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped), load_problems=problems
-        )
-        result.grading_seconds = time.monotonic() - started
-        return result
+        scored = _score(config, selected, verdicts, skipped)
+        elapsed = time.monotonic() - started
+        return SubmissionResult(path.name, STATUS_UNREADABLE, scored, load_problems=problems, grading_seconds=elapsed)
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
     submission = LoadedForGrading(path, statements, loaded.why_missing, config, started, assignment)
     verdicts = {}
@@ -125,14 +123,8 @@ def _grade_submission(
         extras.update(outcome.extras)
         problems += outcome.problems
         isolation = outcome.isolation if outcome.isolation is not None else isolation
-    result = SubmissionResult(
-        path.name,
-        STATUS_GRADED,
-        _score(config, selected, verdicts, skipped),
-        load_problems=problems,
-        extras=extras,
-        isolation=isolation,
-    )
+    scored = _score(config, selected, verdicts, skipped)
+    result = SubmissionResult(path.name, STATUS_GRADED, scored, problems, extras=extras, isolation=isolation)
     if result.isolation == "weak":
         result.notes.append(t("engine.weak_isolation"))
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}
