@@ -181,11 +181,7 @@ def transplant_matching(
 
 
 class NoMatch(Exception):
-    """No candidate mapping reproduced the reference (the caller words the message)."""
-
-    def __init__(self, tried: int) -> None:
-        super().__init__(tried)
-        self.tried = tried
+    """No candidate mapping reproduced the reference (the caller words it); its argument: how many were tried."""
 
 
 def require(ctx: CheckContext, name: str) -> None:
