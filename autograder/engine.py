@@ -31,10 +31,8 @@ def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, 
     defined, a stub returning nothing, an exception), report that cause for the whole part
     instead of a list of consequences."""
     part_verdicts = [verdicts.get(c) for c in check_ids]
-    if not all(v is not None and not v.passed for v in part_verdicts):
-        return verdicts
     cause = next((v for v in part_verdicts if v is not None and v.blocking), None)
-    if cause is None:
+    if cause is None or not all(v is not None and not v.passed for v in part_verdicts):
         return verdicts
     return {**verdicts, **{c: Verdict(False, cause.message, verdicts[c].internal_error, True) for c in check_ids}}
 
