@@ -26,15 +26,21 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     Returns:
         One sentence comparing counts and sizes.
     """
-    ref_total = sum(math.prod(s) for _, s in reference)
-    stu_total = sum(math.prod(s) for _, s in student)
-    return t(
-        "checks.transplant.counts",
-        count=len(student),
-        numbers=f"{stu_total:,}",
-        want_count=len(reference),
-        want_numbers=f"{ref_total:,}",
-    )
+    return t("checks.transplant.counts", **layout_sizes([s for _, s in student], [s for _, s in reference]))
+
+
+def layout_sizes(student: Sequence[Sequence[int]], reference: Sequence[Sequence[int]]) -> dict[str, int | str]:
+    """The fields of a message comparing two parameter layouts: tensor counts and numbers of values.
+
+    Args:
+        student: the student's parameter shapes.
+        reference: the reference's parameter shapes.
+
+    Returns:
+        count, numbers, want_count, want_numbers (the numbers with thousands separators).
+    """
+    numbers, want_numbers = (f"{sum(math.prod(s) for s in shapes):,}" for shapes in (student, reference))
+    return {"count": len(student), "numbers": numbers, "want_count": len(reference), "want_numbers": want_numbers}
 
 
 def _shape_key(shape: Sequence[int]) -> tuple[int, ...]:

@@ -27,7 +27,7 @@ from autograder.checks.support import (
 )
 from autograder.i18n import t
 from autograder.sandbox.errors import WorkerFailure
-from autograder.transplant import describe_mismatch
+from autograder.transplant import describe_mismatch, layout_sizes
 
 Case = list[Any]  # positional arguments of the checked method
 # (before, after, marker): two cases that differ in one respect; `marker` says where (an assignment
@@ -240,17 +240,8 @@ class ModuleChecks:
         ]
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
         if actual not in layouts:
-            fail(
-                self.texts.say(
-                    "parameters",
-                    cls=part.cls,
-                    count=len(actual),
-                    numbers=f"{sum(torch.Size(s).numel() for s in actual):,}",
-                    want_count=len(layouts[0]),
-                    want_numbers=f"{sum(torch.Size(s).numel() for s in layouts[0]):,}",
-                    hint=self.texts.hint(part),
-                )
-            )
+            sizes = layout_sizes(actual, layouts[0])
+            fail(self.texts.say("parameters", cls=part.cls, hint=self.texts.hint(part), **sizes))
 
     def transplant(self, ctx: CheckContext, part: ModulePart, drop_prob: float | None = None) -> Transplant:
         """Load reference weights into the student's module under the mapping that reproduces it."""
