@@ -147,8 +147,7 @@ class ModuleChecks:
             except Exception as error:
                 if isinstance(error, WorkerFailure):  # hung or died: the same timeout would be paid again
                     raise
-        handle_out: int = ctx.cache[key]
-        return handle_out
+        return int(ctx.cache[key])
 
     def probe_choices(self, part: ModulePart) -> list[dict[str, str]]:
         """The probe sets the reference may be built with: every substitute, then fewer (`optional_probes`).
@@ -443,10 +442,9 @@ class ModuleChecks:
         want_out = _method(ref, part)(*case)
         upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
         want_out.backward(upstream)
-        result = ctx.student.run(
+        grads = ctx.student.run(
             moved.handle, part.method, case, mode="eval", seed=0, set_globals=part.set_globals or None, grad=upstream
-        )
-        grads = result["param_grads"]
+        )["param_grads"]
         for ref_name, param in ref.named_parameters():
             student_name = moved.mapping[ref_name]
             got = grads.get(student_name)
