@@ -117,7 +117,7 @@ class LoadedSubmission:
                 return t("notebook.missing.syntax", name=name, cell=p.cell, line=p.line, message=p.message)
         for s in reversed(self.dropped):
             if name in s.defines:
-                fields = {"cell": s.cell, "line": s.line, "label": s.label, "reason": s.reason}
+                fields: dict[str, Any] = {"cell": s.cell, "line": s.line, "label": s.label, "reason": s.reason}
                 return t("notebook.missing.dropped", name=name, **fields)
         return None
 

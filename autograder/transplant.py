@@ -6,6 +6,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from autograder.i18n import t
 
@@ -29,7 +30,7 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     return t("checks.transplant.counts", **layout_sizes([s for _, s in student], [s for _, s in reference]))
 
 
-def layout_sizes(student: Sequence[Sequence[int]], reference: Sequence[Sequence[int]]) -> dict[str, int | str]:
+def layout_sizes(student: Sequence[Sequence[int]], reference: Sequence[Sequence[int]]) -> dict[str, Any]:
     """The fields of a message comparing two parameter layouts: tensor counts and numbers of values.
 
     Args:
