@@ -161,9 +161,7 @@ def assignment_title(title: str) -> str:
         The title to show.
     """
     folder = _assignment_messages.get()
-    if folder is None:
-        return title
-    return catalogue(_language.get(), folder).get("assignment.title", title)
+    return title if folder is None else catalogue(_language.get(), folder).get("assignment.title", title)
 
 
 # Where the worker found the innermost student line: "cell 15, line 13, in forward" (engine.py's labels).
