@@ -31,10 +31,8 @@ def _one_cause(verdicts: dict[str, Verdict], check_ids: list[str]) -> dict[str, 
     defined, a stub returning nothing, an exception), report that cause for the whole part
     instead of a list of consequences."""
     part_verdicts = [verdicts.get(c) for c in check_ids]
-    if not all(v is not None and not v.passed for v in part_verdicts):
-        return verdicts
     cause = next((v for v in part_verdicts if v is not None and v.blocking), None)
-    if cause is None:
+    if cause is None or not all(v is not None and not v.passed for v in part_verdicts):
         return verdicts
     return {**verdicts, **{c: Verdict(False, cause.message, verdicts[c].internal_error, True) for c in check_ids}}
 
@@ -52,11 +50,8 @@ def _score(
                 checks.append(CheckResult(check_id, name, max_points, False, 0.0, reason, skipped=True))
                 continue
             verdict = verdicts.get(check_id) or Verdict(False, t("engine.no_verdict"), internal_error="no verdict")
-            checks.append(
-                CheckResult(
-                    check_id, name, max_points, verdict.passed, max_points if verdict.passed else 0.0, verdict.message
-                )
-            )
+            points = max_points if verdict.passed else 0.0
+            checks.append(CheckResult(check_id, name, max_points, verdict.passed, points, verdict.message))
         results.append(PartResult(name, part.title, part.points, sum(c.points for c in checks), checks))
     return results
 
@@ -100,11 +95,9 @@ def _grade_submission(
         reason = problems[0] if problems else t("engine.no_code")
         message = t("engine.nothing_graded", reason=reason)
         verdicts = {c: Verdict(False, message) for p in selected for c in config.parts[p].checks}
-        result = SubmissionResult(
-            path.name, STATUS_UNREADABLE, _score(config, selected, verdicts, skipped), load_problems=problems
-        )
-        result.grading_seconds = time.monotonic() - started
-        return result
+        scored = _score(config, selected, verdicts, skipped)
+        elapsed = time.monotonic() - started
+        return SubmissionResult(path.name, STATUS_UNREADABLE, scored, load_problems=problems, grading_seconds=elapsed)
     statements = [(f"cell {s.cell}", s.line, s.code) for s in loaded.statements]
     submission = LoadedForGrading(path, statements, loaded.why_missing, config, started, assignment)
     verdicts = {}
@@ -128,14 +121,8 @@ def _grade_submission(
         extras.update(outcome.extras)
         problems += outcome.problems
         isolation = outcome.isolation if outcome.isolation is not None else isolation
-    result = SubmissionResult(
-        path.name,
-        STATUS_GRADED,
-        _score(config, selected, verdicts, skipped),
-        load_problems=problems,
-        extras=extras,
-        isolation=isolation,
-    )
+    scored = _score(config, selected, verdicts, skipped)
+    result = SubmissionResult(path.name, STATUS_GRADED, scored, problems, extras=extras, isolation=isolation)
     if result.isolation == "weak":
         result.notes.append(t("engine.weak_isolation"))
     internal = {c: v.internal_error for c, v in verdicts.items() if v.internal_error}

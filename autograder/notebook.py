@@ -112,21 +112,13 @@ class LoadedSubmission:
         """
         if any(name in s.defines for s in self.statements):
             return None
-        for problem in reversed(self.problems):  # the last attempt is what the student sees last
-            if problem.kind == "syntax" and name in problem.names:
-                return t(
-                    "notebook.missing.syntax", name=name, cell=problem.cell, line=problem.line, message=problem.message
-                )
-        for statement in reversed(self.dropped):
-            if name in statement.defines:
-                return t(
-                    "notebook.missing.dropped",
-                    name=name,
-                    cell=statement.cell,
-                    line=statement.line,
-                    label=statement.label,
-                    reason=statement.reason,
-                )
+        for p in reversed(self.problems):  # the last attempt is what the student sees last
+            if p.kind == "syntax" and name in p.names:
+                return t("notebook.missing.syntax", name=name, cell=p.cell, line=p.line, message=p.message)
+        for s in reversed(self.dropped):
+            if name in s.defines:
+                fields: dict[str, Any] = {"cell": s.cell, "line": s.line, "label": s.label, "reason": s.reason}
+                return t("notebook.missing.dropped", name=name, **fields)
         return None
 
 
@@ -246,12 +238,8 @@ def _cells_from_notebook(text: str, assignment: str | None) -> list[str] | str:
     named = _notebook_assignment(metadata)
     if assignment is not None and named is not None and named != assignment:
         return t("notebook.other_assignment", found=named, expected=assignment)
-    sources = []
-    for cell in cells:
-        if cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
-    return sources
+    sources = [cell.get("source", "") for cell in cells if cell.get("cell_type") == "code"]
+    return ["".join(source) if isinstance(source, list) else str(source) for source in sources]
 
 
 def _lenient_cells(data: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:

@@ -139,13 +139,11 @@ def parse_cell(source: str, known_names: set[str], provided_names: frozenset[str
         assert first_error is not None
         names = tuple(dict.fromkeys(_guess_defined_names(lines[start:stop])))
         line = start + (first_error.line or 1)
-        snippet = _snippet(lines, line)
+        fields = {"error": first_error.message, "code": _snippet(lines, line)}
         if stop - start == 1:
-            message = t("notebook.parse.line_not_loaded", error=first_error.message, code=snippet, line=start + 1)
+            message = t("notebook.parse.line_not_loaded", line=start + 1, **fields)
         else:
-            message = t(
-                "notebook.parse.lines_not_loaded", error=first_error.message, code=snippet, first=start + 1, last=stop
-            )
+            message = t("notebook.parse.lines_not_loaded", first=start + 1, last=stop, **fields)
         result.failures.append(ParseFailure(line, message, names))
         index += 1
     return result
@@ -226,12 +224,8 @@ def _parse(lines: list[str], budget: ParseBudget) -> _Parsed:
             at = len(lines) if _at_end_of_text(error, lines) else max(lineno - 1, header)
             lines.insert(at, indent + "pass")
             origin.insert(at, origin[at - 1])
-            repairs.append(
-                ParseFailure(
-                    origin[header - 1],
-                    t("notebook.parse.empty_block", error=failure.message, code=_snippet(lines, header)),
-                )
-            )
+            message = t("notebook.parse.empty_block", error=failure.message, code=_snippet(lines, header))
+            repairs.append(ParseFailure(origin[header - 1], message))
     return _Parsed(None, lines, origin, repairs, ParseFailure(None, t("notebook.parse.too_many_empty_blocks")))
 
 
@@ -321,19 +315,10 @@ def _collect(parsed: _Parsed, offset: int, known: set[str], provided: frozenset[
         compile_error = _compile_error(node) if reason is None else None
         if compile_error is not None:  # e.g. `break` outside a loop: ast.parse accepts it, Python does not
             error_row = min(max(compile_error.lineno or start_line, 1), len(parsed.origin))
-            error_line = parsed.origin[error_row - 1] + offset
-            result.failures.append(
-                ParseFailure(
-                    error_line,
-                    t(
-                        "notebook.parse.statement_not_loaded",
-                        error=f"`SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)}`",
-                        code=_snippet(parsed.lines, error_row),
-                        line=line,
-                    ),
-                    defines,
-                )
-            )
+            error = f"`SyntaxError: {_LINE_REFERENCE.sub('', compile_error.msg)}`"
+            snippet = _snippet(parsed.lines, error_row)
+            message = t("notebook.parse.statement_not_loaded", error=error, code=snippet, line=line)
+            result.failures.append(ParseFailure(parsed.origin[error_row - 1] + offset, message, defines))
         elif reason is None:
             result.kept.append(ParsedStatement(line, code, defines))
             known.update(defines)

@@ -59,9 +59,8 @@ def read_submission(submission: Path, side_files: Sequence[Path]) -> tuple[bytes
     sides: list[tuple[str, bytes | str]] = []
     for side in side_files:
         content = _read_side_file(side)
-        digest.update(
-            b"\0" + side.name.encode() + b"\0" + (content if isinstance(content, bytes) else b"\0" + content.encode())
-        )
+        tagged = content if isinstance(content, bytes) else b"\0" + content.encode()
+        digest.update(b"\0" + side.name.encode() + b"\0" + tagged)
         sides.append((side.name, content))
     return data, sides, digest.hexdigest()
 

@@ -6,6 +6,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from autograder.i18n import t
 
@@ -26,15 +27,21 @@ def describe_mismatch(reference: ParamList, student: ParamList) -> str:
     Returns:
         One sentence comparing counts and sizes.
     """
-    ref_total = sum(math.prod(s) for _, s in reference)
-    stu_total = sum(math.prod(s) for _, s in student)
-    return t(
-        "checks.transplant.counts",
-        count=len(student),
-        numbers=f"{stu_total:,}",
-        want_count=len(reference),
-        want_numbers=f"{ref_total:,}",
-    )
+    return t("checks.transplant.counts", **layout_sizes([s for _, s in student], [s for _, s in reference]))
+
+
+def layout_sizes(student: Sequence[Sequence[int]], reference: Sequence[Sequence[int]]) -> dict[str, Any]:
+    """The fields of a message comparing two parameter layouts: tensor counts and numbers of values.
+
+    Args:
+        student: the student's parameter shapes.
+        reference: the reference's parameter shapes.
+
+    Returns:
+        count, numbers, want_count, want_numbers (the numbers with thousands separators).
+    """
+    numbers, want_numbers = (f"{sum(math.prod(s) for s in shapes):,}" for shapes in (student, reference))
+    return {"count": len(student), "numbers": numbers, "want_count": len(reference), "want_numbers": want_numbers}
 
 
 def _shape_key(shape: Sequence[int]) -> tuple[int, ...]:
@@ -57,29 +64,18 @@ def candidate_mappings(reference: ParamList, student: ParamList) -> Iterator[Map
     Returns:
         An iterator of mappings; empty when the parameter shapes cannot correspond.
     """
-    seen: list[Mapping] = []
-
-    def fresh(mapping: Mapping) -> bool:
-        if mapping in seen:
-            return False
-        seen.append(mapping)
-        return True
-
-    ref_shapes = sorted(_shape_key(s) for _, s in reference)
-    stu_shapes = sorted(_shape_key(s) for _, s in student)
-    if ref_shapes != stu_shapes:
+    if sorted(_shape_key(s) for _, s in reference) != sorted(_shape_key(s) for _, s in student):
         return
+    cheap: list[Mapping] = []
     if [_shape_key(s) for _, s in reference] == [_shape_key(s) for _, s in student]:
-        by_order = {r: s for (r, _), (s, _) in zip(reference, student, strict=False)}
-        if fresh(by_order):
-            yield by_order
+        cheap.append({r: s for (r, _), (s, _) in zip(reference, student, strict=False)})  # by order
     student_shapes = {name: _shape_key(shape) for name, shape in student}
     if all(student_shapes.get(name) == _shape_key(shape) for name, shape in reference):
-        by_name = {name: name for name, _ in reference}
-        if fresh(by_name):
-            yield by_name
-    for mapping in itertools.islice(owner_pairings(reference, student), MAX_CANDIDATES):
-        if fresh(mapping):
+        cheap.append({name: name for name, _ in reference})  # by name
+    seen: list[Mapping] = []  # dicts are not hashable: each new mapping is compared with those before
+    for mapping in itertools.chain(cheap, itertools.islice(owner_pairings(reference, student), MAX_CANDIDATES)):
+        if mapping not in seen:
+            seen.append(mapping)
             yield mapping
 
 

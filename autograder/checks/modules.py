@@ -27,7 +27,7 @@ from autograder.checks.support import (
 )
 from autograder.i18n import t
 from autograder.sandbox.errors import WorkerFailure
-from autograder.transplant import describe_mismatch
+from autograder.transplant import describe_mismatch, layout_sizes
 
 Case = list[Any]  # positional arguments of the checked method
 # (before, after, marker): two cases that differ in one respect; `marker` says where (an assignment
@@ -147,8 +147,7 @@ class ModuleChecks:
             except Exception as error:
                 if isinstance(error, WorkerFailure):  # hung or died: the same timeout would be paid again
                     raise
-        handle_out: int = ctx.cache[key]
-        return handle_out
+        return int(ctx.cache[key])
 
     def probe_choices(self, part: ModulePart) -> list[dict[str, str]]:
         """The probe sets the reference may be built with: every substitute, then fewer (`optional_probes`).
@@ -240,17 +239,8 @@ class ModuleChecks:
         ]
         actual = sorted(tuple(shape) for _, shape in ctx.student.params(handle))
         if actual not in layouts:
-            fail(
-                self.texts.say(
-                    "parameters",
-                    cls=part.cls,
-                    count=len(actual),
-                    numbers=f"{sum(torch.Size(s).numel() for s in actual):,}",
-                    want_count=len(layouts[0]),
-                    want_numbers=f"{sum(torch.Size(s).numel() for s in layouts[0]):,}",
-                    hint=self.texts.hint(part),
-                )
-            )
+            sizes = layout_sizes(actual, layouts[0])
+            fail(self.texts.say("parameters", cls=part.cls, hint=self.texts.hint(part), **sizes))
 
     def transplant(self, ctx: CheckContext, part: ModulePart, drop_prob: float | None = None) -> Transplant:
         """Load reference weights into the student's module under the mapping that reproduces it."""
@@ -269,14 +259,11 @@ class ModuleChecks:
             ctx.cache[key] = found
             return found
         hint, cls = self.texts.hint(part), self.texts.named(part)
-        reason = (
-            self.texts.say("eval_output", cls=cls, difference=f"{diffs[0]:.3g}", hint=hint)
-            if diffs
-            else self.texts.say("layout", cls=part.cls, hint=hint)
-            if self.texts.layout_message
-            else None
-        )
-        if reason is None:  # no reference had the student's parameter shapes
+        if diffs:
+            reason = self.texts.say("eval_output", cls=cls, difference=f"{diffs[0]:.3g}", hint=hint)
+        elif self.texts.layout_message:
+            reason = self.texts.say("layout", cls=part.cls, hint=hint)
+        else:  # no reference had the student's parameter shapes
             ref_params = [(n, list(p.shape)) for n, p in refs[0].named_parameters()]
             mismatch = describe_mismatch(ref_params, ctx.student.params(handle))
             reason = t("checks.layout_mismatch", what=part.cls, mismatch=mismatch)
@@ -364,57 +351,49 @@ class ModuleChecks:
     def check_padding(self, ctx: CheckContext, part: ModulePart) -> None:
         """Changing what sits at masked (padding) key positions never changes the outputs at the
         other positions, and outputs do depend on other visible positions (not vacuous)."""
-        if part.padding_pair is None:
-            raise RuntimeError(f"{part.cls} has no padding cases")
-        self.check_unchanged(
-            ctx,
-            part,
-            part.padding_pair,
-            lambda kept: kept,
-            lambda _: self.deviation_shown(ctx, part) or self.texts.say("padding_leaks", cls=part.cls),
-        )
-        self.require_context_use(ctx, part)
+        if self.changed_marker(ctx, part, part.padding_pair, "padding", lambda kept: kept) is not None:
+            fail(self.deviation_shown(ctx, part) or self.texts.say("padding_leaks", cls=part.cls))
 
     def check_causal(self, ctx: CheckContext, part: ModulePart) -> None:
         """Changing inputs after position k never changes outputs at positions <= k (eval mode),
         and later outputs do depend on earlier inputs (so the property is not vacuous)."""
-        if part.causal_pair is None:
-            raise RuntimeError(f"{part.cls} has no causal cases")
-        self.check_unchanged(
-            ctx,
-            part,
-            part.causal_pair,
-            lambda k: list(range(k + 1)),
-            lambda k: self.texts.say("sees_future", cls=part.cls, k=k),
-        )
-        self.require_context_use(ctx, part)
+        k = self.changed_marker(ctx, part, part.causal_pair, "causal", lambda k: list(range(k + 1)))
+        if k is not None:
+            fail(self.texts.say("sees_future", cls=part.cls, k=k))
 
-    def check_unchanged(
+    def changed_marker(
         self,
         ctx: CheckContext,
         part: ModulePart,
-        pair: Callable[[torch.Generator], CasePair],
+        pair: Callable[[torch.Generator], CasePair] | None,
+        cases: str,
         kept: Callable[[Any], list[int]],
-        message: Callable[[Any], str],
-    ) -> None:
-        """Changing what a position may not see never changes the outputs there (eval mode, two pairs).
+    ) -> Any:
+        """Whether changing what a position may not see changes the outputs there (eval mode, two
+        pairs); when none does, fail unless outputs depend on other positions (`require_context_use`).
 
         Args:
             ctx: the grading context.
             part: the module part.
             pair: seeded generator -> cases that differ only where the kept positions may not look.
+            cases: what the pairs are called when the part has none (a configuration error).
             kept: marker -> output positions (dim 1) that must stay the same.
-            message: marker -> the failure message.
+
+        Returns:
+            The marker of the first pair whose kept outputs changed; None when they never did.
         """
+        if pair is None:
+            raise RuntimeError(f"{part.cls} has no {cases} cases")
         handle = self.student_module(ctx, part, part.drop_prob)
         gen = torch.Generator().manual_seed(ctx.seed + 11)
         for _ in range(2):
             before, after, marker = pair(gen)
-            out_before = self.output(part, self.run(ctx, part, handle, before, "eval"))
-            out_after = self.output(part, self.run(ctx, part, handle, after, "eval"))
+            out_before, out_after = (self.output(part, self.run(ctx, part, handle, c, "eval")) for c in (before, after))
             positions = kept(marker)
             if out_before.shape != out_after.shape or not all_close(out_before[:, positions], out_after[:, positions]):
-                fail(message(marker))
+                return marker
+        self.require_context_use(ctx, part)
+        return None
 
     def check_dropout(self, ctx: CheckContext, part: ModulePart) -> None:
         """Dropout acts in train mode only, with drop_prob, at the documented places."""
@@ -463,10 +442,9 @@ class ModuleChecks:
         want_out = _method(ref, part)(*case)
         upstream = torch.randn(want_out.shape, generator=torch.Generator().manual_seed(ctx.seed + 13))
         want_out.backward(upstream)
-        result = ctx.student.run(
+        grads = ctx.student.run(
             moved.handle, part.method, case, mode="eval", seed=0, set_globals=part.set_globals or None, grad=upstream
-        )
-        grads = result["param_grads"]
+        )["param_grads"]
         for ref_name, param in ref.named_parameters():
             student_name = moved.mapping[ref_name]
             got = grads.get(student_name)

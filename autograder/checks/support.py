@@ -104,11 +104,8 @@ def expect_tensor(value: Any, what: str, shape: tuple[int, ...] | None = None, f
         The value, now known to be a tensor.
     """
     if not isinstance(value, Tensor):
-        kind = f"`{type(value).__name__}`"
-        fail(
-            t("checks.tensor.none" if value is None else "checks.tensor.not_tensor", what=what, kind=kind),
-            blocking=True,
-        )
+        key = "checks.tensor.none" if value is None else "checks.tensor.not_tensor"
+        fail(t(key, what=what, kind=f"`{type(value).__name__}`"), blocking=True)
     if shape is not None and tuple(value.shape) != tuple(shape):
         fail(t("checks.tensor.shape", what=what, got=f"`{tuple(value.shape)}`", want=f"`{tuple(shape)}`"))
     if floating is True and not value.is_floating_point():
@@ -196,7 +193,5 @@ def require(ctx: CheckContext, name: str) -> None:
     """
     if not ctx.student.has(name):
         reason = ctx.why_missing(name) if ctx.why_missing else None
-        fail(
-            t("checks.not_defined_because", name=name, reason=reason) if reason else t("checks.not_defined", name=name),
-            blocking=True,
-        )
+        key = "checks.not_defined_because" if reason else "checks.not_defined"  # str.format ignores unused fields
+        fail(t(key, name=name, reason=reason), blocking=True)
