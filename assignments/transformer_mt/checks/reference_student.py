@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
-import reference.transformer_mt.loss
-import reference.transformer_mt.masks
-import reference.transformer_mt.model
+import assignments.transformer_mt.reference.loss
+import assignments.transformer_mt.reference.masks
+import assignments.transformer_mt.reference.model
 from assignments.transformer_mt.checks.module_checks import CHECKS
 from assignments.transformer_mt.checks.probes import probe_namespace
 from autograder.checks.inprocess import InProcessStudent
@@ -59,12 +59,12 @@ class ReferenceStudent(InProcessStudent):
         g = self.globals
         functions: dict[str, Any] = {
             "create_look_ahead_mask_for_attention": lambda tgt, pad_idx: (
-                reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
+                assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(tgt, pad_idx)
             ),
             "create_padding_mask_for_attention": lambda batch, pad_idx: (
-                reference.transformer_mt.masks.create_padding_mask_for_attention(batch, pad_idx)
+                assignments.transformer_mt.reference.masks.create_padding_mask_for_attention(batch, pad_idx)
             ),
-            "calculate_loss": lambda output, tgt, criterion: reference.transformer_mt.loss.calculate_loss(
+            "calculate_loss": lambda output, tgt, criterion: assignments.transformer_mt.reference.loss.calculate_loss(
                 output, tgt, _criterion(criterion), pad_idx=g["pad_idx"]
             ),
         }
@@ -89,7 +89,7 @@ class ReferenceStudent(InProcessStudent):
     @contextlib.contextmanager
     def building(self, cls: str, substitute: Mapping[str, str]) -> Iterator[Callable[..., Any]]:
         """The reference class, with probes standing in; the Transformer gets the run's languages."""
-        constructor = getattr(reference.transformer_mt.model, cls)
+        constructor = getattr(assignments.transformer_mt.reference.model, cls)
         with CHECKS.reference_with_probes(substitute):
             if cls != "Transformer":
                 yield constructor
