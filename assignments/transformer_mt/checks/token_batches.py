@@ -7,11 +7,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from assignments.transformer_mt.reference.masks import (
-    create_look_ahead_mask_for_attention,
-    create_padding_mask_for_attention,
-)
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
+
+from ..reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 
 MIN_LENGTH = 2  # the shortest true length of a ragged row: <sos> <eos>
 
