@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 STORE_DIR = ".grading"  # inside the report folder
 PREVIOUS_DIR = "previous"  # in the store: each record as it was before a regrade replaced it
 RECORD_FORMAT = 1
-# The engine's own files: the assignments (hidden checks, probes) live in assignments/, the trusted
-# solutions in reference/; with them, the folders an assignment makes importable in the worker
+# The engine's own files: the assignments (hidden checks, probes, trusted solutions) live in
+# assignments/; with them, the folders an assignment makes importable in the worker
 # (`Assignment.worker_paths`). A change to any of them is a new engine version.
-ENGINE_PACKAGES = ("autograder", "assignments", "reference")
+ENGINE_PACKAGES = ("autograder", "assignments")
 # grader.yml keys that do not change how a submission is graded (left out of the inputs digest):
 # how a batch runs (its folder, jobs, progress display), and the late section, which is applied to
 # every result of a batch, stored or new (autograder.late), so a changed deadline re-assesses

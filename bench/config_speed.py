@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/config_speed.py` from
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.reference.train import build_model, reference_recipe_fns  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit.allocator import keep_heap_mapped  # noqa: E402
@@ -24,7 +25,6 @@ from mtkit.batching import bucket_batches, pad_pair_batch  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.training import make_optimizer, seed_everything, train_step  # noqa: E402
-from reference.transformer_mt.train import build_model, reference_recipe_fns  # noqa: E402
 
 
 def parse_variant(text: str, base: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -3,7 +3,8 @@
 Times `mtkit.decoding.greedy_translate` as it is now and as it was at a baseline git revision (the
 version before the last speed-up, loaded from git), alternated in one process on the same model,
 and prints the ratio of each pair: a busy machine slows both alike, so the ratio holds where the
-absolute times do not. The reference KV-cache decoder (`reference.transformer_mt.fast_decode`) can be timed too.
+absolute times do not. The reference KV-cache decoder
+(`assignments.transformer_mt.reference.fast_decode`) can be timed too.
 With --own-lengths the current decoder is also timed with `own_lengths=True` (the template's
 MultiHeadAttention, which the reference model's shares: the decoder runs over the generated
 positions only) and compared with the equal-length path.
@@ -30,6 +31,13 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/decode_speed.py` from
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.reference.fast_decode import fast_greedy_translate  # noqa: E402
+from assignments.transformer_mt.reference.masks import (  # noqa: E402
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.train import build_model  # noqa: E402
+from assignments.transformer_mt.reference.translate import load_translator  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit import decoding  # noqa: E402
@@ -37,10 +45,6 @@ from mtkit.bleu import corpus_bleu, ids_to_tokens  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.training import seed_everything  # noqa: E402
-from reference.transformer_mt.fast_decode import fast_greedy_translate  # noqa: E402
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
-from reference.transformer_mt.train import build_model  # noqa: E402
-from reference.transformer_mt.translate import load_translator  # noqa: E402
 
 # mtkit/decoding.py before the shrinking-batch projection reuse and the one-row output-layer probe.
 BASELINE_REV = "aed694ee72df4450703a7a56a125f90a7f6199bb"
@@ -120,7 +124,7 @@ def main() -> None:
 
     if not args.skip_fast:
         timed(
-            "fast (reference.transformer_mt.fast_decode)",
+            "fast (assignments.transformer_mt.reference.fast_decode)",
             lambda: fast_greedy_translate(model, split.src, max_new_tokens=data.max_length),
         )
     pairs: list[tuple[str, str]] = []  # (current, baseline) names

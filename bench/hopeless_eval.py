@@ -8,7 +8,7 @@ seconds of this process (a busy machine barely changes them) and wall seconds:
 
 - before: every evaluation decodes the whole split up to max_length;
 - after: a pause decodes ESTIMATE_SENTENCES sentences (its BLEU is far below the bar, so that
-  estimate stands), and every sentence stops at reference.transformer_mt.evaluate.TRUSTED_LENGTH_CAP.
+  estimate stands), and every sentence stops at assignments.transformer_mt.reference.evaluate.TRUSTED_LENGTH_CAP.
 
 Usage: python bench/hopeless_eval.py [--pauses 5] [--threads 2]
 """
@@ -31,12 +31,12 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/hopeless_eval.py` fro
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.reference.evaluate import TRUSTED_LENGTH_CAP, evaluate_model  # noqa: E402
+from assignments.transformer_mt.reference.train import build_model  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from assignments.transformer_mt.training_eval import ESTIMATE_SENTENCES, load_data  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit.constants import EOS_IDX  # noqa: E402
-from reference.transformer_mt.evaluate import TRUSTED_LENGTH_CAP, evaluate_model  # noqa: E402
-from reference.transformer_mt.train import build_model  # noqa: E402
 
 
 def timed(run: Callable[[], dict[str, Any]]) -> tuple[float, float, dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Benchmark: validation vs test BLEU of honest and memorising runs (sets training.memorisation_gap).
 
 Honest runs train on the training split; a memorising run trains on the public validation pairs.
-Both are scored with the grader's trusted decoder (reference.transformer_mt.evaluate) on validation and on the
-test split (test_2016_flickr). Examples:
+Both are scored with the grader's trusted decoder (assignments.transformer_mt.reference.evaluate) on validation
+and on the test split (test_2016_flickr). Examples:
 
     python bench/memorisation_gap.py checkpoint runs/cpu/checkpoint.pt      # an honest run's weights
     python bench/memorisation_gap.py train --split train --steps 450 --every 150
@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
+from assignments.transformer_mt.reference.evaluate import evaluate_model
+from assignments.transformer_mt.reference.model import Transformer
+from assignments.transformer_mt.reference.train import build_model, reference_recipe_fns
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data, memorisation_gap
 from autograder.config import load_config
 from mtkit.training import load_checkpoint, recipe_from_profile, seed_everything, train
-from reference.transformer_mt.evaluate import evaluate_model
-from reference.transformer_mt.model import Transformer
-from reference.transformer_mt.train import build_model, reference_recipe_fns
 
 
 def both_splits(model: Transformer, data, threshold: float) -> dict:

@@ -17,7 +17,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # name -> environment added to the child's. "default_malloc" is the behaviour before the
-# allocator tuning; "heap" is what reference.transformer_mt.train and the training worker now do.
+# allocator tuning; "heap" is what assignments.transformer_mt.reference.train and the training worker now do.
 VARIANTS: dict[str, dict[str, str]] = {
     "default_malloc": {"MTKIT_MALLOC_DEFAULT": "1"},
     "heap": {},
@@ -44,6 +44,7 @@ def child(profile: str, steps: int, warmup: int, in_thread: bool = False) -> dic
     sys.path.insert(0, str(REPO_ROOT))
     import torch
 
+    from assignments.transformer_mt.reference.train import build_model, reference_recipe_fns
     from assignments.transformer_mt.settings import training_settings
     from autograder.config import load_config
     from mtkit.allocator import keep_heap_mapped
@@ -51,7 +52,6 @@ def child(profile: str, steps: int, warmup: int, in_thread: bool = False) -> dic
     from mtkit.constants import PAD_IDX
     from mtkit.dataset import prepare_data
     from mtkit.training import make_optimizer, seed_everything, train_step
-    from reference.transformer_mt.train import build_model, reference_recipe_fns
 
     tuned = keep_heap_mapped()
     hparams = training_settings(load_config()).profile_hparams(profile)

@@ -17,13 +17,13 @@ sys.path.insert(0, str(REPO_ROOT))  # run as `python bench/train_speed.py` from 
 
 import torch  # noqa: E402
 
+from assignments.transformer_mt.reference.train import build_model, reference_recipe_fns  # noqa: E402
 from assignments.transformer_mt.settings import training_settings  # noqa: E402
 from autograder.config import load_config  # noqa: E402
 from mtkit.batching import bucket_batches, fixed_pad_pair_batch, pad_pair_batch, random_batches  # noqa: E402
 from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.training import make_optimizer, seed_everything, train_step  # noqa: E402
-from reference.transformer_mt.train import build_model, reference_recipe_fns  # noqa: E402
 
 
 def main() -> None:

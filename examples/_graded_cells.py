@@ -8,7 +8,7 @@ from _notebook_cells import code
 
 from assignments.solution_source import reference_statements
 
-_MODEL = "reference/transformer_mt/model.py"
+_MODEL = "assignments/transformer_mt/reference/model.py"
 _BODY = " " * 12  # a method body inside the cells' four-space literal indent
 
 

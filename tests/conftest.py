@@ -19,7 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # shared/ sits beside the repository checkout (in development and in CI alike).
 DEFAULT_MULTI30K_DIRS = (REPO_ROOT.parent / "shared" / "data" / "multi30k",)
 # What `pip install .` builds the project from (pyproject.toml, setup.py and the packages).
-PROJECT_SOURCES = ("pyproject.toml", "setup.py", "requirements.lock", "autograder", "assignments", "mtkit", "reference")
+PROJECT_SOURCES = ("pyproject.toml", "setup.py", "requirements.lock", "autograder", "assignments", "mtkit")
 # The slow reference run's wall-clock cap, as a multiple of the cpu profile's time_budget_s (a loaded
 # CI machine runs it several times slower than a quiet one), and where its CPU seconds are written.
 LOADED_MACHINE_WALL_FACTOR = 3

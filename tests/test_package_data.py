@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("autograder", "assignments", "mtkit", "reference")
+PACKAGES = ("autograder", "assignments", "mtkit")
 
 
 def _data_files() -> list[str]:

@@ -26,9 +26,9 @@ def reference_student() -> Any:
     """The reference solution behind the worker's request interface (checks run on their own).
 
     Returns:
-        A fresh answerer over reference.attention_encoder, with the checks' probes and helpers.
+        A fresh answerer over assignments.attention_encoder.reference, with the checks' probes and helpers.
     """
-    import reference.attention_encoder as part1
+    import assignments.attention_encoder.reference as part1
     from assignments.attention_encoder.checks.helpers import helpers_namespace
     from assignments.attention_encoder.checks.module_checks import CHECKS
     from autograder.checks.inprocess import ReferenceModuleStudent

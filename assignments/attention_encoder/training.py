@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import reference.attention_encoder as part1
+import assignments.attention_encoder.reference as part1
 from assignments.attention_encoder import worker_training
 from assignments.attention_encoder.checks.helpers import TRAIN_HELPER
 from assignments.attention_encoder.checks.messages import t

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from assignments.transformer_mt.messages import t
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention
+from assignments.transformer_mt.reference.masks import create_look_ahead_mask_for_attention
 
 FUNCTION = "create_look_ahead_mask_for_attention"
 PAD_IDX = 3

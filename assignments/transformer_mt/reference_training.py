@@ -1,5 +1,5 @@
 """CLI `python -m assignments.transformer_mt.reference_training`: train the reference Transformer with a
-grader.yml profile (the settings resolved here, the training in `reference.transformer_mt.train`)."""
+grader.yml profile (the settings resolved here, the training in `assignments.transformer_mt.reference.train`)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assignments.transformer_mt.reference.train import TrainingRun, run
 from assignments.transformer_mt.settings import part2_settings, training_settings
 from autograder.cli_table import parse_command
 from autograder.config import ConfigError, load_config, parse_settings
-from reference.transformer_mt.train import TrainingRun, run
 
 
 def _profile_overrides(pairs: Sequence[str], profile: str) -> dict[str, Any]:
@@ -37,7 +37,7 @@ def training_run(args: argparse.Namespace) -> TrainingRun:
         args: parsed command-line arguments (see `_parser`).
 
     Returns:
-        The resolved settings of `reference.transformer_mt.train.run`.
+        The resolved settings of `assignments.transformer_mt.reference.train.run`.
     """
     base = load_config(args.config)
     name = training_settings(base).profile_name(args.profile)

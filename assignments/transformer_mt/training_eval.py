@@ -22,6 +22,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from assignments.transformer_mt.reference.evaluate import evaluate_model
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import Transformer
+from assignments.transformer_mt.reference.train import build_model
 from assignments.transformer_mt.settings import part2_settings
 from autograder.config import GraderConfig
 from autograder.i18n import t  # student-facing text, in the configured language
@@ -30,10 +37,6 @@ from autograder.transplant import candidate_mappings
 from mtkit.batching import pad_pair_batch
 from mtkit.constants import PAD_IDX
 from mtkit.dataset import PreparedData, prepare_data
-from reference.transformer_mt.evaluate import evaluate_model
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import Transformer
-from reference.transformer_mt.train import build_model
 
 BY_REFERENCE = "reference architecture with the submission's weights"
 NOT_FITTED = "not scored: the weights do not fit the reference architecture"
@@ -50,7 +53,7 @@ ESTIMATE_GATE = 0.5
 class Fit:
     """The reference model carrying the weights, or why the weights do not fit it."""
 
-    model: Transformer | None  # the reference architecture, built by reference.transformer_mt.train.build_model
+    model: Transformer | None  # the reference architecture, built by the reference's train.build_model
     problem: str = ""  # student-facing, names the parameters (empty when it fits)
     detail: dict[str, Any] | None = None
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import mtkit
 from assignments.transformer_mt.checkpoint_file import CheckpointRefused
+from assignments.transformer_mt.reference.train import model_arguments
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import (
     NOT_FITTED,
@@ -43,7 +44,6 @@ from autograder.part_kinds import worker_limits
 from autograder.progress import training_progress_shown
 from autograder.sandbox import Limits, StudentError, Worker, WorkerFailure
 from mtkit.corpus import CorpusError
-from reference.transformer_mt.train import model_arguments
 
 MTKIT_DIR = Path(mtkit.__file__).resolve().parent  # copied into the training worker's sandbox
 

@@ -26,7 +26,7 @@ from .limits import JAILED_MODES, Limits
 
 RUNTIME_PACKAGE = Path(__file__).resolve().parents[1] / "worker_runtime"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-GRADER_PACKAGES = ("autograder", "assignments", "reference")  # hidden checks live in assignments/
+GRADER_PACKAGES = ("autograder", "assignments")  # hidden checks and references live in assignments/
 SYSTEM_NAMES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 UNSHARE_FLAGS = ("--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--propagation", "private")
 FRESH_UID_BASE, FRESH_UID_SPAN = 1 << 20, (1 << 31) - (1 << 20)
@@ -194,8 +194,8 @@ def system_layout() -> tuple[dict[str, str], list[str]]:
 
 def hidden_paths() -> list[str]:
     """Returns: what student code must never see: the project checkout, and the real package
-    directories of `autograder`, `assignments` and `reference` (which may be installed into
-    site-packages)."""
+    directories of `autograder` and `assignments` (the hidden checks and references; either may be
+    installed into site-packages)."""
     site_dirs = [os.path.realpath(p) for p in site.getsitepackages()]
     hidden = [] if is_under(str(PROJECT_ROOT), site_dirs) else [str(PROJECT_ROOT)]
     for name in GRADER_PACKAGES:

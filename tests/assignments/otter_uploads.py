@@ -113,7 +113,7 @@ def link_upload(folder: Path, planted: Planted) -> Path:
     make_fake_engine(fake, planted)
     shutil.copyfile(CORRECT, fake / "submission" / "hw.ipynb")
     (folder / "hw.ipynb").symlink_to(fake / "submission" / "hw.ipynb")
-    (folder / "model.py").symlink_to(REPO / "reference" / "transformer_mt" / "model.py")
+    (folder / "model.py").symlink_to(REPO / "assignments" / "transformer_mt" / "reference" / "model.py")
     os.link(planted.secret, folder / "notes.py")
     return folder
 

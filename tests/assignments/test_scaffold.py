@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e  # a project copy, an Otter Assign build and CLI gr
 
 REPO = Path(__file__).resolve().parents[2]
 # What the copy needs: the engine, the assignments package and its builders, the tests' invariants.
-COPIED = ("autograder", "assignments", "reference", "mtkit", "container", "tests", "grader.yml", "pyproject.toml")
+COPIED = ("autograder", "assignments", "mtkit", "container", "tests", "grader.yml", "pyproject.toml")
 COPIED_FILES = ("requirements.lock",)
 INVARIANT = (
     "tests/autograder/test_credit.py::test_every_part_of_both_assignments_has_a_gate_and_a_small_structural_share"

@@ -14,7 +14,7 @@ from autograder.assignment_folder import available_assignments
 ASSIGNMENTS = Path(__file__).resolve().parents[2] / "assignments"
 FOLDERS = sorted(path.parent for path in ASSIGNMENTS.glob(f"*/{SOLUTIONS_FILE}"))
 PART2 = ASSIGNMENTS / "transformer_mt"
-# A line of Part 2's master generated from reference.transformer_mt.model.DecoderLayer.forward.
+# A line of Part 2's master generated from assignments.transformer_mt.reference.model.DecoderLayer.forward.
 GENERATED_LINE = "hidden = self.norm1(self.dropout1(attended) + dec)"
 
 
@@ -63,7 +63,12 @@ def test_every_solution_block_must_be_declared(tmp_path: Path) -> None:
     declaration = yaml.safe_load((copy / SOLUTIONS_FILE).read_text(encoding="utf-8"))
     declaration["kept"] = [entry for entry in declaration["kept"] if entry["cell"] != "cell-055"]
     declaration["generated"].append(
-        {"cell": "cell-011", "block": 0, "source": "reference/transformer_mt/model.py", "definition": "Decoder.forward"}
+        {
+            "cell": "cell-011",
+            "block": 0,
+            "source": "assignments/transformer_mt/reference/model.py",
+            "definition": "Decoder.forward",
+        }
     )
     (copy / SOLUTIONS_FILE).write_text(yaml.safe_dump(declaration), encoding="utf-8")
     assert check_or_write(copy, write=False) == [

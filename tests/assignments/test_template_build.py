@@ -21,9 +21,9 @@ STUDENT = build.STUDENT_DIR
 QUESTIONS = ("q1", "q2", "q3", "q4", "q5")
 # Reference definitions that are graded parts (their bodies are the solution).
 GRADED_REFERENCE = {
-    "reference/transformer_mt/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
-    "reference/transformer_mt/masks.py": ("create_look_ahead_mask_for_attention",),
-    "reference/transformer_mt/loss.py": ("calculate_loss",),
+    "assignments/transformer_mt/reference/model.py": ("DecoderLayer", "Decoder", "Transformer.forward"),
+    "assignments/transformer_mt/reference/masks.py": ("create_look_ahead_mask_for_attention",),
+    "assignments/transformer_mt/reference/loss.py": ("calculate_loss",),
 }
 
 
@@ -122,7 +122,7 @@ def test_otter_assign_builds_both_versions(assign_out: Path) -> None:
     assert sorted(p.name for p in (student / "tests").glob("*.py")) == [f"{q}.py" for q in QUESTIONS]
     assert (student / "mtkit" / "decoding.py").is_file()
     assert len(list(autograder.glob("*.zip"))) == 1
-    assert not (student / "reference").exists() and not (student / "autograder").exists()
+    assert not [p for p in ("reference", "assignments", "autograder") if (student / p).exists()]
 
 
 def test_student_template_is_up_to_date(assign_out: Path) -> None:
@@ -221,8 +221,8 @@ def test_leak_finder_finds_planted_leaks(tmp_path: Path) -> None:
     notebook.cells.append(nbformat.v4.new_code_cell("def helper(self, x, mask):\n    " + reference_line))
     nbformat.write(notebook, copy / "transformer_mt.ipynb")
     (copy / "tests" / "q9.py").write_text(f"# {hidden_line}\n")
-    (copy / "reference").mkdir()
-    (copy / "reference" / "masks.py").write_text("")
+    (copy / "assignments" / "transformer_mt" / "reference").mkdir(parents=True)
+    (copy / "assignments" / "transformer_mt" / "reference" / "masks.py").write_text("")
     leaks = find_leaks(copy)
     assert any("reference solution" in leak for leak in leaks), leaks
     assert any("q9.py: hidden-check line" in leak for leak in leaks), leaks
@@ -242,7 +242,7 @@ def test_autograder_zip_holds_engine_and_pins(autograder_zip: Path) -> None:
         "autograder/otter_bridge.py",
         "assignments/transformer_mt/checks/test_decoder.py",
         "autograder/worker_runtime/server.py",
-        "reference/transformer_mt/model.py",
+        "assignments/transformer_mt/reference/model.py",
         "mtkit/decoding.py",
     ):
         assert required in names, required

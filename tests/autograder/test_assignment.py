@@ -54,7 +54,7 @@ def test_the_manifest_names_files_that_exist() -> None:
     assert "transformer_mt.ipynb" in manifest.student
     for path in (*manifest.grader, *manifest.public_checks):
         assert (unit.PROJECT_ROOT / path).exists(), path
-    assert not [p for p in manifest.public_checks if p.startswith(("assignments", "reference"))]
+    assert not [p for p in manifest.public_checks if p.startswith("assignments")]
 
 
 def test_an_unknown_or_ambiguous_assignment_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -183,9 +183,9 @@ def test_untouched_template_loads_with_expected_problems() -> None:
 
 
 def test_correct_notebook_matches_the_reference_solution(correct: dict) -> None:
-    reference_model = pytest.importorskip("reference.transformer_mt.model")
-    reference_masks = pytest.importorskip("reference.transformer_mt.masks")
-    reference_loss_module = pytest.importorskip("reference.transformer_mt.loss")
+    reference_model = pytest.importorskip("assignments.transformer_mt.reference.model")
+    reference_masks = pytest.importorskip("assignments.transformer_mt.reference.masks")
+    reference_loss_module = pytest.importorskip("assignments.transformer_mt.reference.loss")
     torch.manual_seed(0)
     expected = reference_model.Transformer(VOCAB_SIZE, 12, 32, 64, 4, 2, 0.1).eval()
     student = build_model(correct)

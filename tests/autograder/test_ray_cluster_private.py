@@ -40,7 +40,7 @@ from autograder.results import STATUS_ERROR, STATUS_GRADED, SubmissionResult  # 
 grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))
 
 pytestmark = pytest.mark.slow
-CODE_ROOTS = ("assignments/", "autograder/", "reference/")  # the hidden checks, the reference, the engine
+CODE_ROOTS = ("assignments/", "autograder/")  # the hidden checks and the references, the engine
 DISTINCT_LINE = 40  # source lines at least this long (stripped) identify the code's contents
 READ_AT_MOST = 64 * 1024 * 1024
 
@@ -149,12 +149,10 @@ def quote_the_code_and_fail(path: Path, config: GraderConfig, parts: list[str] |
     grader's code (a traceback would quote its lines)."""
     import warnings
 
-    import reference
+    import assignments.transformer_mt.reference.model as reference_model
     from autograder.config import load_config as load
 
-    source = (
-        Path(reference.__file__).parent.joinpath("transformer_mt", "model.py").read_text(encoding="utf-8").splitlines()
-    )
+    source = Path(reference_model.__file__).read_text(encoding="utf-8").splitlines()
     line = max(source, key=len)
     print(line)
     print(line, file=sys.stderr)
@@ -221,5 +219,5 @@ def test_the_walk_finds_the_code_when_shipped_the_ray_way(cluster) -> None:
     unpacked = ray.get(import_from_working_dir.remote())
     assert any(unpacked.startswith(folder) for folder in folders), unpacked
     found = code_readable_by_others(folders)
-    assert any(p.endswith("/reference/transformer_mt/model.py") for p in found["by_name"]), found
+    assert any(p.endswith("/assignments/transformer_mt/reference/model.py") for p in found["by_name"]), found
     assert any("/assignments/" in p for p in found["by_content"]), found

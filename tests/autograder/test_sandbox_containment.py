@@ -217,16 +217,22 @@ def test_network_is_unreachable(hostile):
 def test_grader_packages_cannot_be_imported(hostile):
     worker, _ = hostile
     errors = errors_by_line(worker, "grader_imports.py")
-    for text in ("import reference", "import autograder", "from autograder import sandbox"):
+    for text in ("import assignments.transformer_mt.reference", "import autograder", "from autograder import sandbox"):
         assert errors[line_of("grader_imports.py", text)]["exc_type"] == "ModuleNotFoundError"
-    assert worker.call("can_import", ["reference"]) is False
-    assert worker.call("can_import", ["reference.transformer_mt.model"]) is False
+    for name in (
+        "assignments",
+        "assignments.transformer_mt.reference.model",
+        "assignments.attention_encoder.reference",
+    ):
+        assert worker.call("can_import", [name]) is False
 
 
 def test_project_files_cannot_be_read(hostile):
     worker, _ = hostile
     errors = errors_by_line(worker, "file_access.py")
     denied = ("FileNotFoundError", "PermissionError", "SandboxViolation")
+    # The reference the fixture reads is there for the grader (else its refusal would prove nothing).
+    assert (PROJECT_ROOT / "assignments" / "transformer_mt" / "reference" / "model.py").is_file()
     for text in ("pyproject = open", "reference_source = open"):
         assert errors[line_of("file_access.py", text)]["exc_type"] in denied
     try:  # namespace: an empty stand-in directory (holding only the venv mount point); plain: refused
@@ -234,8 +240,14 @@ def test_project_files_cannot_be_read(hostile):
     except StudentError as error:
         assert error.exc_type in denied
     else:
-        assert not {"reference", "autograder", "tests", "pyproject.toml", "grader.yml"} & set(listing)
-    for path in (PROJECT_ROOT / "pyproject.toml", Path(__file__), PROJECT_ROOT / "autograder" / "__init__.py"):
+        assert not {"assignments", "autograder", "tests", "pyproject.toml", "grader.yml"} & set(listing)
+    reference = PROJECT_ROOT / "assignments" / "attention_encoder" / "reference" / "model.py"
+    for path in (
+        PROJECT_ROOT / "pyproject.toml",
+        Path(__file__),
+        PROJECT_ROOT / "autograder" / "__init__.py",
+        reference,
+    ):
         with pytest.raises(StudentError) as info:
             worker.call("read", [str(path)])
         assert info.value.exc_type in denied

@@ -167,10 +167,10 @@ def test_file_policy_lets_the_deepest_root_decide():
     policy = FilePolicy(
         read_roots=["/usr", "/proj/.venv", "/tmp/sandbox"],
         write_roots=["/tmp/sandbox/work"],
-        hidden_roots=["/proj", "/proj/.venv/lib/site-packages/reference"],
+        hidden_roots=["/proj", "/proj/.venv/lib/site-packages/assignments"],
     )
     assert policy.readable("/proj/.venv/lib/site-packages/torch/__init__.py")
-    assert not policy.readable("/proj/.venv/lib/site-packages/reference/transformer_mt/model.py")
+    assert not policy.readable("/proj/.venv/lib/site-packages/assignments/transformer_mt/reference/model.py")
     assert not policy.readable("/proj/grader.yml") and not policy.readable("/etc/passwd-not-listed/x")
     assert policy.readable("/tmp/sandbox/work/notes.txt") and policy.writable("/tmp/sandbox/work/a")
     assert not policy.writable("/tmp/results.json") and not policy.writable("/tmp/sandbox/lib/x.py")

@@ -110,7 +110,12 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
     monkeypatch.setattr(uidjail, "_closed", set())
     monkeypatch.setattr(uidjail, "CONTAINER_PATHS", ())
     project = tmp_path / "project"
-    for relative in ("assignments/a/checks/test_x.py", "reference/a/loss.py", ".venv/lib/site.py", "README.md"):
+    for relative in (
+        "assignments/a/checks/test_x.py",
+        "assignments/a/reference/loss.py",
+        ".venv/lib/site.py",
+        "README.md",
+    ):
         (project / relative).parent.mkdir(parents=True, exist_ok=True)
         (project / relative).write_text("secret")
     upload = tmp_path / "uploads" / "other.ipynb"
@@ -126,7 +131,10 @@ def test_sealing_closes_the_grader_files_but_the_way_to_python(tmp_path, monkeyp
 
     def probe() -> int:
         seen = [_readable(project / ".venv/lib/site.py")]
-        seen += [_readable(project / p) for p in ("assignments/a/checks/test_x.py", "reference/a/loss.py", "README.md")]
+        seen += [
+            _readable(project / p)
+            for p in ("assignments/a/checks/test_x.py", "assignments/a/reference/loss.py", "README.md")
+        ]
         seen.append(_readable(upload))
         try:
             os.listdir(project)

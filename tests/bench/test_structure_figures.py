@@ -19,7 +19,7 @@ def test_each_figure_of_a_tiny_checkout() -> None:
     assert figures["assignment_of_calls"] == 1  # the call, not the definition
     assert figures["engine_files"] == ["autograder/back.py", "autograder/front.py"]
     assert figures["engine_code_files"] == ["autograder/back.py"]  # front names mtkit in a comment only
-    assert figures["reference_imports_grader"] == ["reference.model -> autograder.back"]
+    assert figures["reference_imports_grader"] == ["assignments.part.reference.model -> autograder.back"]
     lines = {
         folder: sum(len(p.read_text().splitlines()) for p in (CHECKOUT / folder).rglob("*.py"))
         for folder in ("autograder", "assignments", "reference")

@@ -29,7 +29,7 @@ ATTACKS = [
     "write_outside",
 ]
 # What the driver needs: the engine, the assignments, the driver and the attack notebooks.
-PROJECT_ITEMS = ("autograder", "assignments", "reference", "mtkit", "grader.yml", "requirements.lock",
+PROJECT_ITEMS = ("autograder", "assignments", "mtkit", "grader.yml", "requirements.lock",
                  "tests/security/attack_driver.py", "tests/fixtures/security")  # fmt: skip
 # worker.isolation for the driver's gradings: empty, the engine's default (what a zip grades with);
 # `weak` measures the best-effort fallback (the "before" of docs/OTTER.md's table).

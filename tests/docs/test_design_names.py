@@ -34,7 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DESIGN = ROOT / "docs" / "DESIGN.md"
-PACKAGES = ("autograder", "assignments", "mtkit", "reference")
+PACKAGES = ("autograder", "assignments", "mtkit")
 EXTENSIONS = ("py", "md", "yml", "yaml", "toml", "lock", "txt", "json", "ipynb", "sh", "cfg")
 FENCE = re.compile(r"^```.*?^```|<!--.*?-->", re.MULTILINE | re.DOTALL)  # fenced blocks, comments
 SPAN = re.compile(r"`([^`\n]+)`")

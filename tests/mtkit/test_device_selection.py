@@ -58,7 +58,7 @@ def test_no_code_path_hard_codes_the_cuda_device() -> None:
     # such as .cuda(), device="cuda" or torch.device("cuda") outside the selection function.
     fixed = re.compile(r"\.cuda\(|device\s*=\s*['\"]cuda|to\(['\"]cuda")
     offenders = []
-    for package in ("mtkit", "reference", "autograder"):
+    for package in ("mtkit", "assignments", "autograder"):
         for path in (ROOT / package).rglob("*.py"):
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if fixed.search(line) and not line.lstrip().startswith("#"):

@@ -154,12 +154,15 @@ def test_training_stops_as_hopeless_and_not_when_bleu_is_above_the_bar(small_dat
 def small_data_run(tmp_path):
     from torch import nn
 
+    from assignments.transformer_mt.reference.loss import calculate_loss
+    from assignments.transformer_mt.reference.masks import (
+        create_look_ahead_mask_for_attention,
+        create_padding_mask_for_attention,
+    )
+    from assignments.transformer_mt.reference.model import Transformer
     from mtkit.constants import PAD_IDX
     from mtkit.dataset import prepare_data
     from mtkit.training import seed_everything
-    from reference.transformer_mt.loss import calculate_loss
-    from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-    from reference.transformer_mt.model import Transformer
 
     data = prepare_data(
         Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small",

@@ -9,6 +9,12 @@ import pytest
 import torch
 from torch import nn
 
+from assignments.transformer_mt.reference.loss import calculate_loss
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import Transformer
 from assignments.transformer_mt.settings import ProfileConfig, training_settings
 from autograder.config import load_config
 from mtkit.constants import PAD_IDX
@@ -25,9 +31,6 @@ from mtkit.training import (
     seed_everything,
     train,
 )
-from reference.transformer_mt.loss import calculate_loss
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import Transformer
 
 SMALL_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}

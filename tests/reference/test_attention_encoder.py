@@ -1,4 +1,4 @@
-"""Tests for reference.attention_encoder: shapes, hand-computed values, padding, post-norm."""
+"""Tests for assignments.attention_encoder.reference: shapes, hand-computed values, padding, post-norm."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import math
 
 import torch
 
-import reference.transformer_mt.model
-from reference import attention_encoder as ae
+import assignments.transformer_mt.reference.model
+from assignments.attention_encoder import reference as ae
 
 PAD = 3
 
 
 def test_the_reference_is_part_2s_given_code_not_a_copy() -> None:
     for name in (*ae.GRADED, "TokenEmbedding", "TransformerEmbedding", "LayerNormalization"):
-        assert getattr(ae, name) is getattr(reference.transformer_mt.model, name)
+        assert getattr(ae, name) is getattr(assignments.transformer_mt.reference.model, name)
 
 
 def test_attention_by_hand() -> None:

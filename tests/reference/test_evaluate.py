@@ -1,4 +1,4 @@
-"""Tests for reference.transformer_mt.evaluate: hand-computed BLEU, honest decoding, the labelled extra metric."""
+"""Tests of assignments.transformer_mt.reference.evaluate: hand-computed BLEU, honest decoding, the extra metric."""
 
 import math
 from pathlib import Path
@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-import reference.transformer_mt.evaluate as evaluate_module
+import assignments.transformer_mt.reference.evaluate as evaluate_module
+from assignments.transformer_mt.reference.evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result
+from assignments.transformer_mt.reference.model import Transformer
 from mtkit.dataset import encode_corpus, prepare_data
 from mtkit.training import seed_everything
-from reference.transformer_mt.evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result
-from reference.transformer_mt.model import Transformer
 
 SMALL_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}

@@ -1,4 +1,4 @@
-"""Tests for reference.transformer_mt.fast_decode: same tokens as the generic greedy decoder, robust to near-ties."""
+"""Tests of assignments.transformer_mt.reference.fast_decode: the generic greedy decoder's tokens, near-ties too."""
 
 import copy
 import random
@@ -8,11 +8,14 @@ import pytest
 import torch
 from torch import nn
 
+from assignments.transformer_mt.reference.fast_decode import LengthCap, fast_greedy_translate
+from assignments.transformer_mt.reference.loss import calculate_loss
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import MultiHeadAttention, Transformer
 from mtkit.decoding import greedy_translate
-from reference.transformer_mt.fast_decode import LengthCap, fast_greedy_translate
-from reference.transformer_mt.loss import calculate_loss
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import MultiHeadAttention, Transformer
 
 SOS, EOS, PAD = 1, 2, 3
 V_SRC, V_TGT = 20, 16

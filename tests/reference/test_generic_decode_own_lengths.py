@@ -8,9 +8,12 @@ from test_fast_decode import EOS, MAX_NEW, PAD, SOS, V_SRC, V_TGT, _sources, _tr
 from test_generic_decode_shortcuts import plain_greedy
 from torch import Tensor, nn
 
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import Transformer
 from mtkit.decoding import greedy_translate
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import Transformer
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -7,10 +7,13 @@ import torch
 from test_fast_decode import EOS, MAX_NEW, PAD, SOS, V_SRC, V_TGT, _sources, _train_copy_model
 from torch import Tensor, nn
 
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import Transformer
 from mtkit.bleu import corpus_bleu
 from mtkit.decoding import greedy_translate
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import Transformer
 
 
 @pytest.fixture(scope="module", autouse=True)

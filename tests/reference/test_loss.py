@@ -1,4 +1,4 @@
-"""Tests for reference.transformer_mt.loss.calculate_loss on hand-computed padded cases."""
+"""Tests for assignments.transformer_mt.reference.loss.calculate_loss on hand-computed padded cases."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from reference.transformer_mt.loss import calculate_loss
+from assignments.transformer_mt.reference.loss import calculate_loss
 
 
 def _log_softmax(row: list[float], k: int) -> float:

@@ -1,8 +1,8 @@
-"""Tests for reference.transformer_mt.masks on hand-computed cases."""
+"""Tests for assignments.transformer_mt.reference.masks on hand-computed cases."""
 
 import torch
 
-from reference.transformer_mt.masks import (
+from assignments.transformer_mt.reference.masks import (
     create_look_ahead_mask_for_attention,
     create_padding_mask_for_attention,
     create_padding_mask_for_loss,

@@ -1,4 +1,4 @@
-"""Tests for reference.transformer_mt.model: SPEC layout, numerics, dropout placement, causality, padding."""
+"""Tests of assignments.transformer_mt.reference.model: SPEC layout, numerics, dropout placement, causality, padding."""
 
 import math
 
@@ -7,8 +7,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import (
+from assignments.transformer_mt.reference.masks import (
+    create_look_ahead_mask_for_attention,
+    create_padding_mask_for_attention,
+)
+from assignments.transformer_mt.reference.model import (
     DecoderLayer,
     EncoderLayer,
     MultiHeadAttention,

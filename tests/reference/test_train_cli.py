@@ -1,4 +1,4 @@
-"""Smoke tests of the reference training CLI and `python -m reference.transformer_mt.translate` on a tiny config."""
+"""Smoke tests of the reference training CLI and `python -m assignments.transformer_mt.reference.translate`."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import torch
 import yaml
 
 from assignments.transformer_mt import reference_training as train_cli
-from reference.transformer_mt import translate as translate_cli
+from assignments.transformer_mt.reference import translate as translate_cli
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMALL_DIR = REPO_ROOT / "tests" / "fixtures" / "multi30k_small"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-import reference.attention_encoder as part1
+import assignments.attention_encoder.reference as part1
 
 PAD_IDX = 3  # the course's id of <pad> (unk, sos, eos, pad = 0, 1, 2, 3)
 

@@ -10,7 +10,7 @@ Properties earn points only with evidence of work (see `ModuleChecks.require_con
 
 from __future__ import annotations
 
-import reference.transformer_mt.model
+import assignments.transformer_mt.reference.model
 from assignments.attention_encoder.checks.helpers import helpers_namespace
 from assignments.attention_encoder.checks.messages import t
 from autograder.checks import modules
@@ -20,11 +20,11 @@ from autograder.checks.support import expect_tensor
 __all__ = ["CHECKS", "Case", "CasePair", "ModulePart", "expect_tensor"]
 
 
-# Part 1's reference classes are Part 2's given code (reference.transformer_mt.model); the reference is built
-# with the probes the student's module actually calls (a class may do a substituted class's work inline).
+# Part 1's reference classes are Part 2's given code (assignments/transformer_mt/reference/model.py); the reference
+# is built with the probes the student's module actually calls (a class may do a substituted class's work inline).
 CHECKS = modules.ModuleChecks(
     modules.ModuleTexts(t, "ae.module", outputs_floating=True, layout_message=True),
-    reference.transformer_mt.model,
+    assignments.transformer_mt.reference.model,
     helpers_namespace,  # the probes, run afresh (with the training helpers, unused here)
     optional_probes=True,
 )

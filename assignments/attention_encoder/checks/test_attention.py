@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import reference.attention_encoder as part1
+import assignments.attention_encoder.reference as part1
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
 from assignments.attention_encoder.checks.module_checks import expect_tensor

@@ -14,8 +14,8 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, other_tokens, padded_ids
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
-from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 17, 20, 16, 32, 4, 2
 

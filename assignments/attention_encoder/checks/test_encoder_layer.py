@@ -13,8 +13,8 @@ import torch
 
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
-from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
 

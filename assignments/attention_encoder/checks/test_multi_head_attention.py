@@ -14,9 +14,9 @@ import torch
 from assignments.attention_encoder.checks import module_checks as mc
 from assignments.attention_encoder.checks.cases import key_mask, padded_ids
 from assignments.attention_encoder.checks.messages import t
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, fail
-from reference.transformer_mt import variants
 
 D_MODEL, HEADS = 16, 4
 

@@ -8,9 +8,9 @@ dropout is applied, gradients reach every parameter and equal the reference's.
 
 from __future__ import annotations
 
-import reference.transformer_mt.model
 from assignments.transformer_mt.checks.probes import probe_namespace
 from assignments.transformer_mt.messages import t
+from assignments.transformer_mt.reference import model as reference_model
 from autograder.checks import modules
 from autograder.checks.modules import Case, ModulePart
 
@@ -20,5 +20,5 @@ __all__ = ["CHECKS", "Case", "ModulePart"]
 # The reference is built with every offered probe standing in (Part 2's probes wrap the given
 # classes the student's module must use).
 CHECKS = modules.ModuleChecks(
-    modules.ModuleTexts(t, "checks.module", method_in_names=True), reference.transformer_mt.model, probe_namespace
+    modules.ModuleTexts(t, "checks.module", method_in_names=True), reference_model, probe_namespace
 )

@@ -15,12 +15,12 @@ from typing import Any
 import torch
 from torch import nn
 
-import reference.transformer_mt.model
+import assignments.transformer_mt.reference.model
 from assignments.transformer_mt.checks.module_checks import CHECKS
 from assignments.transformer_mt.checks.probes import probe_namespace
 from autograder.checks.inprocess import ReferenceModuleStudent
-from reference.transformer_mt import masks
-from reference.transformer_mt.loss import calculate_loss
+from assignments.transformer_mt.reference import masks
+from assignments.transformer_mt.reference.loss import calculate_loss
 
 # The template's training step, run in a namespace of its own so that the check's stand-ins for
 # the mask and loss functions (rebound in the function's globals) take effect, as in a notebook.
@@ -51,7 +51,7 @@ class ReferenceStudent(ReferenceModuleStudent):
 
     def __init__(self, grader_globals: dict[str, Any]) -> None:
         super().__init__(
-            reference.transformer_mt.model, grader_globals, probe_namespace(), CHECKS.reference_with_probes
+            assignments.transformer_mt.reference.model, grader_globals, probe_namespace(), CHECKS.reference_with_probes
         )
         self.namespace: dict[str, Any] = {"torch": torch}
         exec(compile(_TRAIN_STEP_SOURCE, "<reference train step>", "exec"), self.namespace)

@@ -13,8 +13,8 @@ import torch
 
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
-from reference.transformer_mt import variants
 
 VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 23, 20, 16, 32, 4, 2
 SRC_VOCAB = 29

@@ -8,8 +8,8 @@ import torch
 
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import masked_batches
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
-from reference.transformer_mt import variants
 
 D_MODEL, FF_DIM, HEADS = 16, 32, 4
 SRC_VOCAB, TGT_VOCAB = 29, 23

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-import reference.transformer_mt.masks
+import assignments.transformer_mt.reference.masks
 from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, expect_tensor, fail, first_mismatch, require
@@ -65,7 +65,7 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
     must_open = opened = 0
     for batch, pad_idx in _cases(ctx):
         mask = _student_mask(ctx, batch, pad_idx) != 0
-        allowed = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
+        allowed = assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
         key_is_real = (batch != pad_idx)[:, None, None, :]
         must_open += int(allowed.sum())
         opened += int((mask & key_is_real).sum())
@@ -81,7 +81,7 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
 def test_mask_matches_reference(ctx: CheckContext) -> None:
     for batch, pad_idx in _cases(ctx):
         mask = _student_mask(ctx, batch, pad_idx) != 0
-        expected = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
+        expected = assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(batch, pad_idx) != 0
         where = first_mismatch(mask, expected, close=False)
         if where is not None:
             row, _, query, key = where

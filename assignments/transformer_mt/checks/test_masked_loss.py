@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-import reference.transformer_mt.loss
+import assignments.transformer_mt.reference.loss
 from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail, max_difference, require
@@ -50,7 +50,7 @@ def _student_loss(ctx: CheckContext, case: Case, logits: Tensor | None = None, g
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int, smoothing: float) -> Tensor:
     criterion = nn.CrossEntropyLoss(reduction="none", label_smoothing=smoothing)
-    return reference.transformer_mt.loss.calculate_loss(logits, tgt, criterion, pad_idx)
+    return assignments.transformer_mt.reference.loss.calculate_loss(logits, tgt, criterion, pad_idx)
 
 
 def test_loss_is_scalar(ctx: CheckContext) -> None:

@@ -15,8 +15,8 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
-import reference.transformer_mt.loss
-import reference.transformer_mt.masks
+import assignments.transformer_mt.reference.loss
+import assignments.transformer_mt.reference.masks
 from assignments.transformer_mt.checks.probes import TRAIN_STEP_HELPER
 from assignments.transformer_mt.checks.token_batches import token_batch
 from assignments.transformer_mt.messages import t
@@ -49,8 +49,8 @@ def _same(value: Any, expected: Tensor) -> bool:
 def test_transformer_train_step(ctx: CheckContext) -> None:
     require(ctx, FUNCTION)
     src, tgt = _batches(ctx)
-    src_mask = reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3)
-    tgt_mask = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3)
+    src_mask = assignments.transformer_mt.reference.masks.create_padding_mask_for_attention(src, 3)
+    tgt_mask = assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(tgt, 3)
     report = ctx.student.call(
         TRAIN_STEP_HELPER, [Global(FUNCTION), src, tgt, src_mask, tgt_mask, SRC_VOCAB, TGT_VOCAB, ctx.seed]
     )
@@ -92,7 +92,7 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         # A step that computes the loss itself must compute the masked loss of the assignment.
         # The mask checks above passed, so the model ran and its output was recorded.
         expected_loss = float(
-            reference.transformer_mt.loss.calculate_loss(
+            assignments.transformer_mt.reference.loss.calculate_loss(
                 cast(Tensor, logits), tgt, nn.CrossEntropyLoss(reduction="none"), pad_idx=3
             )
         )

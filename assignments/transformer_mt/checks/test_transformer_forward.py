@@ -14,9 +14,9 @@ import torch
 from assignments.transformer_mt.checks import module_checks as mc
 from assignments.transformer_mt.checks.token_batches import later_tokens_redrawn, masked_batches, token_changed
 from assignments.transformer_mt.messages import t
+from assignments.transformer_mt.reference import variants
 from autograder.checks.declared import declared_checks
 from autograder.checks.support import CheckContext, all_close, expect_tensor, fail
-from reference.transformer_mt import variants
 
 SRC_VOCAB, TGT_VOCAB, MAX_LEN, D_MODEL, FF_DIM, HEADS, LAYERS = 29, 23, 20, 16, 32, 4, 2
 VOCAB_SIZES = {"de": SRC_VOCAB, "en": TGT_VOCAB}

@@ -8,7 +8,8 @@ import torch
 from torch import Tensor
 
 from mtkit.constants import EOS_IDX, PAD_IDX, SOS_IDX
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+
+from ..reference.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
 
 MIN_LENGTH = 2  # the shortest true length of a ragged row: <sos> <eos>
 

@@ -7,7 +7,7 @@
 # nothing else: the public-check runner (the same modules the student template vendors,
 # assignment.yml `ships.public_checks`), the assignment's PUBLIC Otter tests, its message
 # catalogue and requirements.lock. Never assignments/<name>/checks/ (the hidden checks), never
-# reference/ (the solution).
+# assignments/<name>/reference/ (the solution).
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def test_the_gradescope_zip_ships_part_1(tmp_path: Path) -> None:
         names = set(archive.namelist())
         assert archive.read("grader.yml") == (REPO / "assignments" / NAME / "grader.yml").read_bytes()
     assert {"run_autograder", "setup.sh", "assignments/attention_encoder/assignment.py"} <= names
-    assert "reference/attention_encoder/model.py" in names
+    assert "assignments/attention_encoder/reference/model.py" in names
 
 
 def test_the_cli_grades_the_solution_fully_and_the_template_to_zero_in_korean(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import reference.transformer_mt.masks
+import assignments.transformer_mt.reference.masks
 from assignments.transformer_mt.assignment import ASSIGNMENT
 from assignments.transformer_mt.attention_view import collect_mask_picture, example_batch, expected_mask
 from assignments.transformer_mt.checks.probes import PROBE_SOURCE
@@ -44,7 +44,7 @@ def pictures() -> dict[str, dict]:
 def test_example_batch_has_padding_and_the_expected_mask_is_the_references() -> None:
     batch, labels = example_batch()
     assert (batch == 3).any(dim=1).all() and labels[1][-1] == "<pad>"
-    correct = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(batch, 3)[:, 0] != 0
+    correct = assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(batch, 3)[:, 0] != 0
     assert torch.equal(expected_mask(batch), correct)
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import torch
 
 import assignments.transformer_mt.training_eval as training_eval
+from assignments.transformer_mt.reference.evaluate import TRUSTED_LENGTH_CAP
+from assignments.transformer_mt.reference.train import build_model
 from mtkit.constants import EOS_IDX
 from mtkit.dataset import PreparedData, prepare_data
-from reference.transformer_mt.evaluate import TRUSTED_LENGTH_CAP
-from reference.transformer_mt.train import build_model
 
 SMALL_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "multi30k_small"
 SMALL_COUNTS = {"train": 30, "validation": 6, "test": 5}

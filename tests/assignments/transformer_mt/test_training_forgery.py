@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.reference.train import build_model
 from assignments.transformer_mt.training_eval import NOT_FITTED, load_data
 from autograder.assignment import load_assignment
 from autograder.engine import grade_submission as engine_grade_submission
 from mtkit.training import save_checkpoint
-from reference.transformer_mt.train import build_model
 
 # The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
 grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from assignments.transformer_mt.reference.evaluate import evaluate_model
+from assignments.transformer_mt.reference.model import Transformer
+from assignments.transformer_mt.reference.train import build_model
 from assignments.transformer_mt.settings import training_settings
 from assignments.transformer_mt.training_eval import load_data
 from autograder.assignment import load_assignment
@@ -16,9 +19,6 @@ from autograder.config import GraderConfig, load_config
 from autograder.engine import grade_submission as engine_grade_submission
 from autograder.results import SubmissionResult
 from mtkit.training import save_checkpoint
-from reference.transformer_mt.evaluate import evaluate_model
-from reference.transformer_mt.model import Transformer
-from reference.transformer_mt.train import build_model
 
 # The engine's grade function for Part 2, bound as a front end binds it (autograder.cli).
 grade_submission = partial(engine_grade_submission, assignment=load_assignment("transformer_mt"))

@@ -202,7 +202,7 @@ def test_zip_has_the_entry_points_at_its_root_and_no_tests(tmp_path: Path) -> No
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     assert (
         "assignments/transformer_mt/checks/test_look_ahead_mask.py" in names
-        and "reference/transformer_mt/model.py" in names
+        and "assignments/transformer_mt/reference/model.py" in names
     )
     assert {"data/multi30k/train.de.gz", "data/multi30k/val.en.gz"} <= names
     assert not any(

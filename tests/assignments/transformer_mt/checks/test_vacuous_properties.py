@@ -109,13 +109,13 @@ def test_a_constant_loss_does_not_earn_the_padding_points() -> None:
 
 def test_a_real_loss_with_one_bug_keeps_the_properties_it_has() -> None:
     # Divided by the batch size: the value is wrong, but padding is ignored and the loss scores.
-    import reference.transformer_mt.loss
+    import assignments.transformer_mt.reference.loss
 
     student = _Degenerate()
 
     def by_batch(output: torch.Tensor, tgt: torch.Tensor, criterion: Any) -> torch.Tensor:
         pad = student.globals["pad_idx"]  # the case's pad_idx (set_globals)
-        mean = reference.transformer_mt.loss.calculate_loss(
+        mean = assignments.transformer_mt.reference.loss.calculate_loss(
             output, tgt, torch.nn.CrossEntropyLoss(reduction="none"), pad
         )
         return mean * int((tgt[:, 1:] != pad).sum()) / tgt.shape[0]

@@ -1,10 +1,10 @@
-"""CLI `python -m reference.transformer_mt.translate`: German -> English with a checkpoint from its train module."""
+"""CLI `python -m assignments.transformer_mt.reference.translate`: German -> English with a train checkpoint."""
 
 from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP (see reference.transformer_mt.train)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts OpenMP (see this package's train)
 
 import argparse
 import fileinput
@@ -22,9 +22,10 @@ from mtkit.constants import EOS_IDX, SOS_IDX
 from mtkit.tokenize import load_tokenizers
 from mtkit.training import load_checkpoint
 from mtkit.vocab import Vocab
-from reference.transformer_mt.fast_decode import fast_greedy_translate
-from reference.transformer_mt.model import Transformer
-from reference.transformer_mt.train import VOCAB_NAME, build_model
+
+from .fast_decode import fast_greedy_translate
+from .model import Transformer
+from .train import VOCAB_NAME, build_model
 
 # "a , b ." -> "a, b."; "( x )" -> "(x)"; "do n't" -> "don't". Readability only: BLEU uses tokens.
 _NO_SPACE_BEFORE = re.compile(r" ([.,!?;:%)\]}]|'s|'re|'ve|'ll|'d|'m|n't)")
@@ -50,7 +51,7 @@ def load_translator(
     """Rebuild the model from a checkpoint (weights_only load) and its vocabularies from JSON.
 
     Args:
-        checkpoint: checkpoint.pt written by reference.transformer_mt.train.
+        checkpoint: checkpoint.pt written by assignments.transformer_mt.reference.train.
         vocab_path: vocab.json; default the one next to the checkpoint.
         device: where to put the model.
 
@@ -100,8 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         Exit status 0.
     """
-    parser = argparse.ArgumentParser(prog="python -m reference.transformer_mt.translate", description=__doc__)
-    parser.add_argument("--checkpoint", required=True, help="checkpoint.pt from reference.transformer_mt.train")
+    parser = argparse.ArgumentParser(
+        prog="python -m assignments.transformer_mt.reference.translate", description=__doc__
+    )
+    parser.add_argument("--checkpoint", required=True, help="checkpoint.pt from this package's train module")
     parser.add_argument("--vocab", default=None, help="vocab.json (default: next to the checkpoint)")
     parser.add_argument("--input", default=None, help="file with one sentence per line ('-' = stdin)")
     parser.add_argument("sentences", nargs="*", help="sentences to translate")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from mtkit.constants import PAD_IDX
-from reference.transformer_mt.masks import create_padding_mask_for_loss
+
+from .masks import create_padding_mask_for_loss
 
 
 def calculate_loss(decoder_output: Tensor, tgt_batch: Tensor, criterion: nn.Module, pad_idx: int = PAD_IDX) -> Tensor:

@@ -1,7 +1,7 @@
 """Part 1's reference modules: Part 2's given encoder classes (imported, not copied) and helpers.
 
 Part 2 hands students the encoder side as given code; that code is what Part 1's students write.
-So the reference of Part 1 *is* `reference.transformer_mt.model`'s encoder classes: they are re-exported here
+So the reference of Part 1 *is* `assignments.transformer_mt.reference.model`'s encoder classes, re-exported here
 unchanged, so that the two assignments can never drift apart. Two helpers the Part 1 checks use on
 the trusted side are added (the attention weights, the sinusoidal table as a function).
 """
@@ -13,8 +13,8 @@ import math
 import torch
 from torch import Tensor
 
-from reference.transformer_mt.masks import create_padding_mask_for_attention
-from reference.transformer_mt.model import (
+from assignments.transformer_mt.reference.masks import create_padding_mask_for_attention
+from assignments.transformer_mt.reference.model import (
     Encoder,
     EncoderLayer,
     FeedForwardNeuralNetwork,

@@ -280,7 +280,7 @@ class Transformer(nn.Module):
 
     Unlike the template, the languages are keyword arguments (defaulting to the constants)
     rather than globals read in `__init__`. There is deliberately no `decode` method: honest
-    decoding lives in `mtkit.decoding` and `reference.transformer_mt.fast_decode`.
+    decoding lives in `mtkit.decoding` and `assignments.transformer_mt.reference.fast_decode`.
     """
 
     def __init__(

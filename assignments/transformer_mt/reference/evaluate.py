@@ -11,9 +11,10 @@ from mtkit.batching import pad_pair_batch
 from mtkit.bleu import corpus_bleu, ids_to_tokens, sacre_bleu, teacher_forced_bleu
 from mtkit.constants import PAD_IDX, SRC_LANGUAGE
 from mtkit.dataset import PreparedData
-from reference.transformer_mt.fast_decode import LengthCap, fast_greedy_translate
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
-from reference.transformer_mt.model import Transformer
+
+from .fast_decode import LengthCap, fast_greedy_translate
+from .masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention
+from .model import Transformer
 
 # Key under which the original notebook's figure is reported: the name itself says what it is.
 TEACHER_FORCED_KEY = "teacher_forced_bleu_not_graded"

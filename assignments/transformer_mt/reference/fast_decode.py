@@ -13,8 +13,9 @@ from torch import Tensor
 
 from mtkit.constants import DEFAULT_MAX_LENGTH, EOS_IDX, PAD_IDX, SOS_IDX
 from mtkit.decoding import decode_in_length_order
-from reference.transformer_mt.masks import create_padding_mask_for_attention
-from reference.transformer_mt.model import DecoderLayer, Transformer
+
+from .masks import create_padding_mask_for_attention
+from .model import DecoderLayer, Transformer
 
 # Same tokens as mtkit.decoding.greedy_translate with the reference masks (up to float noise in
 # near-ties), computed incrementally: the encoder runs once per batch, each decoder layer's
@@ -44,7 +45,7 @@ def fast_greedy_translate(
     batch_size: int = 512,
     length_cap: LengthCap | None = None,
 ) -> list[list[int]]:
-    """Greedy-translate with a `reference.transformer_mt.model.Transformer` (or any module with its exact layout),
+    """Greedy-translate with the reference's `model.Transformer` (or any module with its exact layout),
     on the model's device, with the course's special ids (mtkit.constants).
 
     Args:

@@ -25,10 +25,11 @@ from mtkit.constants import PAD_IDX  # noqa: E402
 from mtkit.dataset import prepare_data  # noqa: E402
 from mtkit.plots import plot_history  # noqa: E402
 from mtkit.training import default_device, recipe_from_profile, save_checkpoint, seed_everything, train  # noqa: E402
-from reference.transformer_mt.evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_score  # noqa: E402
-from reference.transformer_mt.loss import calculate_loss  # noqa: E402
-from reference.transformer_mt.masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
-from reference.transformer_mt.model import Transformer  # noqa: E402
+
+from .evaluate import TEACHER_FORCED_KEY, evaluate_model, format_result, teacher_forced_score  # noqa: E402
+from .loss import calculate_loss  # noqa: E402
+from .masks import create_look_ahead_mask_for_attention, create_padding_mask_for_attention  # noqa: E402
+from .model import Transformer  # noqa: E402
 
 MODEL_KEYS = ("embedding_dim", "feed_forward_dim", "num_heads", "num_layers", "drop_prob")
 CHECKPOINT_NAME = "checkpoint.pt"

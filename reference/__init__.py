@@ -1,1 +1,0 @@
-"""The trusted reference solution of the assignment, with its training and translation CLIs."""
