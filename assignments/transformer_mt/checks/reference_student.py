@@ -18,9 +18,9 @@ from torch import nn
 import assignments.transformer_mt.reference.model
 from assignments.transformer_mt.checks.module_checks import CHECKS
 from assignments.transformer_mt.checks.probes import probe_namespace
-from autograder.checks.inprocess import ReferenceModuleStudent
 from assignments.transformer_mt.reference import masks
 from assignments.transformer_mt.reference.loss import calculate_loss
+from autograder.checks.inprocess import ReferenceModuleStudent
 
 # The template's training step, run in a namespace of its own so that the check's stand-ins for
 # the mask and loss functions (rebound in the function's globals) take effect, as in a notebook.
