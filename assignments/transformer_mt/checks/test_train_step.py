@@ -27,11 +27,6 @@ FUNCTION = "process_batch_for_train"
 SRC_VOCAB, TGT_VOCAB = 29, 23
 
 
-def _batches(ctx: CheckContext) -> tuple[Tensor, Tensor]:
-    gen = torch.Generator().manual_seed(ctx.seed + 41)
-    return (token_batch(gen, 3, 7, SRC_VOCAB, ragged=True), token_batch(gen, 3, 6, TGT_VOCAB, ragged=True))
-
-
 def _visible(mask: Any, shape: tuple[int, ...]) -> Tensor | None:
     """A mask as booleans broadcast to `shape`, or None when it cannot be."""
     if not isinstance(mask, Tensor):
@@ -48,7 +43,8 @@ def _same(value: Any, expected: Tensor) -> bool:
 
 def test_transformer_train_step(ctx: CheckContext) -> None:
     require(ctx, FUNCTION)
-    src, tgt = _batches(ctx)
+    gen = torch.Generator().manual_seed(ctx.seed + 41)
+    src, tgt = token_batch(gen, 3, 7, SRC_VOCAB), token_batch(gen, 3, 6, TGT_VOCAB)  # ragged
     src_mask = reference.transformer_mt.masks.create_padding_mask_for_attention(src, 3)
     tgt_mask = reference.transformer_mt.masks.create_look_ahead_mask_for_attention(tgt, 3)
     report = ctx.student.call(
