@@ -41,11 +41,8 @@ def _student_loss(ctx: CheckContext, case: Case, logits: Tensor | None = None, g
     # The template's calculate_loss reads these globals; they must describe this batch.
     set_globals = {"pad_idx": pad_idx, "vocab_size": {"de": vocab, "en": vocab}}
     args = [given if logits is None else logits, tgt, criterion]
-    if grad:
-        return ctx.student.call(FUNCTION, args, set_globals=set_globals, grad_wrt=[0])
-    return expect_tensor(
-        ctx.student.call(FUNCTION, args, set_globals=set_globals), "calculate_loss's result", floating=True
-    )
+    result = ctx.student.call(FUNCTION, args, set_globals=set_globals, grad_wrt=[0] if grad else None)
+    return result if grad else expect_tensor(result, "calculate_loss's result", floating=True)
 
 
 def _reference_loss(logits: Tensor, tgt: Tensor, pad_idx: int, smoothing: float) -> Tensor:
