@@ -167,17 +167,14 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     swap = {"create_look_ahead_mask_for_attention": stand_in_look_ahead,
             "create_padding_mask_for_attention": stand_in_padding, "calculate_loss": stand_in_loss}
     swap.update({role: values[role] for role in ("model", "criterion", "optimizer") if role not in bound})
-    missing = object()
-    saved = {key: namespace.get(key, missing) for key in swap}
+    saved = {key: namespace[key] for key in swap if key in namespace}
     namespace.update(swap)
     try:
         returned = step(*args)
     finally:
-        for key, value in saved.items():
-            if value is missing:
-                namespace.pop(key, None)
-            else:
-                namespace[key] = value
+        for key in swap:  # the stand-ins out, what the student's module held back
+            namespace.pop(key, None)
+        namespace.update(saved)
     if torch.is_tensor(returned) and returned.numel() == 1:
         returned = float(returned.detach().reshape(()))
     elif isinstance(returned, (int, float)) and not isinstance(returned, bool):
@@ -190,19 +187,18 @@ def run_train_step(step, src, tgt, src_mask, tgt_mask, src_vocab, tgt_vocab, see
     def plain(value):
         return value.detach().cpu().clone() if torch.is_tensor(value) else None
 
-    with torch.no_grad():
-        logits = None
-        if first.get("src") is not None and first.get("dec") is not None:
-            saved_state = [p.detach().clone() for p in model.parameters()]
+    final = [p.detach().cpu().clone() for p in model.parameters()]
+    logits = None
+    if first.get("src") is not None and first.get("dec") is not None:
+        # The logits of the first call, recomputed with the initial weights (the final ones are kept above).
+        with torch.no_grad():
             for param, old in zip(model.parameters(), initial):
                 param.copy_(old)
             logits = model(first["src"], first["dec"])
-            for param, new in zip(model.parameters(), saved_state):
-                param.copy_(new)
     report = {"calls": calls, "src": plain(first.get("src")), "dec": plain(first.get("dec")),
               "src_mask": plain(first.get("src_mask")), "tgt_mask": plain(first.get("tgt_mask")),
               "logits": plain(logits), "loss_calls": len(losses), "returned": returned,
-              "initial": initial, "final": [p.detach().cpu().clone() for p in model.parameters()]}
+              "initial": initial, "final": final}
     if losses:
         report["loss_output"], report["loss_target"] = plain(losses[0][0]), plain(losses[0][1])
     return report

@@ -69,8 +69,7 @@ def test_mask_blocks_padding(ctx: CheckContext) -> None:
         key_is_real = (batch != pad_idx)[:, None, None, :]
         must_open += int(allowed.sum())
         opened += int((mask & key_is_real).sum())
-        key_is_pad = (batch == pad_idx)[:, None, None, :].expand_as(mask)
-        leaks = mask & key_is_pad
+        leaks = mask & ~key_is_real
         if bool(leaks.any()):
             b, _, i, j = (int(x) for x in leaks.nonzero()[0])
             fail(t("checks.mask.sees_padding", i=i, j=j, pad_idx=pad_idx, row=b))

@@ -27,19 +27,14 @@ FUNCTION = "process_batch_for_train"
 SRC_VOCAB, TGT_VOCAB = 29, 23
 
 
-def _batches(ctx: CheckContext) -> tuple[Tensor, Tensor]:
-    gen = torch.Generator().manual_seed(ctx.seed + 41)
-    return (token_batch(gen, 3, 7, SRC_VOCAB, ragged=True), token_batch(gen, 3, 6, TGT_VOCAB, ragged=True))
-
-
-def _visible(mask: Any, shape: tuple[int, ...]) -> Tensor | None:
-    """A mask as booleans broadcast to `shape`, or None when it cannot be."""
+def _mask_is(mask: Any, want: Tensor) -> bool:
+    """Whether a mask, read as booleans broadcast to `want`'s shape, equals `want` (bool)."""
     if not isinstance(mask, Tensor):
-        return None
+        return False
     try:
-        return (mask != 0).expand(shape)
-    except RuntimeError:
-        return None
+        return torch.equal((mask != 0).expand(want.shape), want)
+    except RuntimeError:  # not broadcastable to that shape
+        return False
 
 
 def _same(value: Any, expected: Tensor) -> bool:
@@ -48,7 +43,8 @@ def _same(value: Any, expected: Tensor) -> bool:
 
 def test_transformer_train_step(ctx: CheckContext) -> None:
     require(ctx, FUNCTION)
-    src, tgt = _batches(ctx)
+    gen = torch.Generator().manual_seed(ctx.seed + 41)
+    src, tgt = token_batch(gen, 3, 7, SRC_VOCAB), token_batch(gen, 3, 6, TGT_VOCAB)  # ragged
     src_mask = assignments.transformer_mt.reference.masks.create_padding_mask_for_attention(src, 3)
     tgt_mask = assignments.transformer_mt.reference.masks.create_look_ahead_mask_for_attention(tgt, 3)
     report = ctx.student.call(
@@ -69,13 +65,10 @@ def test_transformer_train_step(ctx: CheckContext) -> None:
         fail(t("checks.train_step.second_argument_shifted" if shifted else "checks.train_step.second_argument"))
     want_src = src_mask.expand(src.shape[0], 1, src.shape[1], src.shape[1]) != 0
     want_tgt = tgt_mask != 0
-    got_src = _visible(report.get("src_mask"), tuple(want_src.shape))
-    got_tgt = _visible(report.get("tgt_mask"), tuple(want_tgt.shape))
-    if got_src is None or not torch.equal(got_src, want_src):
-        swapped = _visible(report.get("src_mask"), tuple(want_tgt.shape))
-        masks_swapped = swapped is not None and torch.equal(swapped, want_tgt)
+    if not _mask_is(report.get("src_mask"), want_src):
+        masks_swapped = _mask_is(report.get("src_mask"), want_tgt)
         fail(t("checks.train_step.third_argument_swapped" if masks_swapped else "checks.train_step.third_argument"))
-    if got_tgt is None or not torch.equal(got_tgt, want_tgt):
+    if not _mask_is(report.get("tgt_mask"), want_tgt):
         fail(t("checks.train_step.fourth_argument"))
     logits = report.get("logits")
     if report.get("loss_calls"):
