@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from autograder.config.base import KeyProblem, Section
-from autograder.i18n import t
+from autograder.i18n import COURSE_LANGUAGE, t
 
 Isolation = Literal["auto", "namespace", "userns", "weak"]
 Language = Literal["ko", "en"]
@@ -83,7 +83,7 @@ class GradingConfig(Section):
 class FeedbackConfig(Section):
     """feedback: the language students read."""
 
-    language: Language = "ko"
+    language: Language = COURSE_LANGUAGE
     """Language of every student-facing message and report: ko | en."""
 
 

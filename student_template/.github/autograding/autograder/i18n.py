@@ -20,14 +20,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 MESSAGES_DIR = Path(__file__).resolve().parent / "reports" / "messages"
 LANGUAGES = ("ko", "en")
 FALLBACK = "en"
-# What a command line speaks unless told otherwise (as feedback.language's default): a student
-# repository's public checks have no grader.yml to name one.
-COURSE_LANGUAGE = "ko"
+# What a command line speaks unless told otherwise, and grader.yml's feedback.language default: a
+# student repository's public checks have no grader.yml to name one.
+COURSE_LANGUAGE: Final = "ko"
 
 _language: contextvars.ContextVar[str] = contextvars.ContextVar("feedback_language", default=FALLBACK)
 # The graded assignment's own catalogue folder (Assignment.messages_dir), asked before the engine's.
